@@ -1,0 +1,77 @@
+// The robot state sample: one coherent snapshot of every sensor, published once per millisecond
+// by the driver loop and read by the control thread. Plain, fixed-size, trivially copyable, so that
+// it can live in a lock-free buffer and in shared memory.
+//
+// Units: SI (rad, rad/s, Nm, N, m, s). Joint order: the order of the configuration's joint list,
+// which the estimator maps to its model by URDF joint name at set-up.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+namespace heft::hal {
+
+inline constexpr std::size_t kMaxJoints = 64;
+inline constexpr std::size_t kMaxWrenchSensors = 4;
+
+/// Why a channel is (not) usable right now.
+enum class ChannelState : std::uint8_t {
+  kOk = 0,         ///< fresh, usable sample
+  kNeverSeen = 1,  ///< no usable sample since start
+  kStale = 2,      ///< last usable sample older than the channel's timeout
+  kFault = 3,      ///< the device reports a fault (status bits / fault code)
+};
+
+/// Health of one channel. Counters are cumulative since the driver started.
+struct ChannelHealth {
+  ChannelState state = ChannelState::kNeverSeen;
+  std::uint32_t age_us = 0;          ///< time since the last usable sample
+  std::uint32_t lost_samples = 0;    ///< samples missed (rolling-counter gaps, unpaired frames)
+  std::uint32_t rejected_frames = 0; ///< malformed frames for this device
+  std::uint16_t status_bits = 0;     ///< last raw status byte / fault code the device sent
+  [[nodiscard]] bool ok() const noexcept { return state == ChannelState::kOk; }
+};
+
+struct JointSample {
+  double position = 0.0;  ///< [rad] (or [m] for prismatic joints)
+  double velocity = 0.0;  ///< [rad/s]
+  double torque = 0.0;    ///< measured joint torque [Nm]
+  ChannelHealth encoder;  ///< health of position + velocity
+  ChannelHealth torque_sensor;
+};
+
+/// Wrench measured by a six-axis cell, expressed in its sensor frame (a URDF frame named in the
+/// configuration): [fx fy fz tx ty tz], the wrench the environment applies to the robot.
+struct WrenchSample {
+  std::array<double, 6> wrench{};
+  ChannelHealth health;
+};
+
+/// Floating-base state. It does not come from the CAN devices: on a robot it is the walking
+/// controller's state estimator (IMU + leg kinematics); on the simulated robot, the simulator.
+/// Conventions (the same as MuJoCo's free joint):
+///   position: base origin in world [m]; orientation: unit quaternion (w, x, y, z), base -> world;
+///   linear_velocity: of the base origin, in world; angular_velocity: in the base frame.
+struct BaseSample {
+  std::array<double, 3> position{};
+  std::array<double, 4> orientation{1.0, 0.0, 0.0, 0.0};
+  std::array<double, 3> linear_velocity{};
+  std::array<double, 3> angular_velocity{};
+  ChannelHealth health;
+};
+
+struct RobotStateSample {
+  std::uint64_t sequence = 0;  ///< +1 per published sample; 0 = nothing published yet
+  std::int64_t stamp_ns = 0;   ///< time of the driver tick that produced it (CLOCK_MONOTONIC or sim)
+  std::uint16_t num_joints = 0;
+  std::uint16_t num_wrenches = 0;
+  bool has_base = false;  ///< false for a fixed-base robot
+  BaseSample base;
+  std::array<JointSample, kMaxJoints> joints{};
+  std::array<WrenchSample, kMaxWrenchSensors> wrenches{};
+};
+
+static_assert(std::is_trivially_copyable_v<RobotStateSample>);
+
+}  // namespace heft::hal
