@@ -2,9 +2,11 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/hal/state_buffer.hpp"
+#include "heft/test/alloc_counter.hpp"
 
 namespace heft::hal {
 namespace {
@@ -98,6 +100,23 @@ TEST(SeqlockRing, NoTornReadsUnderRealThreads) {
   EXPECT_EQ(backwards, 0U);
   EXPECT_GT(reads + history_reads, 0U);
   RecordProperty("reads", static_cast<int>(reads));
+}
+
+TEST(SeqlockRing, PublishAndReadDoNotAllocate) {
+  static StateBuffer buffer;
+  static RobotStateSample in = MakeSample(7), out;
+  {
+    heft::test::AllocationScope scope;
+    std::vector<int> probe(3);  // the counter itself must see this one
+    EXPECT_EQ(scope.count(), 1U);
+  }
+  heft::test::AllocationScope scope;
+  for (std::uint64_t i = 1; i < 100; ++i) {
+    in.sequence = i;
+    buffer.publish(in);
+    ASSERT_TRUE(buffer.read_latest(out));
+  }
+  EXPECT_EQ(scope.count(), 0U);
 }
 
 TEST(InertialEstimate, IsTriviallyCopyableAndBounded) {
