@@ -6,7 +6,7 @@
 // copy, i.e. when the reader lags N publishes behind. Every read takes a bounded number of
 // attempts and returns false rather than spin, so neither side can be blocked by the other.
 //
-// The payload is stored as relaxed atomic 64-bit words so that the concurrent copy is not a data
+// The payload is stored as atomic 64-bit words (release/acquire) so that the concurrent copy is not a data
 // race in the C++ memory model (and ThreadSanitizer agrees); the sequence counters carry the
 // ordering.
 #pragma once
@@ -38,17 +38,18 @@ class SeqlockRing {
     // relaxed: only the writer modifies head_.
     const std::uint64_t index = head_.load(std::memory_order_relaxed) + 1;
     Slot& slot = slots_[index & (N - 1)];
-    // Odd sequence = write in progress. relaxed store + release fence: the fence keeps the
-    // payload stores below from being reordered before the odd sequence becomes visible.
+    // Odd sequence = write in progress (relaxed: ordered by the release stores that follow).
     const std::uint64_t seq = slot.seq.load(std::memory_order_relaxed);
     slot.seq.store(seq + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
     std::array<std::uint64_t, kWords> words{};
     std::memcpy(words.data(), &value, sizeof(T));
     for (std::size_t i = 0; i < kWords; ++i) {
-      slot.words[i].store(words[i], std::memory_order_relaxed);  // ordered by the fences
+      // release: a reader whose acquire load sees this word also sees the odd sequence above, so
+      // its re-check of the sequence detects the overlap. (No standalone fences: GCC's TSan does
+      // not model them; on x86 release stores and acquire loads are plain moves.)
+      slot.words[i].store(words[i], std::memory_order_release);
     }
-    slot.index.store(index, std::memory_order_relaxed);
+    slot.index.store(index, std::memory_order_release);  // same pairing as the words
     // release: payload and index happen-before a reader that acquires the even sequence.
     slot.seq.store(seq + 2, std::memory_order_release);
     // release: a reader that acquires head_ sees the completed slot.
@@ -85,13 +86,13 @@ class SeqlockRing {
       // acquire: pairs with the writer's final release store of the sequence.
       const std::uint64_t seq0 = slot.seq.load(std::memory_order_acquire);
       if ((seq0 & 1U) != 0) continue;  // write in progress
-      if (slot.index.load(std::memory_order_relaxed) != index) return false;  // overwritten
+      if (slot.index.load(std::memory_order_acquire) != index) return false;  // overwritten
       std::array<std::uint64_t, kWords> words;
       for (std::size_t i = 0; i < kWords; ++i) {
-        words[i] = slot.words[i].load(std::memory_order_relaxed);
+        // acquire: pairs with the writer's release store of the word (see publish()), and keeps
+        // the sequence re-check below after the copy.
+        words[i] = slot.words[i].load(std::memory_order_acquire);
       }
-      // acquire fence: the payload loads above complete before the sequence is re-read.
-      std::atomic_thread_fence(std::memory_order_acquire);
       const std::uint64_t seq1 = slot.seq.load(std::memory_order_relaxed);
       if (seq0 == seq1) {
         std::memcpy(static_cast<void*>(&out), words.data(), sizeof(T));
