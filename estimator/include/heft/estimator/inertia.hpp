@@ -1,0 +1,44 @@
+// Inertial parameters of one rigid body: the 10-vector π, its physical quantities and the
+// physical-consistency test.
+//
+// π order (Foster et al. eq. 3): [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz], with h = m c the
+// first moment and I the rotational inertia about the BODY FRAME ORIGIN (not the centre of mass),
+// all expressed in the body frame (the URDF link frame).
+#pragma once
+
+#include <Eigen/Core>
+
+namespace heft::dyn {
+
+using Vector10 = Eigen::Matrix<double, 10, 1>;
+using Vector6 = Eigen::Matrix<double, 6, 1>;
+
+// The same body described by mass, centre of mass and inertia about the centre of mass.
+struct RigidBodyInertia {
+  double mass = 0.0;
+  Eigen::Vector3d com = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d inertia_com = Eigen::Matrix3d::Zero();
+};
+
+// Symmetric 3×3 from the six inertia entries of π (indices 4..9).
+Eigen::Matrix3d InertiaFromParameters(const Vector10& pi) noexcept;
+
+// π from mass, centre of mass and inertia about the centre of mass (parallel-axis theorem).
+Vector10 ParametersFromInertia(const RigidBodyInertia& body) noexcept;
+
+// Mass, centre of mass and inertia about the centre of mass from π. A zero mass gives com = 0.
+RigidBodyInertia InertiaFromParameters10(const Vector10& pi) noexcept;
+
+// Expresses π, given in a frame B, in a frame A where B's pose in A is (R, p): x_A = R x_B + p.
+Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
+                             const Eigen::Vector3d& p) noexcept;
+
+// The 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] with Σ = ½ tr(I) 1 − I (Wensing et al.).
+Eigen::Matrix4d PseudoInertia(const Vector10& pi) noexcept;
+
+// Physical consistency: the pseudo-inertia is positive definite, with its smallest eigenvalue
+// above `tol` (absolute, in kg·m²-like units). Equivalent to m > 0 and an inertia about the centre
+// of mass that is positive definite and obeys the triangle inequalities strictly.
+bool IsPhysicallyConsistent(const Vector10& pi, double tol = 0.0) noexcept;
+
+}  // namespace heft::dyn

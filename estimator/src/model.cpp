@@ -1,0 +1,295 @@
+// URDF → Model with urdfdom: validation, fixed-joint merging, floating-base detection.
+#include "heft/estimator/model.hpp"
+
+#include <urdf_parser/urdf_parser.h>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace heft::dyn {
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 40; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 40) out += ", … (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
+Eigen::Matrix3d ToRotation(const urdf::Rotation& r) {
+  Eigen::Quaterniond quat(r.w, r.x, r.y, r.z);
+  return quat.normalized().toRotationMatrix();
+}
+
+Eigen::Vector3d ToVector(const urdf::Vector3& v) {
+  return {v.x, v.y, v.z};
+}
+
+class Builder {
+ public:
+  Builder(const std::string& source, const ModelOptions& options)
+      : source_(source), options_(options) {}
+
+  Model Build(const urdf::ModelInterface& urdf) {
+    model_.name = urdf.getName();
+    urdf::LinkConstSharedPtr root = urdf.getRoot();
+    if (!root) Fail("the URDF has no root link");
+
+    urdf::LinkConstSharedPtr base = root;
+    bool floating = options_.floating_base;
+    const auto& root_children = root->child_joints;
+    const bool root_has_floating =
+        std::any_of(root_children.begin(), root_children.end(),
+                    [](const auto& j) { return j->type == urdf::Joint::FLOATING; });
+    if (root_has_floating) {
+      if (root_children.size() != 1)
+        Fail("link '" + root->name +
+             "': a floating joint must be the root link's only child joint");
+      if (root->inertial && root->inertial->mass != 0.0)
+        Fail("link '" + root->name + "': the dummy root of a floating joint must be massless");
+      base = urdf.getLink(root_children[0]->child_link_name);
+      floating = true;
+      AddFrame(root->name, kWorld, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+    }
+    model_.floating_base = floating;
+
+    if (floating) {
+      Body body;
+      body.name = base->name;
+      body.parent = kWorld;
+      body.joint.name = root_has_floating ? root_children[0]->name : std::string("root_free");
+      body.joint.type = JointType::kFree;
+      body.q_index = 0;
+      body.v_index = 0;
+      body.parameters = LinkParameters(*base);
+      model_.bodies.push_back(body);
+      nq_ = 7;
+      nv_ = 6;
+      AddFrame(base->name, 0, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+      Visit(*base, 0, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+    } else {
+      // The root link is welded to the world; its inertia belongs to the world.
+      AddFrame(base->name, kWorld, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+      LinkParameters(*base);  // validated all the same
+      Visit(*base, kWorld, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+    }
+    model_.nq = nq_;
+    model_.nv = nv_;
+    if (model_.nv == 0) Fail("the URDF has no moving joint");
+    return std::move(model_);
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const { throw ModelError(source_ + ": " + what); }
+
+  void AddFrame(const std::string& name, int body, const Eigen::Matrix3d& R,
+                const Eigen::Vector3d& p) {
+    Frame frame;
+    frame.name = name;
+    frame.body = body;
+    frame.R = R;
+    frame.p = p;
+    model_.frames.push_back(frame);
+  }
+
+  // π of a link in its own frame, validated (and repaired when allowed).
+  Vector10 LinkParameters(const urdf::Link& link) {
+    if (!link.inertial) return Vector10::Zero();  // massless (sensor frames, dummy links)
+    const urdf::Inertial& in = *link.inertial;
+    const std::string where = "link '" + link.name + "' <inertial>";
+    Eigen::Matrix3d Ic;
+    Ic << in.ixx, in.ixy, in.ixz, in.ixy, in.iyy, in.iyz, in.ixz, in.iyz, in.izz;
+    if (!std::isfinite(in.mass) || !Ic.allFinite()) Fail(where + ": non-finite value");
+    if (in.mass < 0.0) Fail(where + ": negative mass " + std::to_string(in.mass));
+    if (in.mass == 0.0) {
+      if (Ic.norm() != 0.0) Fail(where + ": zero mass with a non-zero inertia");
+      return Vector10::Zero();
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(Ic);
+    Eigen::Vector3d d = eig.eigenvalues();
+    const double scale = std::max(d.cwiseAbs().maxCoeff(), 1e-12);
+    const double tol = 1e-9 * scale;
+    const bool positive = d.minCoeff() > tol;
+    const bool triangle =
+        d[0] + d[1] >= d[2] - tol && d[0] + d[2] >= d[1] - tol && d[1] + d[2] >= d[0] - tol;
+    if (!positive || !triangle) {
+      std::ostringstream msg;
+      msg << where << ": the inertia about the centre of mass "
+          << (!positive ? "is not positive definite" : "breaks the triangle inequality")
+          << " (principal moments " << d[0] << ", " << d[1] << ", " << d[2] << ")";
+      if (!options_.repair_inertia)
+        Fail(msg.str() + "; fix the URDF or set the option to repair inertias");
+      // Repair: principal moments at least 1e-6 of the largest, and the largest no more than the
+      // sum of the other two; the principal axes are kept.
+      const double floor_value = 1e-6 * scale;
+      for (int i = 0; i < 3; ++i) d[i] = std::max(d[i], floor_value);
+      std::sort(d.data(), d.data() + 3);
+      if (d[2] > d[0] + d[1]) d[2] = d[0] + d[1];
+      Ic = eig.eigenvectors() * d.asDiagonal() * eig.eigenvectors().transpose();
+      std::ostringstream fixed;
+      fixed << msg.str() << "; repaired to " << d[0] << ", " << d[1] << ", " << d[2];
+      model_.warnings.push_back(source_ + ": " + fixed.str());
+    }
+    RigidBodyInertia body;
+    body.mass = in.mass;
+    const Eigen::Matrix3d Ro = ToRotation(in.origin.rotation);
+    body.com = ToVector(in.origin.position);
+    body.inertia_com = Ro * Ic * Ro.transpose();
+    return ParametersFromInertia(body);
+  }
+
+  // Depth-first over the children of `link`, which is rigidly attached to `body` at (R, p).
+  void Visit(const urdf::Link& link, int body, const Eigen::Matrix3d& R, const Eigen::Vector3d& p) {
+    std::vector<urdf::JointSharedPtr> joints = link.child_joints;
+    std::sort(joints.begin(), joints.end(),
+              [](const auto& x, const auto& y) { return x->name < y->name; });
+    for (const auto& joint : joints) {
+      const std::string where = "joint '" + joint->name + "'";
+      if (joint->mimic) Fail(where + ": mimic joints are not supported");
+      const urdf::Pose& origin = joint->parent_to_joint_origin_transform;
+      const Eigen::Matrix3d Rj = R * ToRotation(origin.rotation);
+      const Eigen::Vector3d pj = R * ToVector(origin.position) + p;
+      urdf::LinkConstSharedPtr child;
+      for (const auto& c : link.child_links)
+        if (c->name == joint->child_link_name) child = c;
+      if (!child) Fail(where + ": child link '" + joint->child_link_name + "' not found");
+
+      switch (joint->type) {
+        case urdf::Joint::FIXED: {
+          const Vector10 pi = LinkParameters(*child);
+          if (body != kWorld) model_.bodies[body].parameters += TransformParameters(pi, Rj, pj);
+          AddFrame(child->name, body, Rj, pj);
+          Visit(*child, body, Rj, pj);
+          break;
+        }
+        case urdf::Joint::REVOLUTE:
+        case urdf::Joint::CONTINUOUS:
+        case urdf::Joint::PRISMATIC: {
+          Body b;
+          b.name = child->name;
+          b.parent = body;
+          b.joint.name = joint->name;
+          b.joint.type =
+              joint->type == urdf::Joint::PRISMATIC ? JointType::kPrismatic : JointType::kRevolute;
+          b.joint.continuous = joint->type == urdf::Joint::CONTINUOUS;
+          if (joint->limits) {
+            b.joint.lower = joint->limits->lower;
+            b.joint.upper = joint->limits->upper;
+            b.joint.effort = joint->limits->effort;
+            b.joint.velocity = joint->limits->velocity;
+            if (!b.joint.continuous && b.joint.lower > b.joint.upper)
+              Fail(where + " <limit>: lower " + std::to_string(b.joint.lower) + " above upper " +
+                   std::to_string(b.joint.upper));
+          } else if (!b.joint.continuous) {
+            Fail(where + ": a " +
+                 std::string(joint->type == urdf::Joint::PRISMATIC ? "prismatic" : "revolute") +
+                 " joint needs a <limit> element");
+          }
+          if (joint->dynamics) {
+            b.joint.damping = joint->dynamics->damping;
+            b.joint.friction = joint->dynamics->friction;
+          }
+          const Eigen::Vector3d axis = ToVector(joint->axis);
+          if (!(axis.norm() > 1e-9)) Fail(where + " <axis>: zero axis");
+          b.axis = axis.normalized();
+          b.placement_R = Rj;
+          b.placement_p = pj;
+          b.q_index = nq_++;
+          b.v_index = nv_++;
+          b.parameters = LinkParameters(*child);
+          model_.bodies.push_back(b);
+          const int index = model_.num_bodies() - 1;
+          AddFrame(child->name, index, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+          Visit(*child, index, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero());
+          break;
+        }
+        case urdf::Joint::FLOATING:
+          Fail(where +
+               ": a floating joint is only supported as the single child of a massless root link");
+        case urdf::Joint::PLANAR:
+          Fail(where + ": planar joints are not supported");
+        default:
+          Fail(where + ": unknown joint type");
+      }
+    }
+  }
+
+  std::string source_;
+  ModelOptions options_;
+  Model model_;
+  int nq_ = 0;
+  int nv_ = 0;
+};
+
+}  // namespace
+
+Model LoadModelFromUrdfString(const std::string& xml, const ModelOptions& options,
+                              const std::string& source_name) {
+  urdf::ModelInterfaceSharedPtr urdf;
+  try {
+    urdf = urdf::parseURDF(xml);
+  } catch (const std::exception& e) {
+    throw ModelError(source_name + ": not a valid URDF: " + e.what());
+  }
+  if (!urdf) throw ModelError(source_name + ": not a valid URDF (urdfdom's message is on stderr)");
+  return Builder(source_name, options).Build(*urdf);
+}
+
+Model LoadModelFromUrdfFile(const std::string& path, const ModelOptions& options) {
+  std::ifstream in(path);
+  if (!in) throw ModelError(path + ": cannot open the URDF file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return LoadModelFromUrdfString(text.str(), options, path);
+}
+
+namespace {
+int Find(const std::vector<std::string>& names, std::string_view what, std::string_view kind) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == what) return static_cast<int>(i);
+  throw ModelError("unknown " + std::string(kind) + " '" + std::string(what) +
+                   "'; known: " + JoinNames(names));
+}
+}  // namespace
+
+int Model::body_index(std::string_view link_name) const {
+  std::vector<std::string> names;
+  for (const Body& b : bodies) names.push_back(b.name);
+  for (const Frame& f : frames)
+    if (f.name == link_name && f.body != kWorld && bodies[f.body].name != link_name)
+      throw ModelError("link '" + std::string(link_name) + "' is merged into body '" +
+                       bodies[f.body].name + "' by a fixed joint; estimate '" +
+                       bodies[f.body].name + "' instead");
+  return Find(names, link_name, "body (moving link)");
+}
+
+int Model::frame_index(std::string_view link_name) const {
+  std::vector<std::string> names;
+  for (const Frame& f : frames) names.push_back(f.name);
+  return Find(names, link_name, "frame (link)");
+}
+
+int Model::joint_body_index(std::string_view joint_name) const {
+  std::vector<std::string> names;
+  for (const Body& b : bodies) names.push_back(b.joint.name);
+  return Find(names, joint_name, "joint");
+}
+
+std::vector<std::string> Model::joint_names() const {
+  std::vector<std::string> names;
+  for (const Body& b : bodies)
+    if (b.joint.type != JointType::kFree) names.push_back(b.joint.name);
+  return names;
+}
+
+double TotalMass(const Model& model) {
+  double m = 0.0;
+  for (const Body& b : model.bodies) m += b.parameters[0];
+  return m;
+}
+
+}  // namespace heft::dyn
