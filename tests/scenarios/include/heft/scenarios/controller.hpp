@@ -1,0 +1,206 @@
+// Whole-body controllers of the simulated robot that use the inertial parameters heft hands on.
+//
+// A controller owns a ControlModel (heft's conventions) of the robot. The estimated links' π in
+// that model are the nominal ones until an estimate arrives through OnInertialEstimate (the
+// daemon calls it every 3 ms with the latest hal::InertialEstimate); with adaptation off, hand-offs
+// are counted and ignored (the paper's "no adaptation" baseline).
+//
+// Threading and real time: Compute and OnInertialEstimate are called from one thread (the
+// simulator's lockstep loop); both are noexcept and allocation-free after construction.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "heft/hal/inertial_estimate.hpp"
+#include "heft/hal/robot_state.hpp"
+#include "heft/scenarios/control_model.hpp"
+
+namespace heft::scenarios {
+
+inline constexpr std::size_t kMaxTaskErrors = 4;
+
+class Controller {
+ public:
+  /// `state_joint_names`: the joints of hal::RobotStateSample, in sample order (they are mapped to
+  /// the model by name); `estimated_links`: links whose π may come from the hand-off.
+  Controller(const std::string& urdf_path, std::span<const std::string> state_joint_names,
+             std::span<const std::string> estimated_links, bool adaptation);
+  virtual ~Controller() = default;
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  /// Latest hand-off. Used (from the next Compute on) when adaptation is on and the estimator is
+  /// estimating or holding; a link whose π is not physically consistent keeps its last value.
+  void OnInertialEstimate(const hal::InertialEstimate& estimate) noexcept;
+
+  /// Joint torques (sample joint order) for the state at time t. False if the state is unusable
+  /// (then tau is zero).
+  bool Compute(double t, const hal::RobotStateSample& state, std::span<double> tau) noexcept;
+
+  /// Task errors of the last Compute (reference − actual), named by task_error_names().
+  [[nodiscard]] std::span<const double> task_errors() const noexcept {
+    return {errors_.data(), num_errors_};
+  }
+  [[nodiscard]] std::span<const std::string> task_error_names() const noexcept {
+    return error_names_;
+  }
+  [[nodiscard]] bool adaptation() const noexcept { return adaptation_; }
+  [[nodiscard]] std::uint64_t estimates_received() const noexcept { return received_; }
+  [[nodiscard]] std::uint64_t estimates_applied() const noexcept { return applied_; }
+  [[nodiscard]] std::uint64_t estimates_rejected() const noexcept { return rejected_; }
+  /// π currently used for estimated link i (order of the constructor's list).
+  [[nodiscard]] Vector10 model_parameters(std::size_t i) const noexcept;
+  [[nodiscard]] const ControlModel& model() const noexcept { return model_; }
+
+ protected:
+  /// The torque over all nv generalized coordinates (base rows ignored) after model_.Update(q_,
+  /// v_).
+  virtual bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
+                                       Eigen::Ref<Eigen::VectorXd> tau) noexcept = 0;
+  void SetTaskErrorNames(std::vector<std::string> names);
+
+  ControlModel model_;
+  Eigen::VectorXd q_, v_;
+  std::vector<int> joint_v_;  // model v index of sample joint i
+  std::vector<int> joint_q_;  // model q index of sample joint i
+  std::array<double, kMaxTaskErrors> errors_{};
+  std::size_t num_errors_ = 0;
+
+ private:
+  struct Link {
+    std::string name;
+    int body = 0;
+    Vector10 pending = Vector10::Zero();
+    bool has_pending = false;
+  };
+  std::vector<Link> links_;
+  std::vector<std::string> error_names_;
+  Eigen::VectorXd tau_;
+  bool adaptation_ = false;
+  std::uint64_t received_ = 0, applied_ = 0, rejected_ = 0;
+};
+
+/// (a) Joint-space task on a fixed-base robot: tau = M(q) a + h(q, v) + tau_task, where a holds
+/// every joint other than the task joint at its home position by a PD in acceleration
+/// (a = kp e − kd q̇, so well damped whatever the link inertia), and the task joint has a reference
+/// acceleration from its trajectory and a weak PD in torque units, tau_task = task_kp e + task_kd
+/// ė. The model's feed-forward carries the load: the paper's low-gain joint task.
+struct JointTaskConfig {
+  std::vector<double> home;  ///< reference of every joint, sample order
+  std::string task_joint = "left_elbow";
+  double amplitude = 0.0;               ///< task joint reference: home + amplitude sin(2π f t)
+  double frequency = 0.0;               ///< [Hz]
+  double fade_in = 1.5;                 ///< [s] the amplitude grows smoothly from 0 over this
+  double task_kp = 2.0, task_kd = 0.3;  ///< [Nm/rad], [Nm s/rad] on the task joint
+  double kp = 100.0, kd = 20.0;         ///< [1/s²], [1/s] on every other joint
+};
+
+class JointTaskController final : public Controller {
+ public:
+  JointTaskController(const std::string& urdf_path, std::span<const std::string> state_joint_names,
+                      std::span<const std::string> estimated_links, bool adaptation,
+                      JointTaskConfig config);
+
+ protected:
+  bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
+                               Eigen::Ref<Eigen::VectorXd> tau) noexcept override;
+
+ private:
+  JointTaskConfig config_;
+  int task_sample_index_ = 0;
+  Eigen::VectorXd qdd_ref_;
+};
+
+/// (b)/(c) Floating-base inverse dynamics with the feet in contact.
+///
+/// Each tick a weighted least-squares problem in x = [v̇; f_left; f_right] (f: 6-D wrench of the
+/// ground on the sole centre, world axes) is solved through its KKT system:
+///   equalities: the unactuated base rows  M_b v̇ + h_b = Σ J_c,bᵀ f;
+///               a stance foot does not accelerate  J_c v̇ + J̇_c v = 0; a swing foot's f = 0;
+///   costs:      pelvis height PD, pelvis orientation PD, centre of mass over the support
+///               (through m c̈ = Σ f + m g), swing-foot pose PD, joint posture PD, wrenches near an
+///               even split with small sole moments (centre of pressure near the sole centre).
+/// Then tau = (M v̇ + h − Σ J_cᵀ f)[joints].
+///
+/// Gait: `steps` = 0 stands; otherwise, after `settle` seconds, alternating single steps: shift the
+/// centre of mass over the stance foot, lift the other foot `step_height`, move it `step_length`
+/// forward of the stance foot, and drive it down at `touchdown_speed` until the foot's force
+/// sensor reads more than a third of the robot's weight (a hard touchdown), then shift again.
+struct BalanceConfig {
+  std::vector<double> posture;  ///< joint posture reference, sample order
+  std::string left_foot = "left_foot", right_foot = "right_foot";
+  std::string pelvis = "pelvis";
+  Eigen::Vector3d sole_B{0.03, 0.0, -0.07};   ///< sole centre in the foot frame
+  int left_wrench = 0, right_wrench = 1;      ///< wrench sensor index in the sample (-1: none)
+  double pelvis_height = 1.0;                 ///< [m]
+  double height_kp = 25.0, height_kd = 10.0;  ///< [1/s²], [1/s]: pelvis-height task
+  double orientation_kp = 100.0, orientation_kd = 20.0;
+  double com_kp = 30.0, com_kd = 11.0;
+  double posture_kp = 100.0, posture_kd = 20.0;
+  double swing_kp = 400.0, swing_kd = 40.0;
+  double w_height = 10.0, w_orientation = 10.0, w_com = 1.0, w_posture = 0.1, w_swing = 100.0;
+  double w_force = 1e-4, w_moment = 1e-2;
+  // Gait.
+  int steps = 0;
+  double settle = 1.0;           ///< [s] standing before the first step
+  double shift_time = 0.8;       ///< [s] centre of mass to the stance foot
+  double lift_time = 0.35;       ///< [s] foot up (and forward)
+  double step_height = 0.04;     ///< [m]
+  double step_length = 0.0;      ///< [m] forward of the stance foot (0: in place)
+  double touchdown_speed = 0.3;  ///< [m/s] downward at contact
+  double com_margin = 0.01;      ///< [m] centre of mass target inside the stance foot
+};
+
+class BalanceController final : public Controller {
+ public:
+  BalanceController(const std::string& urdf_path, std::span<const std::string> state_joint_names,
+                    std::span<const std::string> estimated_links, bool adaptation,
+                    BalanceConfig config);
+
+  enum class Phase : std::uint8_t { kStand, kShift, kLift, kLower, kDone };
+  [[nodiscard]] Phase phase() const noexcept { return phase_; }
+  [[nodiscard]] int touchdowns() const noexcept { return touchdowns_; }
+  [[nodiscard]] Eigen::Vector3d center_of_mass() const noexcept { return com_; }
+
+ protected:
+  bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
+                               Eigen::Ref<Eigen::VectorXd> tau) noexcept override;
+
+ private:
+  void UpdateGait(double t, const hal::RobotStateSample& state) noexcept;
+  double FootForce(int foot, const hal::RobotStateSample& state) const noexcept;
+
+  BalanceConfig config_;
+  int pelvis_ = 0;
+  std::array<int, 2> foot_body_{};
+  std::array<int, 2> foot_wrench_{};
+  std::array<bool, 2> stance_{true, true};
+  Eigen::VectorXd posture_;  // model v order (joints only, base rows unused)
+  // Gait state.
+  Phase phase_ = Phase::kStand;
+  int swing_ = 1;  // 0 left, 1 right
+  int steps_done_ = 0;
+  int touchdowns_ = 0;
+  double phase_start_ = 0.0;
+  Eigen::Vector3d com_ = Eigen::Vector3d::Zero(), com_prev_ = Eigen::Vector3d::Zero();
+  Eigen::Vector3d com_vel_ = Eigen::Vector3d::Zero();
+  double com_prev_t_ = -1.0;
+  Eigen::Vector2d com_start_ = Eigen::Vector2d::Zero(), com_goal_ = Eigen::Vector2d::Zero();
+  Eigen::Vector3d swing_start_ = Eigen::Vector3d::Zero(), swing_goal_ = Eigen::Vector3d::Zero();
+  Eigen::Vector3d swing_target_ = Eigen::Vector3d::Zero(),
+                  swing_target_vel_ = Eigen::Vector3d::Zero();
+  // Workspace.
+  std::array<Matrix6X, 2> Jc_;
+  std::array<Vector6, 2> drift_;
+  Eigen::MatrixXd H_, K_;
+  Eigen::VectorXd g_, rhs_, sol_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+};
+
+}  // namespace heft::scenarios

@@ -1,0 +1,63 @@
+// The scenarios' own simulated robot: MuJoCo stepping the URDF at 1 kHz with joint torques applied
+// directly, a floor for the floating-base robot, per-link inertial parameters that can be changed
+// while running (the payload), and a hal::RobotStateSample out. It is the reference plant for the
+// standalone runner (heft-scenario) and for tests/scenarios; the daemon runs the scenarios on
+// heft_sim (tests/sim) instead, through the same Controller / payload interfaces.
+#pragma once
+
+#include <Eigen/Core>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "heft/hal/robot_state.hpp"
+#include "heft/scenarios/mujoco_model.hpp"
+
+namespace heft::scenarios {
+
+class Plant {
+ public:
+  /// `foot_links`: links whose contact wrench with the floor is reported (in their frame, at their
+  /// origin), in hal::RobotStateSample::wrenches order. Throws on unknown links.
+  Plant(const std::string& urdf_path, std::span<const std::string> foot_links,
+        double timestep = 0.001);
+  Plant(const Plant&) = delete;
+  Plant& operator=(const Plant&) = delete;
+
+  [[nodiscard]] bool floating_base() const noexcept { return floating_; }
+  [[nodiscard]] double time() const noexcept { return data_->time; }
+  [[nodiscard]] double timestep() const noexcept { return model_->opt.timestep; }
+  [[nodiscard]] int num_joints() const noexcept { return num_joints_; }
+  [[nodiscard]] std::vector<std::string> joint_names() const;
+  [[nodiscard]] int body(const std::string& link) const;
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+
+  /// Initial configuration: joints by position (state order), base pose (floating only) and zero
+  /// velocity. The base height is chosen so that the lowest foot touches the floor when
+  /// `drop_to_floor` is set.
+  void Reset(std::span<const double> joint_positions, bool drop_to_floor);
+
+  /// The true π of a link, changed while running. False if not physically consistent.
+  bool SetLinkParameters(int body, const Vector10& pi) noexcept;
+  [[nodiscard]] Vector10 LinkParameters(int body) const noexcept;
+
+  /// One step with these joint torques (state joint order).
+  void Step(std::span<const double> joint_torques) noexcept;
+  /// The state sample after the last step (measured torque = applied torque).
+  void Sample(hal::RobotStateSample& out) const noexcept;
+
+  [[nodiscard]] const mjModel* model() const noexcept { return model_.get(); }
+  [[nodiscard]] const mjData* data() const noexcept { return data_.get(); }
+
+ private:
+  std::string source_;
+  MjModelPtr model_;
+  MjDataPtr data_;
+  bool floating_ = false;
+  int num_joints_ = 0;
+  int joint_q0_ = 0, joint_v0_ = 0;
+  std::vector<int> foot_bodies_;
+  std::vector<double> last_torque_;
+};
+
+}  // namespace heft::scenarios

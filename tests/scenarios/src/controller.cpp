@@ -1,0 +1,439 @@
+#include "heft/scenarios/controller.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <stdexcept>
+
+namespace heft::scenarios {
+namespace {
+
+bool SameName(const std::array<char, hal::kLinkNameLength>& a, const std::string& b) noexcept {
+  const std::size_t n = ::strnlen(a.data(), a.size());
+  return n == b.size() && std::memcmp(a.data(), b.data(), n) == 0;
+}
+
+// Rotation vector (axis × angle) of a rotation matrix.
+Eigen::Vector3d RotationVector(const Eigen::Matrix3d& R) noexcept {
+  const Eigen::AngleAxisd aa(R);
+  return aa.angle() * aa.axis();
+}
+
+// Smooth 0 → 1 on s ∈ [0, 1] with zero slope at both ends, and its derivative in s.
+double Smooth(double s) noexcept {
+  s = std::clamp(s, 0.0, 1.0);
+  return 0.5 - 0.5 * std::cos(std::numbers::pi * s);
+}
+double SmoothRate(double s) noexcept {
+  if (s <= 0.0 || s >= 1.0) return 0.0;
+  return 0.5 * std::numbers::pi * std::sin(std::numbers::pi * s);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+Controller::Controller(const std::string& urdf_path, std::span<const std::string> state_joint_names,
+                       std::span<const std::string> estimated_links, bool adaptation)
+    : model_(urdf_path), adaptation_(adaptation) {
+  if (estimated_links.size() > hal::kMaxEstimatedLinks) {
+    throw std::invalid_argument("at most " + std::to_string(hal::kMaxEstimatedLinks) +
+                                " estimated links");
+  }
+  const int base_v = model_.floating_base() ? 6 : 0;
+  const int base_q = model_.floating_base() ? 7 : 0;
+  if (static_cast<int>(state_joint_names.size()) != model_.nv() - base_v) {
+    throw std::invalid_argument("'" + urdf_path + "' has " + std::to_string(model_.nv() - base_v) +
+                                " joints, the state sample " +
+                                std::to_string(state_joint_names.size()));
+  }
+  for (const auto& name : state_joint_names) {
+    const int v = model_.joint_v_index(name);
+    joint_v_.push_back(v);
+    joint_q_.push_back(v - base_v + base_q);
+  }
+  for (const auto& name : estimated_links) {
+    links_.push_back(Link{name, model_.body(name)});
+  }
+  q_.setZero(model_.nq());
+  if (model_.floating_base()) q_[3] = 1.0;
+  v_.setZero(model_.nv());
+  tau_.setZero(model_.nv());
+}
+
+void Controller::SetTaskErrorNames(std::vector<std::string> names) {
+  if (names.size() > kMaxTaskErrors) throw std::invalid_argument("too many task errors");
+  error_names_ = std::move(names);
+  num_errors_ = error_names_.size();
+}
+
+Vector10 Controller::model_parameters(std::size_t i) const noexcept {
+  return model_.parameters(links_[i].body);
+}
+
+void Controller::OnInertialEstimate(const hal::InertialEstimate& estimate) noexcept {
+  ++received_;
+  if (!adaptation_) return;
+  if (estimate.status.state != hal::EstimatorState::kEstimating &&
+      estimate.status.state != hal::EstimatorState::kHolding) {
+    return;
+  }
+  const std::size_t n = std::min<std::size_t>(estimate.num_links, hal::kMaxEstimatedLinks);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (auto& link : links_) {
+      if (SameName(estimate.links[k].name, link.name)) {
+        link.pending = Eigen::Map<const Vector10>(estimate.links[k].parameters.data());
+        link.has_pending = true;
+      }
+    }
+  }
+}
+
+bool Controller::Compute(double t, const hal::RobotStateSample& state,
+                         std::span<double> tau) noexcept {
+  std::fill(tau.begin(), tau.end(), 0.0);
+  if (state.num_joints != joint_v_.size() || tau.size() < joint_v_.size() ||
+      (model_.floating_base() && !state.has_base)) {
+    return false;
+  }
+  for (auto& link : links_) {
+    if (!link.has_pending) continue;
+    link.has_pending = false;
+    if (model_.SetParameters(link.body, link.pending)) {
+      ++applied_;
+    } else {
+      ++rejected_;
+    }
+  }
+  if (model_.floating_base()) {
+    for (int k = 0; k < 3; ++k) {
+      q_[k] = state.base.position[k];
+      v_[k] = state.base.linear_velocity[k];
+      v_[3 + k] = state.base.angular_velocity[k];
+    }
+    for (int k = 0; k < 4; ++k) q_[3 + k] = state.base.orientation[k];
+  }
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
+    q_[joint_q_[i]] = state.joints[i].position;
+    v_[joint_v_[i]] = state.joints[i].velocity;
+  }
+  model_.Update(q_, v_);
+  tau_.setZero();
+  if (!ComputeGeneralizedForce(t, state, tau_) || !tau_.allFinite()) return false;
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) tau[i] = tau_[joint_v_[i]];
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------------
+JointTaskController::JointTaskController(const std::string& urdf_path,
+                                         std::span<const std::string> state_joint_names,
+                                         std::span<const std::string> estimated_links,
+                                         bool adaptation, JointTaskConfig config)
+    : Controller(urdf_path, state_joint_names, estimated_links, adaptation),
+      config_(std::move(config)) {
+  if (config_.home.size() != state_joint_names.size()) {
+    throw std::invalid_argument("JointTaskConfig::home: expected " +
+                                std::to_string(state_joint_names.size()) + " joint positions");
+  }
+  const auto it = std::find(state_joint_names.begin(), state_joint_names.end(), config_.task_joint);
+  if (it == state_joint_names.end()) {
+    throw std::invalid_argument("JointTaskConfig::task_joint '" + config_.task_joint +
+                                "' is not a joint of '" + urdf_path + "'");
+  }
+  task_sample_index_ = static_cast<int>(it - state_joint_names.begin());
+  qdd_ref_.setZero(model_.nv());
+  SetTaskErrorNames({config_.task_joint + "_error"});
+}
+
+bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
+                                                  Eigen::Ref<Eigen::VectorXd> tau) noexcept {
+  const double w = 2.0 * std::numbers::pi * config_.frequency;
+  qdd_ref_.setZero();
+  double task_error = 0.0;
+  double task_torque = 0.0;
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
+    const double q = state.joints[i].position, qd = state.joints[i].velocity;
+    const int v = joint_v_[i];
+    if (static_cast<int>(i) == task_sample_index_) {
+      // Amplitude faded in over `fade_in` seconds (e, ė, ë) so that the reference starts at rest.
+      double e = 1.0, de = 0.0, dde = 0.0;
+      if (config_.fade_in > 0.0 && t < config_.fade_in) {
+        const double u = std::numbers::pi * std::max(t, 0.0) / config_.fade_in;
+        e = 0.5 - 0.5 * std::cos(u);
+        de = 0.5 * std::numbers::pi / config_.fade_in * std::sin(u);
+        dde = 0.5 * std::pow(std::numbers::pi / config_.fade_in, 2) * std::cos(u);
+      }
+      const double A = config_.amplitude, sn = std::sin(w * t), cs = std::cos(w * t);
+      const double q_ref = config_.home[i] + A * e * sn;
+      const double qd_ref = A * (de * sn + e * w * cs);
+      qdd_ref_[v] = A * (dde * sn + 2.0 * de * w * cs - e * w * w * sn);
+      task_error = q_ref - q;
+      task_torque = config_.task_kp * task_error + config_.task_kd * (qd_ref - qd);
+    } else {
+      qdd_ref_[v] = config_.kp * (config_.home[i] - q) - config_.kd * qd;
+    }
+  }
+  tau.noalias() = model_.M() * qdd_ref_;
+  tau += model_.h();
+  tau[joint_v_[task_sample_index_]] += task_torque;
+  errors_[0] = task_error;
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------------
+BalanceController::BalanceController(const std::string& urdf_path,
+                                     std::span<const std::string> state_joint_names,
+                                     std::span<const std::string> estimated_links, bool adaptation,
+                                     BalanceConfig config)
+    : Controller(urdf_path, state_joint_names, estimated_links, adaptation),
+      config_(std::move(config)) {
+  if (!model_.floating_base()) {
+    throw std::invalid_argument("BalanceController needs a floating-base URDF, not '" + urdf_path +
+                                "'");
+  }
+  if (config_.posture.size() != state_joint_names.size()) {
+    throw std::invalid_argument("BalanceConfig::posture: expected " +
+                                std::to_string(state_joint_names.size()) + " joint positions");
+  }
+  pelvis_ = model_.body(config_.pelvis);
+  foot_body_ = {model_.body(config_.left_foot), model_.body(config_.right_foot)};
+  foot_wrench_ = {config_.left_wrench, config_.right_wrench};
+  const int nv = model_.nv();
+  posture_.setZero(nv);
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) posture_[joint_v_[i]] = config_.posture[i];
+  for (auto& J : Jc_) J.setZero(6, nv);
+  for (auto& d : drift_) d.setZero();
+  const int n = nv + 12, m = 6 + 12;
+  H_.setZero(n, n);
+  K_.setZero(n + m, n + m);
+  g_.setZero(n);
+  rhs_.setZero(n + m);
+  sol_.setZero(n + m);
+  lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
+  SetTaskErrorNames({"pelvis_height_error", "com_x_error", "com_y_error"});
+}
+
+double BalanceController::FootForce(int foot, const hal::RobotStateSample& state) const noexcept {
+  const int index = foot_wrench_[foot];
+  if (index >= 0 && index < state.num_wrenches && state.wrenches[index].health.ok()) {
+    return state.wrenches[index].wrench[2];
+  }
+  // No sensor: kinematic contact (sole within 3 mm of the floor) counts as loaded.
+  const Pose X = model_.BodyPose(foot_body_[foot]);
+  return (X.p + X.R * config_.sole_B).z() < 0.003 ? 1e9 : 0.0;
+}
+
+void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state) noexcept {
+  const double dt_phase = t - phase_start_;
+  const int stance = 1 - swing_;
+  auto sole = [&](int foot) {
+    const Pose X = model_.BodyPose(foot_body_[foot]);
+    return Eigen::Vector3d(X.p + X.R * config_.sole_B);
+  };
+  auto start_shift = [&] {
+    phase_ = Phase::kShift;
+    phase_start_ = t;
+    com_start_ = com_goal_;
+    const Eigen::Vector3d target = sole(stance);
+    const double inward = stance == 0 ? -config_.com_margin : config_.com_margin;
+    com_goal_ = Eigen::Vector2d(target.x(), target.y() + inward);
+  };
+  switch (phase_) {
+    case Phase::kStand:
+      if (config_.steps > 0 && t >= config_.settle) start_shift();
+      break;
+    case Phase::kShift:
+      if (dt_phase >= config_.shift_time) {
+        phase_ = Phase::kLift;
+        phase_start_ = t;
+        stance_[swing_] = false;
+        swing_start_ = sole(swing_);
+        swing_goal_ = swing_start_;
+        swing_goal_.x() = sole(stance).x() + config_.step_length;
+        swing_goal_.z() = swing_start_.z() + config_.step_height;
+      }
+      break;
+    case Phase::kLift:
+      if (dt_phase >= config_.lift_time) {
+        phase_ = Phase::kLower;
+        phase_start_ = t;
+        swing_start_ = swing_goal_;
+      }
+      break;
+    case Phase::kLower:
+      // Touchdown: the swing foot carries a third of the weight.
+      if (FootForce(swing_, state) > model_.total_mass() * 9.81 / 3.0) {
+        stance_[swing_] = true;
+        ++touchdowns_;
+        ++steps_done_;
+        if (steps_done_ >= config_.steps) {
+          // Back to the middle of both feet and stand.
+          phase_ = Phase::kDone;
+          phase_start_ = t;
+          com_start_ = com_goal_;
+          const Eigen::Vector3d mid = 0.5 * (sole(0) + sole(1));
+          com_goal_ = mid.head<2>();
+        } else {
+          swing_ = stance;
+          start_shift();
+        }
+      }
+      break;
+    case Phase::kDone:
+      break;
+  }
+  // References of this tick.
+  const double s = (t - phase_start_);
+  if (phase_ == Phase::kLift) {
+    const double u = s / config_.lift_time;
+    const Eigen::Vector3d delta = swing_goal_ - swing_start_;
+    swing_target_ = swing_start_ + Smooth(u) * delta;
+    swing_target_vel_ = SmoothRate(u) / config_.lift_time * delta;
+  } else if (phase_ == Phase::kLower) {
+    // Down at constant speed from the top until contact (the floor stops it).
+    swing_target_ = swing_start_;
+    swing_target_.z() -= config_.touchdown_speed * s;
+    swing_target_vel_ = Eigen::Vector3d(0.0, 0.0, -config_.touchdown_speed);
+  }
+}
+
+bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
+                                                Eigen::Ref<Eigen::VectorXd> tau) noexcept {
+  const int nv = model_.nv();
+  const int n = nv + 12;
+  const Eigen::MatrixXd& M = model_.M();
+  const Eigen::VectorXd& h = model_.h();
+  const double mass = model_.total_mass();
+  constexpr double kGravity = 9.81;
+
+  // Centre of mass and its velocity (filtered backward difference).
+  com_ = model_.CenterOfMass();
+  if (com_prev_t_ < 0.0) {
+    com_vel_.setZero();
+    com_goal_ = com_.head<2>();
+    com_start_ = com_goal_;
+  } else if (t > com_prev_t_) {
+    const Eigen::Vector3d raw = (com_ - com_prev_) / (t - com_prev_t_);
+    com_vel_ += 0.2 * (raw - com_vel_);
+  }
+  com_prev_ = com_;
+  com_prev_t_ = t;
+
+  UpdateGait(t, state);
+
+  H_.setZero();
+  g_.setZero();
+  // Pelvis height: v̇_z (base linear velocity is in world).
+  const double z = q_[2];
+  const double zdd = config_.height_kp * (config_.pelvis_height - z) - config_.height_kd * v_[2];
+  H_(2, 2) += config_.w_height;
+  g_[2] += config_.w_height * zdd;
+  // Pelvis orientation upright, yaw 0: angular acceleration in the base frame.
+  const Pose X_pelvis = model_.BodyPose(pelvis_);
+  const Eigen::Vector3d e_B = -RotationVector(X_pelvis.R);  // R_des = I; R's rotation vector is
+                                                            // the same in base and world axes
+  for (int k = 0; k < 3; ++k) {
+    const double a = config_.orientation_kp * e_B[k] - config_.orientation_kd * v_[3 + k];
+    H_(3 + k, 3 + k) += config_.w_orientation;
+    g_[3 + k] += config_.w_orientation * a;
+  }
+  // Posture.
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
+    const int v = joint_v_[i];
+    const double a =
+        config_.posture_kp * (posture_[v] - q_[joint_q_[i]]) - config_.posture_kd * v_[v];
+    H_(v, v) += config_.w_posture;
+    g_[v] += config_.w_posture * a;
+  }
+  // Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g.
+  Eigen::Vector2d com_ref = com_goal_;
+  Eigen::Vector2d com_ref_vel = Eigen::Vector2d::Zero();
+  if (phase_ == Phase::kShift || phase_ == Phase::kDone) {
+    const double u = (t - phase_start_) / config_.shift_time;
+    com_ref = com_start_ + Smooth(u) * (com_goal_ - com_start_);
+    com_ref_vel = SmoothRate(u) / config_.shift_time * (com_goal_ - com_start_);
+  }
+  for (int k = 0; k < 2; ++k) {
+    const double cdd =
+        config_.com_kp * (com_ref[k] - com_[k]) + config_.com_kd * (com_ref_vel[k] - com_vel_[k]);
+    // Row: (f_left,k + f_right,k) = m cdd.
+    for (int a = 0; a < 2; ++a) {
+      for (int b = 0; b < 2; ++b) H_(nv + 6 * a + k, nv + 6 * b + k) += config_.w_com;
+      g_[nv + 6 * a + k] += config_.w_com * mass * cdd;
+    }
+  }
+  errors_[0] = config_.pelvis_height - z;
+  errors_[1] = com_ref[0] - com_[0];
+  errors_[2] = com_ref[1] - com_[1];
+
+  // Feet: Jacobians, drift; swing foot task.
+  for (int foot = 0; foot < 2; ++foot) {
+    model_.PointJacobian(foot_body_[foot], config_.sole_B, Jc_[foot]);
+    drift_[foot] = model_.PointDriftAcceleration(foot_body_[foot], config_.sole_B);
+  }
+  const int nstance = static_cast<int>(stance_[0]) + static_cast<int>(stance_[1]);
+  if (!stance_[swing_]) {
+    const Pose X = model_.BodyPose(foot_body_[swing_]);
+    const Eigen::Vector3d p = X.p + X.R * config_.sole_B;
+    Vector6 vel;
+    vel.noalias() = Jc_[swing_] * v_;
+    Vector6 a_des;
+    a_des.head<3>() = config_.swing_kp * (swing_target_ - p) +
+                      config_.swing_kd * (swing_target_vel_ - vel.head<3>());
+    a_des.tail<3>() = -config_.swing_kp * RotationVector(X.R) - config_.swing_kd * vel.tail<3>();
+    a_des -= drift_[swing_];
+    H_.topLeftCorner(nv, nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * Jc_[swing_];
+    g_.head(nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * a_des;
+  }
+  // Wrench regularisation towards an even split over the stance feet.
+  for (int foot = 0; foot < 2; ++foot) {
+    const int i0 = nv + 6 * foot;
+    for (int k = 0; k < 6; ++k) {
+      const double w = k < 3 ? config_.w_force : config_.w_moment;
+      H_(i0 + k, i0 + k) += w;
+      if (k == 2 && stance_[foot] && nstance > 0) g_[i0 + k] += w * mass * kGravity / nstance;
+    }
+  }
+  // Tikhonov on v̇ so that the Hessian is positive definite.
+  for (int i = 0; i < nv; ++i) H_(i, i) += 1e-6;
+
+  // KKT system.
+  K_.setZero();
+  rhs_.setZero();
+  K_.topLeftCorner(n, n) = H_;
+  rhs_.head(n) = g_;
+  // Base rows: M_b v̇ − Σ J_c,bᵀ f = −h_b.
+  int row = n;
+  for (int r = 0; r < 6; ++r, ++row) {
+    K_.block(row, 0, 1, nv) = M.row(r);
+    for (int foot = 0; foot < 2; ++foot) {
+      K_.block(row, nv + 6 * foot, 1, 6) = -Jc_[foot].col(r).transpose();
+    }
+    rhs_[row] = -h[r];
+  }
+  for (int foot = 0; foot < 2; ++foot) {
+    for (int k = 0; k < 6; ++k, ++row) {
+      if (stance_[foot]) {
+        K_.block(row, 0, 1, nv) = Jc_[foot].row(k);
+        rhs_[row] = -drift_[foot][k];
+      } else {
+        K_(row, nv + 6 * foot + k) = 1.0;
+      }
+    }
+  }
+  K_.topRightCorner(n, 18) = K_.bottomLeftCorner(18, n).transpose();
+  lu_.compute(K_);
+  sol_ = lu_.solve(rhs_);
+  if (!sol_.allFinite()) return false;
+
+  const auto vdot = sol_.head(nv);
+  tau.noalias() = M * vdot;
+  tau += h;
+  for (int foot = 0; foot < 2; ++foot) {
+    tau.noalias() -= Jc_[foot].transpose() * sol_.segment<6>(nv + 6 * foot);
+  }
+  return true;
+}
+
+}  // namespace heft::scenarios

@@ -1,0 +1,315 @@
+#include "heft/scenarios/scenario.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <numbers>
+#include <stdexcept>
+
+#include "heft/scenarios/plant.hpp"
+
+#ifndef HEFT_SCENARIOS_ROBOTS_DIR
+#error "HEFT_SCENARIOS_ROBOTS_DIR must point at config/robots"
+#endif
+
+namespace heft::scenarios {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+// π of a body given by mass, centre of mass and inertia about the centre of mass (link frame).
+Vector10 ParametersFromCom(double m, const Eigen::Vector3d& c, const Eigen::Matrix3d& Ic) {
+  const Eigen::Matrix3d Io =
+      Ic + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+  Vector10 pi;
+  pi << m, m * c.x(), m * c.y(), m * c.z(), Io(0, 0), Io(0, 1), Io(0, 2), Io(1, 1), Io(1, 2),
+      Io(2, 2);
+  return pi;
+}
+
+struct RobotInfo {
+  std::vector<std::string> joint_names;
+  MjModelPtr model;
+};
+
+RobotInfo LoadRobot(const std::string& path, const ScenarioOptions& options) {
+  RobotInfo info;
+  info.model = LoadMujocoModel(path, MujocoLoadOptions{});
+  const bool floating = info.model->njnt > 0 && info.model->jnt_type[0] == mjJNT_FREE;
+  if (options.state_joint_names.empty()) {
+    for (int j = floating ? 1 : 0; j < info.model->njnt; ++j) {
+      info.joint_names.emplace_back(mj_id2name(info.model.get(), mjOBJ_JOINT, j));
+    }
+  } else {
+    info.joint_names = options.state_joint_names;
+  }
+  return info;
+}
+
+std::vector<double> Pose(const std::vector<std::string>& names,
+                         const std::vector<std::pair<std::string, double>>& values) {
+  std::vector<double> q(names.size(), 0.0);
+  for (const auto& [name, value] : values) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) throw std::invalid_argument("scenario pose: no joint '" + name + "'");
+    q[it - names.begin()] = value;
+  }
+  return q;
+}
+
+// Arms: elbows bent 90° (forearms forward, the "home pose"), everything else straight.
+std::vector<std::pair<std::string, double>> ArmHome() {
+  return {{"left_elbow", -kPi / 2}, {"right_elbow", -kPi / 2}};
+}
+
+// Standing with bent knees so that the pelvis is at `height` (leg geometry of heft_humanoid:
+// hip 0.16 m below the pelvis, thigh and shin 0.42 m, ankle to sole 0.09 m).
+std::vector<std::pair<std::string, double>> StandingPose(double height) {
+  const double c = std::clamp((height - 0.25) / 0.84, 0.0, 1.0);
+  const double bend = std::acos(c);
+  auto pose = std::vector<std::pair<std::string, double>>{
+      {"left_hip_pitch", -bend},  {"left_knee", 2 * bend},  {"left_ankle_pitch", -bend},
+      {"right_hip_pitch", -bend}, {"right_knee", 2 * bend}, {"right_ankle_pitch", -bend},
+      {"left_elbow", -0.5},       {"right_elbow", -0.5}};
+  return pose;
+}
+
+Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
+                     const std::string& dir) {
+  Scenario s;
+  s.name = std::string(name);
+  s.urdf_path = dir + "/heft_humanoid_fixed.urdf";
+  s.floating_base = false;
+  RobotInfo robot = LoadRobot(s.urdf_path, options);
+  s.joint_names = robot.joint_names;
+  s.initial_joints = Pose(s.joint_names, ArmHome());
+  s.estimated_links = {"left_forearm"};
+  s.scored_error = "left_elbow_error";
+  const int forearm = MujocoBodyId(robot.model.get(), "left_forearm", s.urdf_path);
+  Payload payload;
+  payload.link = "left_forearm";
+  payload.nominal = MujocoBodyParameters(robot.model.get(), forearm);
+  JointTaskConfig config;
+  config.home = s.initial_joints;
+  config.task_joint = "left_elbow";
+  if (name == "forearm-load") {
+    // Table I: sine, then square; 4.5 kg offset, 3 kg amplitude, 1 Hz; the switch near 8 s (Fig.
+    // 5).
+    s.description =
+        "Table I forearm mass waveform (sine, then square, 4.5±3 kg, 1 Hz) on the left "
+        "forearm; elbow joint-space task holding the home pose (fixed base)";
+    s.duration = 16.0 * options.duration_scale;
+    payload.mass = {MassWaveform::Shape::kSineThenSquare, 4.5, 3.0, 1.0, 0.5 * s.duration};
+  } else {
+    // Hardware test: 12 lb (5.44 kg) dumbbell at the wrist; elbow curl 0.7 rad, 0.333 Hz.
+    s.description =
+        "5.44 kg dumbbell at the left wrist; elbow curl, 0.7 rad sine at 0.333 Hz about "
+        "the home pose (fixed base)";
+    s.duration = 15.0 * options.duration_scale;
+    payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
+    // A 5.44 kg dumbbell: a 0.25 m bar of radius 0.04 m across the wrist (along y), its centre at
+    // the wrist joint, 0.25 m down the forearm.
+    const double m = 5.44, r = 0.04, L = 0.25;
+    Eigen::Matrix3d Ic = Eigen::Matrix3d::Zero();
+    Ic(0, 0) = Ic(2, 2) = m * (3 * r * r + L * L) / 12.0;
+    Ic(1, 1) = m * r * r / 2.0;
+    payload.attached = ParametersFromCom(m, Eigen::Vector3d(0.0, 0.0, -0.25), Ic);
+    config.amplitude = 0.7;
+    config.frequency = 0.333;
+  }
+  s.payloads = {payload};
+  s.controller = std::make_unique<JointTaskController>(
+      s.urdf_path, s.joint_names, s.estimated_links, options.adaptation, config);
+  return s;
+}
+
+Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
+                     const std::string& dir) {
+  Scenario s;
+  s.name = std::string(name);
+  s.urdf_path = dir + "/heft_humanoid.urdf";
+  s.floating_base = true;
+  RobotInfo robot = LoadRobot(s.urdf_path, options);
+  s.joint_names = robot.joint_names;
+  BalanceConfig config;
+  config.pelvis_height = 1.0;
+  s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height));
+  config.posture = s.initial_joints;
+  s.wrench_links = {"left_foot", "right_foot"};
+  s.estimated_links = {"torso"};
+  s.scored_error = "pelvis_height_error";
+  const int torso = MujocoBodyId(robot.model.get(), "torso", s.urdf_path);
+  Payload payload;
+  payload.link = "torso";
+  payload.nominal = MujocoBodyParameters(robot.model.get(), torso);
+  payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
+  if (name == "torso-load") {
+    s.description =
+        "Table I torso mass waveform (square, 30±5 kg, 0.2 Hz); standing, pelvis-height "
+        "task by floating-base inverse dynamics with both feet in contact";
+    s.duration = 20.0 * options.duration_scale;
+    payload.mass = {MassWaveform::Shape::kSquare, 30.0, 5.0, 0.2, 0.0};
+  } else if (name == "step-in-place") {
+    s.description =
+        "stepping in place with hard touchdowns (contact impulses for the innovation "
+        "gate, Fig. 8); torso at its nominal mass";
+    config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
+    s.duration = config.settle + config.steps * 1.35 + 1.0;
+  } else {
+    s.description =
+        "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
+        "torso at its nominal mass";
+    config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
+    config.step_length = 0.08;
+    s.duration = config.settle + config.steps * 1.35 + 1.0;
+  }
+  s.payloads = {payload};
+  s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
+                                                     options.adaptation, config);
+  return s;
+}
+
+}  // namespace
+
+double MassWaveform::Mass(double t) const noexcept {
+  const double phase = 2.0 * kPi * frequency * t;
+  const double square = std::sin(phase) >= 0.0 ? 1.0 : -1.0;
+  switch (shape) {
+    case Shape::kConstant:
+      return offset;
+    case Shape::kSine:
+      return offset + amplitude * std::sin(phase);
+    case Shape::kSquare:
+      return offset + amplitude * square;
+    case Shape::kSineThenSquare:
+      return offset + amplitude * (t < switch_time ? std::sin(phase) : square);
+  }
+  return offset;
+}
+
+Vector10 Payload::At(double t) const noexcept {
+  return nominal * (mass.Mass(t) / nominal[0]) + attached;
+}
+
+std::vector<std::string> ScenarioNames() {
+  return {"forearm-load", "torso-load", "dumbbell-curl", "step-in-place", "walk"};
+}
+
+Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
+  if (!(options.duration_scale > 0.0)) {
+    throw std::invalid_argument("ScenarioOptions::duration_scale must be > 0");
+  }
+  const std::string dir =
+      options.robots_dir.empty() ? HEFT_SCENARIOS_ROBOTS_DIR : options.robots_dir;
+  if (name == "forearm-load" || name == "dumbbell-curl") return ArmScenario(name, options, dir);
+  if (name == "torso-load" || name == "step-in-place" || name == "walk") {
+    return LegScenario(name, options, dir);
+  }
+  std::string known;
+  for (const auto& n : ScenarioNames()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown scenario '" + std::string(name) + "'; known: " + known);
+}
+
+RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
+  Plant plant(scenario.urdf_path, scenario.wrench_links);
+  if (plant.joint_names() != scenario.joint_names) {
+    throw std::invalid_argument("scenario '" + scenario.name +
+                                "': the plant's joint order differs from the scenario's");
+  }
+  plant.Reset(scenario.initial_joints, scenario.floating_base);
+  std::vector<int> payload_bodies;
+  for (const auto& p : scenario.payloads) payload_bodies.push_back(plant.body(p.link));
+
+  Controller& controller = *scenario.controller;
+  const auto names = controller.task_error_names();
+  RunResult result;
+  result.error_names.assign(names.begin(), names.end());
+  std::vector<double> sum_sq(names.size(), 0.0);
+  result.max_abs.assign(names.size(), 0.0);
+  const auto scored_it = std::find(names.begin(), names.end(), scenario.scored_error);
+  const std::size_t scored = scored_it - names.begin();
+
+  std::ofstream csv;
+  if (!options.csv_path.empty()) {
+    csv.open(options.csv_path);
+    if (!csv) throw std::runtime_error("cannot write '" + options.csv_path + "'");
+    csv << "t";
+    for (const auto& n : names) csv << ',' << n;
+    for (const auto& p : scenario.payloads)
+      csv << ',' << p.link << "_mass_true," << p.link << "_mass_model";
+    for (const auto& w : scenario.wrench_links) csv << ',' << w << "_fz";
+    csv << '\n';
+  }
+
+  hal::RobotStateSample state;
+  hal::InertialEstimate estimate;
+  estimate.status.state = hal::EstimatorState::kEstimating;
+  estimate.num_links = static_cast<std::uint16_t>(scenario.payloads.size());
+  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+    const auto& link = scenario.payloads[i].link;
+    std::copy_n(link.c_str(), std::min(link.size(), hal::kLinkNameLength - 1),
+                estimate.links[i].name.begin());
+  }
+  std::vector<double> tau(plant.num_joints(), 0.0);
+  std::vector<double> last_fz(scenario.wrench_links.size(), 0.0);
+  const auto ticks = static_cast<long>(std::lround(scenario.duration / plant.timestep()));
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (long k = 0; k < ticks; ++k) {
+    const double t = plant.time();
+    for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+      plant.SetLinkParameters(payload_bodies[i], scenario.payloads[i].At(t));
+    }
+    plant.Sample(state);
+    if (options.hand_off == HandOff::kTruth && k % 3 == 0) {
+      estimate.sequence += 1;
+      estimate.stamp_ns = state.stamp_ns;
+      for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+        const Vector10 pi = scenario.payloads[i].At(t);
+        std::copy(pi.data(), pi.data() + 10, estimate.links[i].parameters.begin());
+      }
+      controller.OnInertialEstimate(estimate);
+    }
+    if (!controller.Compute(t, state, tau)) result.controller_failed = true;
+    const auto errors = controller.task_errors();
+    for (std::size_t e = 0; e < errors.size(); ++e) {
+      sum_sq[e] += errors[e] * errors[e];
+      result.max_abs[e] = std::max(result.max_abs[e], std::abs(errors[e]));
+    }
+    for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w) {
+      const double fz = state.wrenches[w].wrench[2];
+      result.peak_foot_force = std::max(result.peak_foot_force, fz);
+      if (k > 0) {
+        result.peak_foot_force_rate =
+            std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / plant.timestep());
+      }
+      last_fz[w] = fz;
+    }
+    if (scenario.floating_base && state.base.position[2] < 0.6) result.fell = true;
+    if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0) {
+      csv << t;
+      for (const double e : errors) csv << ',' << e;
+      for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+        csv << ',' << scenario.payloads[i].At(t)[0] << ',' << controller.model_parameters(i)[0];
+      }
+      for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w)
+        csv << ',' << state.wrenches[w].wrench[2];
+      csv << '\n';
+    }
+    plant.Step(tau);
+  }
+  result.wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.simulated = plant.time();
+  result.rmse.resize(names.size());
+  for (std::size_t e = 0; e < names.size(); ++e) {
+    result.rmse[e] = std::sqrt(sum_sq[e] / static_cast<double>(std::max<long>(ticks, 1)));
+  }
+  result.scored_rmse = scored < names.size() ? result.rmse[scored] : 0.0;
+  if (auto* balance = dynamic_cast<BalanceController*>(&controller)) {
+    result.touchdowns = balance->touchdowns();
+  }
+  return result;
+}
+
+}  // namespace heft::scenarios
