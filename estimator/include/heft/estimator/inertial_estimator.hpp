@@ -1,0 +1,146 @@
+// One call per control tick: the measurement Δτ (Foster et al. eq. 14-15), the filter (KF or
+// log-Cholesky EKF), innovation gating with its release policy, guards and the rate limiter.
+//
+// Set-up (the constructor) validates the configuration against the model, and allocates
+// everything; Calibrate() and Step() allocate nothing, never throw and never log.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Householder>
+#include <Eigen/QR>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "heft/estimator/bias_calibration.hpp"
+#include "heft/estimator/gating.hpp"
+#include "heft/estimator/inertial_filter.hpp"
+#include "heft/estimator/rate_limiter.hpp"
+#include "heft/estimator/regressor.hpp"
+#include "heft/hal/inertial_estimate.hpp"
+
+namespace heft::est {
+
+enum class MeasurementChoice {
+  kFullWrench,       // Δτ over all nv rows with the foot wrenches (eq. 14)
+  kTorqueNullSpace,  // joint torques only, projected into the null space of the contact constraints
+  kAuto,             // full when every wrench sensor is valid, else the null-space measurement
+};
+
+struct EstimatorConfig {
+  FilterKind filter = FilterKind::kLogCholesky;
+  std::vector<std::string> bodies;          // links to estimate (moving bodies of the model)
+  std::vector<std::string> contact_frames;  // force/torque sensor frames (floating base)
+  MeasurementChoice measurement = MeasurementChoice::kAuto;
+  double control_period = 0.003;  // s
+  // Measurement noise (standard deviations).
+  double joint_torque_sigma = 1.0;          // N·m, every joint row
+  std::vector<double> joint_torque_sigmas;  // optional, per joint in v order (overrides the above)
+  double base_force_sigma = 10.0;           // N, floating-base force rows
+  double base_torque_sigma = 3.0;           // N·m, floating-base torque rows
+  // Initial standard deviation and process noise (variance per second), per state of one body, in
+  // the filter's coordinates (θ for the EKF, π for the KF).
+  dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
+  dyn::Vector10 process_noise = dyn::Vector10::Constant(1e-3);
+  GatingConfig gating;
+  RateLimits rate_limits;
+  CalibrationConfig calibration;
+  // Divergence guard: an update whose estimate leaves these bounds is thrown away (last good state
+  // kept). Mass in (0, nominal + max_added_mass]; centre of mass within max_com_distance of the
+  // link origin.
+  double max_added_mass = 50.0;   // kg
+  double max_com_distance = 1.0;  // m
+};
+
+enum class TickStatus : std::uint8_t {
+  kCalibrating,      // averaging the residual at nominal parameters
+  kUpdated,          // measurement used
+  kGated,            // measurement rejected by the innovation gate
+  kReleased,         // a lasting rejection run: covariance inflated, gate open until caught up
+  kRejectedNumeric,  // non-finite or diverging update thrown away; last good state kept
+  kInvalidInput,     // non-finite input: nothing done
+};
+
+struct TickInput {
+  double time = 0.0;                          // s
+  Eigen::Ref<const Eigen::VectorXd> q, v, a;  // a consistent (delay-compensated) set
+  Eigen::Ref<const Eigen::VectorXd> tau;   // measured generalized force, nv (floating-base rows 0)
+  std::span<const dyn::Vector6> wrenches;  // per contact frame, [f; n] in the sensor frame
+  std::span<const unsigned char> wrench_valid;  // per contact frame
+  std::span<const unsigned char> in_contact;    // per contact frame (for the null-space model)
+};
+
+struct TickResult {
+  TickStatus status = TickStatus::kInvalidInput;
+  hal::MeasurementModel model = hal::MeasurementModel::kNone;
+  double nis = 0.0;
+  int dof = 0;
+  double gamma = 0.0;
+  bool rate_limited = false;
+  bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
+  CalibrationStatus calibration = CalibrationStatus::kCollecting;
+};
+
+class InertialEstimator {
+ public:
+  // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
+  InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config);
+
+  // Starts (or restarts) the bias calibration: parameters held at nominal until it is done.
+  void StartCalibration() noexcept;
+  // Skips calibration (bias zero) and resets the filter to nominal.
+  void SkipCalibration() noexcept;
+  // Back to nominal parameters and the initial covariance; keeps the bias.
+  void ResetFilter() noexcept;
+
+  TickResult Step(const TickInput& in) noexcept;
+
+  bool calibrating() const { return calibrating_; }
+  const Eigen::VectorXd& bias() const { return calibrator_.bias(); }
+  const BiasCalibrator& calibrator() const { return calibrator_; }
+  // Parameters handed on (rate-limited, always consistent), the filter's raw estimate, nominal.
+  const Eigen::VectorXd& handed() const { return handed_; }
+  const Eigen::VectorXd& estimate() const { return filter_.parameters(); }
+  const Eigen::VectorXd& nominal() const { return nominal_; }
+  // Covariance of π (10k × 10k).
+  const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
+  const InertialFilter& filter() const { return filter_; }
+  const InnovationGate& gate() const { return gate_; }
+  const dyn::RegressorSelection& selection() const { return selection_; }
+  const dyn::Model& model() const { return model_; }
+  int num_bodies() const { return selection_.size(); }
+  std::uint64_t numeric_rejects() const { return numeric_rejects_; }
+  std::uint64_t rate_limited_ticks() const { return rate_limited_ticks_; }
+  std::uint64_t inconsistent_targets() const { return inconsistent_targets_; }
+
+ private:
+  bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
+  bool Plausible(const Eigen::VectorXd& pi) const noexcept;
+
+  dyn::Model model_;
+  EstimatorConfig config_;
+  dyn::RegressorSelection selection_;
+  dyn::Workspace ws_;
+  std::vector<int> contact_frames_;
+  int nv_, n_;
+  InertialFilter filter_;
+  InnovationGate gate_;
+  BiasCalibrator calibrator_;
+  bool calibrating_ = false;
+  Eigen::VectorXd nominal_, handed_, row_sigma_;
+  Eigen::MatrixXd Y_, H_, cov_pi_;
+  Eigen::VectorXd tau_nom_, r_, contact_, z_;
+  int rows_ = 0;
+  // Null-space measurement: one QR and one whitening factorisation per number of contacts.
+  std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
+  std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;
+  std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
+  Eigen::MatrixXd jac_, qy_, rfull_;
+  Eigen::VectorXd qr_work_;
+  std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
+};
+
+}  // namespace heft::est

@@ -1,0 +1,78 @@
+// Kalman filters over the inertial parameters of k bodies (stacked states).
+//
+// - kKalman: the baseline linear filter in π (Foster et al. eq. 12, 15): x = π, H = Y_est.
+// - kLogCholesky: the extended filter in θ (eq. 18-21): x = θ, π = g(θ), H = Y_est G(θ).
+// The process model is a random walk, x_k = x_{k-1} + η (eq. 12, 18).
+//
+// The update runs in information form on a whitened measurement (unit noise, rows W·Δτ):
+//   P⁺ = (P⁻¹ + HᵀH)⁻¹,  x⁺ = x⁻ + P⁺ Hᵀ ỹ,  NIS = ỹᵀS⁻¹ỹ = ỹᵀỹ − bᵀP⁺b with b = Hᵀỹ,
+// which factorises two n×n matrices (n = 10k) instead of the m×m innovation covariance S (m ≈ 35),
+// and keeps P symmetric positive definite by construction. Gating (eq. 22) is decided from the NIS
+// before anything is applied.
+//
+// Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include "heft/estimator/log_cholesky.hpp"
+
+namespace heft::est {
+
+enum class FilterKind { kKalman, kLogCholesky };
+
+class InertialFilter {
+ public:
+  // `bodies` bodies; `rows` the largest measurement size that will be passed.
+  InertialFilter(FilterKind kind, int bodies, int rows);
+
+  FilterKind kind() const { return kind_; }
+  int states() const { return n_; }
+
+  // Starts from the (physically consistent) parameters π0 (10k) with a per-state standard
+  // deviation `sigma0` (10 values, in the filter's own coordinates: θ for the EKF, π for the KF),
+  // repeated for every body. Returns false if π0 is not physically consistent (EKF).
+  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0);
+
+  // P += Q (random walk; q holds per-state variances per second, 10 values, scaled by dt).
+  void Predict(const dyn::Vector10& q_per_second, double dt) noexcept;
+
+  // Evaluates the update for the whitened measurement z = H_π π + noise (unit variance), where
+  // H_π (m × 10k) and z (m) are already multiplied by the whitening W. Nothing is applied yet.
+  // Returns false when the numbers are not usable (non-finite, factorisation failed).
+  struct Candidate {
+    double nis = 0.0;   // normalised innovation squared, χ²(m) under the model
+    int dof = 0;        // m
+    double step = 0.0;  // largest |Δx| of the update
+  };
+  bool Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
+  // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
+  // non-finite or, for the EKF, not mappable back (never happens for finite θ).
+  bool Apply() noexcept;
+
+  // Undoes the last Apply (the divergence guard's fall-back to the last good state).
+  void Revert() noexcept;
+
+  // Inflates the covariance: P ← factor·P + P₀ (P₀ the initial covariance of Reset), used when
+  // gating has rejected a lasting change: what the filter had learnt no longer holds.
+  void Inflate(double factor) noexcept;
+
+  // Current estimate in π (10k) and its covariance in π (first-order: G P Gᵀ for the EKF).
+  const Eigen::VectorXd& parameters() const { return pi_; }
+  const Eigen::VectorXd& state() const { return x_; }
+  const Eigen::MatrixXd& covariance() const { return P_; }
+  void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) noexcept;
+
+ private:
+  void RefreshParameters() noexcept;  // pi_ and G_ from x_
+
+  FilterKind kind_;
+  int k_, n_;
+  Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
+  Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, H_, tmp_;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+};
+
+}  // namespace heft::est

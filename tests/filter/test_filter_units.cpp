@@ -1,0 +1,189 @@
+// Filter updates against the textbook covariance form, gating, rate limiting and calibration.
+#include <gtest/gtest.h>
+
+#include <Eigen/LU>
+#include <random>
+
+#include "heft/estimator/bias_calibration.hpp"
+#include "heft/estimator/gating.hpp"
+#include "heft/estimator/inertial_filter.hpp"
+#include "heft/estimator/rate_limiter.hpp"
+#include "heft/test/alloc_counter.hpp"
+
+namespace heft::est {
+namespace {
+
+using dyn::Vector10;
+
+Vector10 Consistent(std::mt19937_64& rng) {
+  std::normal_distribution<double> n(0.0, 0.5);
+  Vector10 th;
+  for (int i = 0; i < 10; ++i) th[i] = n(rng);
+  return dyn::LogCholeskyToParameters(th);
+}
+
+// The covariance-form update: K = P Hᵀ (H P Hᵀ + 1)⁻¹, x⁺ = x + K ỹ, P⁺ = (1 − K H) P.
+struct Textbook {
+  Eigen::VectorXd x;
+  Eigen::MatrixXd P;
+  double nis;
+};
+Textbook TextbookUpdate(const Eigen::VectorXd& x, const Eigen::MatrixXd& P,
+                        const Eigen::MatrixXd& H, const Eigen::VectorXd& innovation) {
+  const Eigen::MatrixXd S = H * P * H.transpose() + Eigen::MatrixXd::Identity(H.rows(), H.rows());
+  const Eigen::MatrixXd K = P * H.transpose() * S.inverse();
+  return {x + K * innovation, (Eigen::MatrixXd::Identity(x.size(), x.size()) - K * H) * P,
+          innovation.dot(S.inverse() * innovation)};
+}
+
+TEST(InertialFilter, KalmanUpdateEqualsTheCovarianceForm) {
+  std::mt19937_64 rng(4);
+  std::normal_distribution<double> n(0.0, 1.0);
+  InertialFilter f(FilterKind::kKalman, 2, 12);
+  Eigen::VectorXd pi0(20);
+  pi0 << Consistent(rng), Consistent(rng);
+  ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.5)));
+  f.Predict(Vector10::Constant(0.1), 0.01);
+  const Eigen::MatrixXd P = f.covariance();
+  Eigen::MatrixXd H(12, 20);
+  Eigen::VectorXd z(12);
+  for (int i = 0; i < H.size(); ++i) H.data()[i] = n(rng);
+  for (int i = 0; i < 12; ++i) z[i] = n(rng);
+  const Textbook ref = TextbookUpdate(pi0, P, H, z - H * pi0);
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(H, z, c));
+  EXPECT_NEAR(c.nis, ref.nis, 1e-9 * ref.nis);
+  EXPECT_EQ(c.dof, 12);
+  ASSERT_TRUE(f.Apply());
+  EXPECT_LT((f.parameters() - ref.x).norm(), 1e-10 * ref.x.norm());
+  EXPECT_LT((f.covariance() - ref.P).norm(), 1e-10 * ref.P.norm());
+}
+
+TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n(0.0, 1.0);
+  InertialFilter f(FilterKind::kLogCholesky, 1, 8);
+  const Vector10 pi0 = Consistent(rng);
+  ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.2)));
+  const Eigen::VectorXd theta = f.state();
+  const Eigen::MatrixXd P = f.covariance();
+  Eigen::MatrixXd Y(8, 10);
+  Eigen::VectorXd z(8);
+  for (int i = 0; i < Y.size(); ++i) Y.data()[i] = n(rng);
+  for (int i = 0; i < 8; ++i) z[i] = n(rng);
+  const Eigen::MatrixXd H = Y * dyn::LogCholeskyJacobian(theta);
+  const Textbook ref = TextbookUpdate(theta, P, H, z - Y * pi0);
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(Y, z, c));
+  EXPECT_NEAR(c.nis, ref.nis, 1e-9 * ref.nis);
+  ASSERT_TRUE(f.Apply());
+  EXPECT_LT((f.state() - ref.x).norm(), 1e-10 * (1 + ref.x.norm()));
+  EXPECT_LT((f.covariance() - ref.P).norm(), 1e-10 * ref.P.norm());
+  EXPECT_TRUE(dyn::IsPhysicallyConsistent(f.parameters().head<10>(), 0.0));
+}
+
+TEST(InertialFilter, UpdatesAllocateNothing) {
+  std::mt19937_64 rng(6);
+  InertialFilter f(FilterKind::kLogCholesky, 4, 35);
+  Eigen::VectorXd pi0(40);
+  for (int k = 0; k < 4; ++k) pi0.segment<10>(10 * k) = Consistent(rng);
+  ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.2)));
+  const Eigen::MatrixXd H = Eigen::MatrixXd::Random(35, 40);
+  const Eigen::VectorXd z = Eigen::VectorXd::Random(35);
+  Eigen::MatrixXd cov(40, 40);
+  InertialFilter::Candidate c;
+  heft::test::AllocationScope scope;
+  for (int i = 0; i < 3; ++i) {
+    f.Predict(Vector10::Constant(1e-3), 0.003);
+    f.Evaluate(H, z, c);
+    f.Apply();
+    f.ParameterCovariance(cov);
+  }
+  EXPECT_EQ(scope.count(), 0u);
+}
+
+TEST(Gating, ChiSquareQuantilesMatchTables) {
+  EXPECT_NEAR(ChiSquareQuantile(0.95, 1), 3.841459, 1e-5);
+  EXPECT_NEAR(ChiSquareQuantile(0.99, 10), 23.209251, 1e-5);
+  EXPECT_NEAR(ChiSquareQuantile(0.999, 35), 66.619, 1e-3);
+  EXPECT_NEAR(ChiSquareCdf(ChiSquareQuantile(0.3, 7), 7), 0.3, 1e-10);
+  EXPECT_THROW(ChiSquareQuantile(1.0, 3), std::invalid_argument);
+}
+
+TEST(Gating, RejectsOutliersAndReleasesALastingChange) {
+  GatingConfig cfg;
+  cfg.confidence = 0.99;
+  cfg.release_after = 0.1;
+  InnovationGate gate(cfg, 10);
+  EXPECT_EQ(gate.Decide(5.0, 10, 0.0), GateDecision::kAccept);
+  EXPECT_EQ(gate.Decide(100.0, 10, 0.003), GateDecision::kReject);  // an impulse
+  EXPECT_EQ(gate.Decide(5.0, 10, 0.006), GateDecision::kAccept);    // over: the run restarts
+  double t = 1.0;
+  int rejected = 0;
+  GateDecision d = GateDecision::kReject;
+  while ((d = gate.Decide(100.0, 10, t)) == GateDecision::kReject) {  // a lasting change
+    ++rejected;
+    t += 0.003;
+  }
+  EXPECT_EQ(d, GateDecision::kRelease);
+  EXPECT_NEAR(rejected * 0.003, 0.1, 0.0031);
+  EXPECT_EQ(gate.releases(), 1u);
+  EXPECT_EQ(gate.rejected(), static_cast<std::uint64_t>(rejected + 1));
+  GatingConfig off;
+  off.enabled = false;
+  InnovationGate open(off, 10);
+  EXPECT_EQ(open.Decide(1e12, 10, 0.0), GateDecision::kAccept);
+}
+
+TEST(RateLimiter, StaysConsistentOnAdversarialTargetsAndRespectsLimits) {
+  std::mt19937_64 rng(7);
+  const RateLimits limits{3.0, 0.5, 0.2};
+  const double dt = 0.003;
+  for (int trial = 0; trial < 200; ++trial) {
+    Vector10 from = Consistent(rng);
+    Vector10 to = Consistent(rng);
+    // Adversarial: a thin rod to a flat disc with the mass moved far away.
+    if (trial % 2) {
+      dyn::RigidBodyInertia rod{
+          5.0, {0.5, -0.3, 0.2}, Eigen::Vector3d(1e-4, 0.5, 0.5).asDiagonal()};
+      to = dyn::ParametersFromInertia(rod);
+    }
+    for (int step = 0; step < 200000; ++step) {
+      const RateLimitResult r = RateLimitStep(from, to, limits, dt);
+      ASSERT_TRUE(dyn::IsPhysicallyConsistent(r.handed, 0.0)) << trial << " " << step;
+      const Vector10 d = (r.handed - from).cwiseAbs();
+      ASSERT_LE(d[0], limits.mass * dt * (1 + 1e-9));
+      ASSERT_LE(d.segment<3>(1).maxCoeff(), limits.first_moment * dt * (1 + 1e-9));
+      ASSERT_LE(d.tail<6>().maxCoeff(), limits.inertia * dt * (1 + 1e-9));
+      from = r.handed;
+      if (r.fraction == 1.0) break;
+    }
+    EXPECT_LT((from - to).norm(), 1e-12 * (1 + to.norm())) << "target reached";
+  }
+}
+
+TEST(BiasCalibration, AveragesAtRestAndRefusesWhileMoving) {
+  CalibrationConfig cfg;
+  cfg.window = 0.1;
+  cfg.max_speed = 0.1;
+  BiasCalibrator cal(3, cfg);
+  const Eigen::Vector3d bias(1.0, -2.0, 0.5);
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> n(0.0, 0.1);
+  double t = 0.0;
+  EXPECT_EQ(cal.Add(bias, 0.0, t), CalibrationStatus::kCollecting);
+  t += 0.003;
+  EXPECT_EQ(cal.Add(bias * 10, 0.5, t),
+            CalibrationStatus::kRefusedMoving);  // moving: window restarts
+  EXPECT_EQ(cal.samples(), 0);
+  CalibrationStatus s = CalibrationStatus::kCollecting;
+  while ((s = cal.Add(bias + Eigen::Vector3d(n(rng), n(rng), n(rng)), 0.01, t)) ==
+         CalibrationStatus::kCollecting)
+    t += 0.003;
+  EXPECT_EQ(s, CalibrationStatus::kDone);
+  EXPECT_LT((cal.bias() - bias).norm(), 0.1);
+  EXPECT_EQ(cal.refusals(), 1u);
+}
+
+}  // namespace
+}  // namespace heft::est
