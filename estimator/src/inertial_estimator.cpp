@@ -57,7 +57,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
           "estimator.bodies: the nominal parameters of '" + config.bodies[k] +
           "' are not physically consistent (a massless link cannot be estimated)");
   handed_ = nominal_;
-  cov_pi_ = Eigen::MatrixXd::Zero(n_, n_);
+  cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
 
   row_sigma_.resize(nv_);
   const int first_joint = model_.floating_base ? 6 : 0;
@@ -95,7 +95,8 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
 
 void InertialEstimator::ResetFilter() noexcept {
   filter_.Reset(nominal_, config_.initial_sigma);
-  filter_.ParameterCovariance(cov_pi_);
+  for (int k = 0; k < selection_.size(); ++k)
+    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   handed_ = nominal_;
   gate_.Reset();
 }
@@ -265,7 +266,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   }
   if (!res.target_consistent) ++inconsistent_targets_;
   if (res.rate_limited) ++rate_limited_ticks_;
-  filter_.ParameterCovariance(cov_pi_);
+  for (int k = 0; k < selection_.size(); ++k)
+    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   return res;
 }
 

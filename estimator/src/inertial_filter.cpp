@@ -119,6 +119,17 @@ void InertialFilter::Inflate(double factor) noexcept {
   P_.diagonal() += p0_diagonal_;
 }
 
+void InertialFilter::BodyCovariance(int body,
+                                    Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept {
+  const auto P = P_.block<10, 10>(10 * body, 10 * body);
+  if (kind_ == FilterKind::kKalman) {
+    out = P;
+    return;
+  }
+  const auto G = G_.block<10, 10>(0, 10 * body);
+  out.noalias() = G * P * G.transpose();
+}
+
 void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) noexcept {
   if (kind_ == FilterKind::kKalman) {
     out = P_;

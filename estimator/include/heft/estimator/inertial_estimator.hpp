@@ -104,7 +104,7 @@ class InertialEstimator {
   const Eigen::VectorXd& handed() const { return handed_; }
   const Eigen::VectorXd& estimate() const { return filter_.parameters(); }
   const Eigen::VectorXd& nominal() const { return nominal_; }
-  // Covariance of π (10k × 10k).
+  // Covariance of each body's π: 10 × 10k, block k (columns 10k..10k+9) for body k.
   const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
   const InertialFilter& filter() const { return filter_; }
   const InnovationGate& gate() const { return gate_; }

@@ -64,6 +64,8 @@ class InertialFilter {
   const Eigen::VectorXd& state() const { return x_; }
   const Eigen::MatrixXd& covariance() const { return P_; }
   void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) noexcept;
+  // The 10×10 covariance of one body's π (what the hand-off carries).
+  void BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept;
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_
