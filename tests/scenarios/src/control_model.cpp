@@ -100,6 +100,13 @@ Eigen::Vector3d ControlModel::CenterOfMass() const noexcept {
   return {d->subtree_com[0], d->subtree_com[1], d->subtree_com[2]};
 }
 
+Eigen::Vector3d ControlModel::CenterOfMassVelocity() noexcept {
+  mj_jacSubtreeCom(model_.get(), data_.get(), jacp_.data(), 0);
+  Eigen::Vector3d velocity;
+  velocity.noalias() = jacp_ * v_;
+  return velocity;
+}
+
 void ControlModel::Jacobian(const mjData* d, int body, const Eigen::Vector3d& p_B,
                             Eigen::Ref<Matrix6X> J) noexcept {
   Eigen::Vector3d p_W;

@@ -21,14 +21,14 @@ Eigen::Vector3d RotationVector(const Eigen::Matrix3d& R) noexcept {
   return aa.angle() * aa.axis();
 }
 
-// Smooth 0 → 1 on s ∈ [0, 1] with zero slope at both ends, and its derivative in s.
+// Minimum-jerk 0 → 1 on s ∈ [0, 1] (zero slope and curvature at both ends), and its derivative.
 double Smooth(double s) noexcept {
   s = std::clamp(s, 0.0, 1.0);
-  return 0.5 - 0.5 * std::cos(std::numbers::pi * s);
+  return s * s * s * (10.0 - 15.0 * s + 6.0 * s * s);
 }
 double SmoothRate(double s) noexcept {
   if (s <= 0.0 || s >= 1.0) return 0.0;
-  return 0.5 * std::numbers::pi * std::sin(std::numbers::pi * s);
+  return 30.0 * s * s * (1.0 - s) * (1.0 - s);
 }
 
 }  // namespace
@@ -201,7 +201,17 @@ BalanceController::BalanceController(const std::string& urdf_path,
   foot_wrench_ = {config_.left_wrench, config_.right_wrench};
   const int nv = model_.nv();
   posture_.setZero(nv);
-  for (std::size_t i = 0; i < joint_v_.size(); ++i) posture_[joint_v_[i]] = config_.posture[i];
+  posture_weight_.setZero(nv);
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
+    posture_[joint_v_[i]] = config_.posture[i];
+    // With the pelvis and both feet held, the legs have no freedom left: a posture task on them
+    // would only fight the pelvis task.
+    const auto& name = state_joint_names[i];
+    const bool leg =
+        std::any_of(config_.leg_joint_markers.begin(), config_.leg_joint_markers.end(),
+                    [&](const std::string& m) { return name.find(m) != std::string::npos; });
+    posture_weight_[joint_v_[i]] = leg ? 0.0 : config_.w_posture;
+  }
   for (auto& J : Jc_) J.setZero(6, nv);
   for (auto& d : drift_) d.setZero();
   const int n = nv + 12, m = 6 + 12;
@@ -235,8 +245,9 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
     phase_ = Phase::kShift;
     phase_start_ = t;
     com_start_ = com_goal_;
-    const Eigen::Vector3d target = sole(stance);
-    const double inward = stance == 0 ? -config_.com_margin : config_.com_margin;
+    const int new_stance = 1 - swing_;
+    const Eigen::Vector3d target = sole(new_stance);
+    const double inward = new_stance == 0 ? -config_.com_margin : config_.com_margin;
     com_goal_ = Eigen::Vector2d(target.x(), target.y() + inward);
   };
   switch (phase_) {
@@ -262,8 +273,8 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
       }
       break;
     case Phase::kLower:
-      // Touchdown: the swing foot carries a third of the weight.
-      if (FootForce(swing_, state) > model_.total_mass() * 9.81 / 3.0) {
+      // Touchdown: the swing foot's force sensor reads more than touchdown_force.
+      if (FootForce(swing_, state) > config_.touchdown_force) {
         stance_[swing_] = true;
         ++touchdowns_;
         ++steps_done_;
@@ -307,18 +318,14 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
   const double mass = model_.total_mass();
   constexpr double kGravity = 9.81;
 
-  // Centre of mass and its velocity (filtered backward difference).
+  // Centre of mass and its velocity.
   com_ = model_.CenterOfMass();
-  if (com_prev_t_ < 0.0) {
-    com_vel_.setZero();
+  com_vel_ = model_.CenterOfMassVelocity();
+  if (!started_) {
+    started_ = true;
     com_goal_ = com_.head<2>();
     com_start_ = com_goal_;
-  } else if (t > com_prev_t_) {
-    const Eigen::Vector3d raw = (com_ - com_prev_) / (t - com_prev_t_);
-    com_vel_ += 0.2 * (raw - com_vel_);
   }
-  com_prev_ = com_;
-  com_prev_t_ = t;
 
   UpdateGait(t, state);
 
@@ -343,8 +350,8 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     const int v = joint_v_[i];
     const double a =
         config_.posture_kp * (posture_[v] - q_[joint_q_[i]]) - config_.posture_kd * v_[v];
-    H_(v, v) += config_.w_posture;
-    g_[v] += config_.w_posture * a;
+    H_(v, v) += posture_weight_[v];
+    g_[v] += posture_weight_[v] * a;
   }
   // Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g.
   Eigen::Vector2d com_ref = com_goal_;
@@ -354,13 +361,16 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     com_ref = com_start_ + Smooth(u) * (com_goal_ - com_start_);
     com_ref_vel = SmoothRate(u) / config_.shift_time * (com_goal_ - com_start_);
   }
+  Eigen::Vector2d com_acc = Eigen::Vector2d::Zero();
   for (int k = 0; k < 2; ++k) {
     const double cdd =
         config_.com_kp * (com_ref[k] - com_[k]) + config_.com_kd * (com_ref_vel[k] - com_vel_[k]);
-    // Row: (f_left,k + f_right,k) = m cdd.
+    com_acc[k] = cdd;
+    // Row, in acceleration units: (f_left,k + f_right,k) / m = cdd.
     for (int a = 0; a < 2; ++a) {
-      for (int b = 0; b < 2; ++b) H_(nv + 6 * a + k, nv + 6 * b + k) += config_.w_com;
-      g_[nv + 6 * a + k] += config_.w_com * mass * cdd;
+      for (int b = 0; b < 2; ++b)
+        H_(nv + 6 * a + k, nv + 6 * b + k) += config_.w_com / (mass * mass);
+      g_[nv + 6 * a + k] += config_.w_com / mass * cdd;
     }
   }
   errors_[0] = config_.pelvis_height - z;
@@ -386,14 +396,42 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     H_.topLeftCorner(nv, nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * Jc_[swing_];
     g_.head(nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * a_des;
   }
-  // Wrench regularisation towards an even split over the stance feet.
+  // Wrench regularisation: small wrenches, moments smaller (centre of pressure near each sole
+  // centre), and with both feet down the normal forces shared by the lever rule at the zero-moment
+  // point of the commanded centre-of-mass acceleration, z_mp = c − (c_z / g) c̈, along the line
+  // between the soles (a ratio, so that their sum stays free for the height task).
+  // Forces are weighed relative to the weight m g, moments relative to m g × 0.1 m, so that the
+  // weights compare with the acceleration tasks.
+  const double f_scale = 1.0 / (mass * kGravity), m_scale = f_scale / 0.1;
+  std::array<double, 2> share{stance_[0] ? 1.0 : 0.0, stance_[1] ? 1.0 : 0.0};
+  if (nstance == 2) {
+    const Pose XL = model_.BodyPose(foot_body_[0]), XR = model_.BodyPose(foot_body_[1]);
+    const Eigen::Vector3d sl = XL.p + XL.R * config_.sole_B, sr = XR.p + XR.R * config_.sole_B;
+    const Eigen::Vector2d d = (sl - sr).head<2>();
+    const double sole_z = 0.5 * (sl.z() + sr.z());
+    const Eigen::Vector2d zmp = com_.head<2>() - (com_.z() - sole_z) / kGravity * com_acc;
+    const double alpha = std::clamp((zmp - sr.head<2>()).dot(d) / d.squaredNorm(), 0.0, 1.0);
+    // (1 − α) f_left,z − α f_right,z = 0: the normal forces in the ratio α : (1 − α).
+    const int zl = nv + 2, zr = nv + 6 + 2;
+    const double w = config_.w_normal * f_scale * f_scale;
+    H_(zl, zl) += w * (1 - alpha) * (1 - alpha);
+    H_(zr, zr) += w * alpha * alpha;
+    H_(zl, zr) -= w * alpha * (1 - alpha);
+    H_(zr, zl) -= w * alpha * (1 - alpha);
+    share = {alpha, 1.0 - alpha};
+  }
+  // A lightly loaded foot can carry little tangential force or moment (friction cone, centre of
+  // pressure inside the sole): their weights grow as its share of the weight falls.
   for (int foot = 0; foot < 2; ++foot) {
     const int i0 = nv + 6 * foot;
+    const double load = std::max(share[foot], 0.05);
     for (int k = 0; k < 6; ++k) {
-      const double w = k < 3 ? config_.w_force : config_.w_moment;
-      H_(i0 + k, i0 + k) += w;
-      if (k == 2 && stance_[foot] && nstance > 0) g_[i0 + k] += w * mass * kGravity / nstance;
+      if (k == 2) continue;
+      const double w =
+          k < 2 ? config_.w_force * f_scale * f_scale : config_.w_moment * m_scale * m_scale;
+      H_(i0 + k, i0 + k) += w / (load * load);
     }
+    H_(i0 + 2, i0 + 2) += config_.w_force * f_scale * f_scale;
   }
   // Tikhonov on v̇ so that the Hessian is positive definite.
   for (int i = 0; i < nv; ++i) H_(i, i) += 1e-6;

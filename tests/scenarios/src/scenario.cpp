@@ -155,14 +155,14 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
         "stepping in place with hard touchdowns (contact impulses for the innovation "
         "gate, Fig. 8); torso at its nominal mass";
     config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
-    s.duration = config.settle + config.steps * 1.35 + 1.0;
+    s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   } else {
     s.description =
         "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
         "torso at its nominal mass";
     config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
     config.step_length = 0.08;
-    s.duration = config.settle + config.steps * 1.35 + 1.0;
+    s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
   s.payloads = {payload};
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
@@ -279,7 +279,7 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
     for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w) {
       const double fz = state.wrenches[w].wrench[2];
       result.peak_foot_force = std::max(result.peak_foot_force, fz);
-      if (k > 0) {
+      if (t > 0.5) {  // after the robot has settled on the floor
         result.peak_foot_force_rate =
             std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / plant.timestep());
       }
@@ -297,10 +297,18 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
       csv << '\n';
     }
     plant.Step(tau);
+    if (plant.unstable()) {
+      result.fell = true;
+      result.controller_failed = true;
+      break;
+    }
   }
   result.wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.simulated = plant.time();
+  if (scenario.floating_base) {
+    for (int k = 0; k < 3; ++k) result.final_base_position[k] = plant.data()->qpos[k];
+  }
   result.rmse.resize(names.size());
   for (std::size_t e = 0; e < names.size(); ++e) {
     result.rmse[e] = std::sqrt(sum_sq[e] / static_cast<double>(std::max<long>(ticks, 1)));

@@ -58,6 +58,8 @@ class ControlModel {
   /// After Update: pose of a body frame in the world, centre of mass of the whole robot.
   [[nodiscard]] Pose BodyPose(int body) const noexcept;
   [[nodiscard]] Eigen::Vector3d CenterOfMass() const noexcept;
+  /// After Update: velocity of the centre of mass, J_com v.
+  [[nodiscard]] Eigen::Vector3d CenterOfMassVelocity() noexcept;
   /// After Update: Jacobian of the point p_B (body coordinates) fixed in a body.
   void PointJacobian(int body, const Eigen::Vector3d& p_B, Eigen::Ref<Matrix6X> J) noexcept;
   /// After Update: J̇ v of that point ([linear; angular] acceleration at v̇ = 0), by a forward

@@ -131,30 +131,33 @@ class JointTaskController final : public Controller {
 /// Gait: `steps` = 0 stands; otherwise, after `settle` seconds, alternating single steps: shift the
 /// centre of mass over the stance foot, lift the other foot `step_height`, move it `step_length`
 /// forward of the stance foot, and drive it down at `touchdown_speed` until the foot's force
-/// sensor reads more than a third of the robot's weight (a hard touchdown), then shift again.
+/// sensor reads more than `touchdown_force` (a hard touchdown), then shift again.
 struct BalanceConfig {
   std::vector<double> posture;  ///< joint posture reference, sample order
   std::string left_foot = "left_foot", right_foot = "right_foot";
   std::string pelvis = "pelvis";
-  Eigen::Vector3d sole_B{0.03, 0.0, -0.07};   ///< sole centre in the foot frame
-  int left_wrench = 0, right_wrench = 1;      ///< wrench sensor index in the sample (-1: none)
-  double pelvis_height = 1.0;                 ///< [m]
-  double height_kp = 25.0, height_kd = 10.0;  ///< [1/s²], [1/s]: pelvis-height task
+  /// Joints whose name contains one of these get no posture task (the legs).
+  std::vector<std::string> leg_joint_markers{"hip_", "knee", "ankle_"};
+  Eigen::Vector3d sole_B{0.03, 0.0, -0.07};  ///< sole centre in the foot frame
+  int left_wrench = 0, right_wrench = 1;     ///< wrench sensor index in the sample (-1: none)
+  double pelvis_height = 1.0;                ///< [m]
+  double height_kp = 16.0, height_kd = 8.0;  ///< [1/s²], [1/s]: pelvis-height task
   double orientation_kp = 100.0, orientation_kd = 20.0;
   double com_kp = 30.0, com_kd = 11.0;
   double posture_kp = 100.0, posture_kd = 20.0;
   double swing_kp = 400.0, swing_kd = 40.0;
-  double w_height = 10.0, w_orientation = 10.0, w_com = 1.0, w_posture = 0.1, w_swing = 100.0;
-  double w_force = 1e-4, w_moment = 1e-2;
+  double w_height = 10.0, w_orientation = 10.0, w_com = 10.0, w_posture = 0.1, w_swing = 100.0;
+  double w_force = 1e-3, w_normal = 1.0, w_moment = 1e-2;  ///< on f / (m g), n / (0.1 m g)
   // Gait.
   int steps = 0;
-  double settle = 1.0;           ///< [s] standing before the first step
-  double shift_time = 0.8;       ///< [s] centre of mass to the stance foot
-  double lift_time = 0.35;       ///< [s] foot up (and forward)
-  double step_height = 0.04;     ///< [m]
-  double step_length = 0.0;      ///< [m] forward of the stance foot (0: in place)
-  double touchdown_speed = 0.3;  ///< [m/s] downward at contact
-  double com_margin = 0.01;      ///< [m] centre of mass target inside the stance foot
+  double settle = 1.0;            ///< [s] standing before the first step
+  double shift_time = 1.5;        ///< [s] centre of mass to the stance foot
+  double lift_time = 0.35;        ///< [s] foot up (and forward)
+  double step_height = 0.04;      ///< [m]
+  double step_length = 0.0;       ///< [m] forward of the stance foot (0: in place)
+  double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
+  double touchdown_speed = 0.4;   ///< [m/s] downward at contact
+  double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
 };
 
 class BalanceController final : public Controller {
@@ -166,7 +169,13 @@ class BalanceController final : public Controller {
   enum class Phase : std::uint8_t { kStand, kShift, kLift, kLower, kDone };
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
   [[nodiscard]] int touchdowns() const noexcept { return touchdowns_; }
+  [[nodiscard]] const BalanceConfig& config() const noexcept { return config_; }
   [[nodiscard]] Eigen::Vector3d center_of_mass() const noexcept { return com_; }
+  /// The ground wrench on a sole (0 left, 1 right) planned by the last Compute, world axes.
+  [[nodiscard]] Vector6 planned_wrench(int foot) const noexcept {
+    return sol_.segment<6>(model_.nv() + 6 * foot);
+  }
+  [[nodiscard]] bool in_stance(int foot) const noexcept { return stance_[foot]; }
 
  protected:
   bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
@@ -182,15 +191,15 @@ class BalanceController final : public Controller {
   std::array<int, 2> foot_wrench_{};
   std::array<bool, 2> stance_{true, true};
   Eigen::VectorXd posture_;  // model v order (joints only, base rows unused)
+  Eigen::VectorXd posture_weight_;
   // Gait state.
   Phase phase_ = Phase::kStand;
   int swing_ = 1;  // 0 left, 1 right
   int steps_done_ = 0;
   int touchdowns_ = 0;
   double phase_start_ = 0.0;
-  Eigen::Vector3d com_ = Eigen::Vector3d::Zero(), com_prev_ = Eigen::Vector3d::Zero();
-  Eigen::Vector3d com_vel_ = Eigen::Vector3d::Zero();
-  double com_prev_t_ = -1.0;
+  bool started_ = false;
+  Eigen::Vector3d com_ = Eigen::Vector3d::Zero(), com_vel_ = Eigen::Vector3d::Zero();
   Eigen::Vector2d com_start_ = Eigen::Vector2d::Zero(), com_goal_ = Eigen::Vector2d::Zero();
   Eigen::Vector3d swing_start_ = Eigen::Vector3d::Zero(), swing_goal_ = Eigen::Vector3d::Zero();
   Eigen::Vector3d swing_target_ = Eigen::Vector3d::Zero(),

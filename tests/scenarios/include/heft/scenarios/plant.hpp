@@ -46,6 +46,8 @@ class Plant {
   /// The state sample after the last step (measured torque = applied torque).
   void Sample(hal::RobotStateSample& out) const noexcept;
 
+  /// MuJoCo found the simulation unstable (and reset it): the run is void.
+  [[nodiscard]] bool unstable() const noexcept { return data_->warning[mjWARN_BADQACC].number > 0; }
   [[nodiscard]] const mjModel* model() const noexcept { return model_.get(); }
   [[nodiscard]] const mjData* data() const noexcept { return data_.get(); }
 

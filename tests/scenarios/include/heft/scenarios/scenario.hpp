@@ -3,6 +3,7 @@
 // the links the estimator should estimate, and the task errors to record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,14 +86,16 @@ struct RunResult {
   double simulated = 0.0;  ///< [s]
   double wall = 0.0;       ///< [s]
   std::vector<std::string> error_names;
-  std::vector<double> rmse;     ///< per error
-  std::vector<double> max_abs;  ///< per error
-  double scored_rmse = 0.0;     ///< RMSE of Scenario::scored_error
-  bool fell = false;            ///< floating base: pelvis below 0.6 m at any time
-  bool controller_failed = false;
+  std::vector<double> rmse;        ///< per error
+  std::vector<double> max_abs;     ///< per error
+  double scored_rmse = 0.0;        ///< RMSE of Scenario::scored_error
+  bool fell = false;               ///< floating base: pelvis below 0.6 m at any time
+  bool controller_failed = false;  ///< Compute refused, or the simulation went unstable (run cut)
   int touchdowns = 0;
-  double peak_foot_force = 0.0;       ///< [N] largest vertical foot force seen
-  double peak_foot_force_rate = 0.0;  ///< [N/s] largest 1 ms rise of a vertical foot force
+  std::array<double, 3> final_base_position{};  ///< floating base: where the pelvis ended
+  double peak_foot_force = 0.0;                 ///< [N] largest vertical foot force seen
+  double peak_foot_force_rate =
+      0.0;  ///< [N/s] largest 1 ms rise of a vertical foot force after 0.5 s
 };
 
 RunResult RunScenario(Scenario& scenario, const RunOptions& options);
