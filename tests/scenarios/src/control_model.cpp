@@ -1,137 +1,159 @@
 #include "heft/scenarios/control_model.hpp"
 
+#include <Eigen/Geometry>
 #include <stdexcept>
 
+#include "heft/estimator/inertia.hpp"
+
 namespace heft::scenarios {
+namespace {
+
+dyn::Model Load(const std::string& path) {
+  dyn::ModelOptions options;  // floating when the URDF says so (dummy root + floating joint)
+  return dyn::LoadModelFromUrdfFile(path, options);
+}
+
+constexpr double kDriftStep = 1e-6;  // [s] forward-difference step of the Jacobian drift
+
+}  // namespace
 
 ControlModel::ControlModel(const std::string& urdf_path)
-    : source_(urdf_path), model_(LoadMujocoModel(urdf_path, MujocoLoadOptions{})) {
-  model_->opt.disableflags |= mjDSBL_CONTACT;
-  data_.reset(mj_makeData(model_.get()));
-  data_shifted_.reset(mj_makeData(model_.get()));
-  floating_ = model_->njnt > 0 && model_->jnt_type[0] == mjJNT_FREE;
-  for (int j = floating_ ? 1 : 0; j < model_->njnt; ++j) {
-    if (model_->jnt_type[j] != mjJNT_HINGE && model_->jnt_type[j] != mjJNT_SLIDE) {
-      throw std::invalid_argument("'" + urdf_path + "': joint '" +
-                                  mj_id2name(model_.get(), mjOBJ_JOINT, j) +
-                                  "' is neither revolute nor prismatic");
-    }
-  }
-  const int nv = model_->nv;
+    : source_(urdf_path), model_(Load(urdf_path)), ws_(model_), ws_shifted_(model_) {
+  floating_ = model_.floating_base;
+  for (const auto& body : model_.bodies) body_frame_.push_back(model_.frame_index(body.name));
+  const int nv = model_.nv;
   M_.setZero(nv, nv);
   h_.setZero(nv);
-  jacp_.setZero(3, nv);
-  jacr_.setZero(3, nv);
   J0_.setZero(6, nv);
   J1_.setZero(6, nv);
+  q_.setZero(model_.nq);
+  q_shifted_.setZero(model_.nq);
   v_.setZero(nv);
+  zero_.setZero(nv);
 }
 
 int ControlModel::body(std::string_view link) const {
-  return MujocoBodyId(model_.get(), std::string(link), source_);
+  try {
+    return model_.body_index(link);
+  } catch (const dyn::ModelError& e) {
+    throw std::invalid_argument("'" + source_ + "': " + e.what());
+  }
 }
 
 int ControlModel::joint_v_index(std::string_view joint) const {
-  const int id = mj_name2id(model_.get(), mjOBJ_JOINT, std::string(joint).c_str());
-  if (id < 0 || model_->jnt_type[id] == mjJNT_FREE) {
+  try {
+    const int b = model_.joint_body_index(joint);
+    if (model_.bodies[b].joint.type == dyn::JointType::kFree)
+      throw dyn::ModelError("floating joint");
+    return model_.bodies[b].v_index;
+  } catch (const dyn::ModelError& e) {
     std::string known;
     for (const auto& name : joint_names()) known += (known.empty() ? "" : ", ") + name;
     throw std::invalid_argument("joint '" + std::string(joint) + "' is not a 1-DoF joint of '" +
-                                source_ + "'; known: " + known);
+                                source_ + "' (" + e.what() + "); known: " + known);
   }
-  return model_->jnt_dofadr[id];
 }
 
 std::vector<std::string> ControlModel::joint_names() const {
-  std::vector<std::string> names;
-  for (int j = floating_ ? 1 : 0; j < model_->njnt; ++j) {
-    names.emplace_back(mj_id2name(model_.get(), mjOBJ_JOINT, j));
-  }
-  return names;
+  return model_.joint_names();
 }
 
 Vector10 ControlModel::parameters(int body) const noexcept {
-  return MujocoBodyParameters(model_.get(), body);
+  return dyn::GetBodyParameters(model_, body);
 }
 
 bool ControlModel::SetParameters(int body, const Vector10& pi) noexcept {
-  return SetMujocoBodyParameters(model_.get(), body, pi);
+  if (!pi.allFinite() || !dyn::IsPhysicallyConsistent(pi)) return false;
+  dyn::SetBodyParameters(model_, body, pi);
+  return true;
 }
 
 double ControlModel::total_mass() const noexcept {
-  return model_->body_subtreemass[0];
+  double mass = 0.0;
+  for (const auto& b : model_.bodies) mass += b.parameters[0];
+  return mass;
 }
 
 void ControlModel::Update(const Eigen::Ref<const Eigen::VectorXd>& q,
                           const Eigen::Ref<const Eigen::VectorXd>& v) noexcept {
-  const mjModel* m = model_.get();
-  mjData* d = data_.get();
-  for (int i = 0; i < m->nq; ++i) d->qpos[i] = q[i];
-  for (int i = 0; i < m->nv; ++i) d->qvel[i] = v[i];
+  q_ = q;
   v_ = v;
-  mj_kinematics(m, d);
-  mj_comPos(m, d);
-  mj_crb(m, d);
-  mj_comVel(m, d);
-  mj_rne(m, d, 0, h_.data());
-  mj_fullM(m, M_.data(), d->qM);  // symmetric: row/column major alike
+  dyn::Crba(model_, ws_, q_, M_);
+  dyn::Rnea(model_, ws_, q_, v_, zero_, h_);
+  dyn::ForwardKinematics(model_, ws_, q_);
 
-  // Kinematics at q + ε v for the Jacobian drift.
-  constexpr double kEps = 1e-6;
-  mjData* s = data_shifted_.get();
-  for (int i = 0; i < m->nq; ++i) s->qpos[i] = q[i];
-  mj_integratePos(m, s->qpos, d->qvel, kEps);
-  mj_kinematics(m, s);
-  mj_comPos(m, s);
+  // Kinematics at q ⊕ ε v: base position in world, base orientation by the body-frame angular
+  // velocity (right-multiplied), joints.
+  q_shifted_ = q_;
+  int joints_q = 0, joints_v = 0;
+  if (floating_) {
+    q_shifted_.head<3>() += kDriftStep * v_.head<3>();
+    const Eigen::Quaterniond quat(q_[3], q_[4], q_[5], q_[6]);
+    const Eigen::Vector3d w = kDriftStep * v_.segment<3>(3);
+    const double angle = w.norm();
+    const Eigen::Quaterniond dq = angle > 0.0
+                                      ? Eigen::Quaterniond(Eigen::AngleAxisd(angle, w / angle))
+                                      : Eigen::Quaterniond::Identity();
+    const Eigen::Quaterniond shifted = (quat * dq).normalized();
+    q_shifted_[3] = shifted.w();
+    q_shifted_[4] = shifted.x();
+    q_shifted_[5] = shifted.y();
+    q_shifted_[6] = shifted.z();
+    joints_q = 7;
+    joints_v = 6;
+  }
+  q_shifted_.tail(model_.nq - joints_q) += kDriftStep * v_.tail(model_.nv - joints_v);
+  dyn::ForwardKinematics(model_, ws_shifted_, q_shifted_);
 }
 
 Pose ControlModel::BodyPose(int body) const noexcept {
-  Pose pose;
-  const mjData* d = data_.get();
-  for (int r = 0; r < 3; ++r) {
-    pose.p[r] = d->xpos[3 * body + r];
-    for (int c = 0; c < 3; ++c) pose.R(r, c) = d->xmat[9 * body + 3 * r + c];
-  }
-  return pose;
+  return Pose{ws_.oR[body], ws_.op[body]};
 }
 
 Eigen::Vector3d ControlModel::CenterOfMass() const noexcept {
-  const mjData* d = data_.get();
-  return {d->subtree_com[0], d->subtree_com[1], d->subtree_com[2]};
+  Eigen::Vector3d first_moment = Eigen::Vector3d::Zero();
+  double mass = 0.0;
+  for (int b = 0; b < model_.num_bodies(); ++b) {
+    const Vector10& pi = model_.bodies[b].parameters;
+    first_moment += pi[0] * ws_.op[b] + ws_.oR[b] * pi.segment<3>(1);
+    mass += pi[0];
+  }
+  return first_moment / mass;
 }
 
 Eigen::Vector3d ControlModel::CenterOfMassVelocity() noexcept {
-  mj_jacSubtreeCom(model_.get(), data_.get(), jacp_.data(), 0);
-  Eigen::Vector3d velocity;
-  velocity.noalias() = jacp_ * v_;
-  return velocity;
+  // With the base translation in world coordinates, the first three rows of M v are the robot's
+  // linear momentum m ċ. A fixed base has no such rows: its centre of mass velocity is J_com v,
+  // which the controllers here do not need (zero is returned).
+  if (!floating_) return Eigen::Vector3d::Zero();
+  Eigen::Vector3d momentum;
+  momentum.noalias() = M_.topRows<3>() * v_;
+  return momentum / total_mass();
 }
 
-void ControlModel::Jacobian(const mjData* d, int body, const Eigen::Vector3d& p_B,
-                            Eigen::Ref<Matrix6X> J) noexcept {
-  Eigen::Vector3d p_W;
-  for (int r = 0; r < 3; ++r) {
-    p_W[r] = d->xpos[3 * body + r];
-    for (int c = 0; c < 3; ++c) p_W[r] += d->xmat[9 * body + 3 * r + c] * p_B[c];
+void ControlModel::Jacobian(const dyn::Workspace& ws, int body, const Eigen::Vector3d& p_B,
+                            Eigen::Ref<Matrix6X> J) const noexcept {
+  dyn::FrameJacobian(model_, ws, body_frame_[body], J);
+  // Move the reference point from the body origin to p_B: v_p = v_o + ω × r = v_o − r × ω.
+  const Eigen::Vector3d r = ws.oR[body] * p_B;
+  for (int c = 0; c < J.cols(); ++c) {
+    const Eigen::Vector3d w = J.block<3, 1>(3, c);
+    J.block<3, 1>(0, c) += w.cross(r);
   }
-  mj_jac(model_.get(), d, jacp_.data(), jacr_.data(), p_W.data(), body);
-  J.topRows<3>() = jacp_;
-  J.bottomRows<3>() = jacr_;
 }
 
 void ControlModel::PointJacobian(int body, const Eigen::Vector3d& p_B,
                                  Eigen::Ref<Matrix6X> J) noexcept {
-  Jacobian(data_.get(), body, p_B, J);
+  Jacobian(ws_, body, p_B, J);
 }
 
 Vector6 ControlModel::PointDriftAcceleration(int body, const Eigen::Vector3d& p_B) noexcept {
-  constexpr double kEps = 1e-6;
-  Jacobian(data_.get(), body, p_B, J0_);
-  Jacobian(data_shifted_.get(), body, p_B, J1_);
+  Jacobian(ws_, body, p_B, J0_);
+  Jacobian(ws_shifted_, body, p_B, J1_);
   Vector6 drift;
   drift.noalias() = J1_ * v_;
   drift.noalias() -= J0_ * v_;
-  return drift / kEps;
+  return drift / kDriftStep;
 }
 
 }  // namespace heft::scenarios

@@ -5,8 +5,9 @@
 // (4), joints], v = [linear velocity of the base origin in world (3), angular velocity in the base
 // frame (3), joints]. Jacobians are 6 × nv with rows [linear; angular], both in world axes.
 //
-// Backed by MuJoCo's smooth dynamics on a private copy of the model (the plant is a separate
-// mjModel). Construction allocates and throws; everything else is noexcept and allocation-free.
+// Backed by heft's own rigid-body dynamics (heft::dyn: CRBA, RNEA, frame Jacobians) on a private
+// copy of the model; the plant (MuJoCo) is independent of it. Construction allocates and throws;
+// everything else is noexcept and allocation-free.
 #pragma once
 
 #include <Eigen/Core>
@@ -14,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "heft/estimator/dynamics.hpp"
+#include "heft/estimator/model.hpp"
 #include "heft/scenarios/mujoco_model.hpp"
 
 namespace heft::scenarios {
@@ -32,8 +35,8 @@ class ControlModel {
   ControlModel(const ControlModel&) = delete;
   ControlModel& operator=(const ControlModel&) = delete;
 
-  [[nodiscard]] int nq() const noexcept { return model_->nq; }
-  [[nodiscard]] int nv() const noexcept { return model_->nv; }
+  [[nodiscard]] int nq() const noexcept { return model_.nq; }
+  [[nodiscard]] int nv() const noexcept { return model_.nv; }
   [[nodiscard]] bool floating_base() const noexcept { return floating_; }
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
 
@@ -67,19 +70,20 @@ class ControlModel {
   Vector6 PointDriftAcceleration(int body, const Eigen::Vector3d& p_B) noexcept;
 
  private:
-  void Jacobian(const mjData* d, int body, const Eigen::Vector3d& p_B,
-                Eigen::Ref<Matrix6X> J) noexcept;
+  // Jacobian of p_B in body `body` from the body's frame Jacobian (world-aligned at its origin).
+  void Jacobian(const dyn::Workspace& ws, int body, const Eigen::Vector3d& p_B,
+                Eigen::Ref<Matrix6X> J) const noexcept;
 
   std::string source_;
-  MjModelPtr model_;
-  MjDataPtr data_;
-  MjDataPtr data_shifted_;  // kinematics at q + ε v for the Jacobian drift
+  dyn::Model model_;
+  dyn::Workspace ws_;
+  dyn::Workspace ws_shifted_;    // kinematics at q + ε v for the Jacobian drift
+  std::vector<int> body_frame_;  // frame index of each body's own link
   bool floating_ = false;
   Eigen::MatrixXd M_;
   Eigen::VectorXd h_;
-  Eigen::Matrix<double, 3, Eigen::Dynamic, Eigen::RowMajor> jacp_, jacr_;
   Matrix6X J0_, J1_;
-  Eigen::VectorXd v_;
+  Eigen::VectorXd q_, v_, q_shifted_, zero_;
 };
 
 }  // namespace heft::scenarios
