@@ -1,0 +1,83 @@
+// heft_config: every malformed input gets a message naming the file, the key path and what is
+// allowed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "heft/config/yaml.hpp"
+
+namespace heft::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Case {
+  const char* name;
+  const char* yaml;
+  const char* message;
+};
+
+// Reads a small schema: estimator: {filter: ekf|kf, rate: number in [0, 10], bodies: [strings]}.
+void ReadSchema(const Node& root) {
+  root.AllowOnly({"estimator"});
+  const Node est = root["estimator"];
+  est.AllowOnly({"filter", "rate", "bodies", "enabled", "window", "matrix"});
+  (void)est.Enum("filter", {"ekf", "kf"}, "ekf");
+  (void)est.Get<double>("rate", 3.0, {0.0, 10.0});
+  (void)est.Get<bool>("enabled", true, {});
+  (void)est.Get<int>("window", 100, {1, 1000});
+  if (auto m = est.Optional("matrix")) (void)m->Numbers(4);
+  for (const Node& b : est["bodies"].Elements()) (void)b.As<std::string>();
+}
+
+TEST(ConfigYaml, EachMalformedInputHasItsOwnClearMessage) {
+  const std::vector<Case> cases = {
+      {"unknown top-level key", "estimater: {}\n",
+       "heft.yaml:1:1: estimater: unknown key 'estimater'; allowed: estimator"},
+      {"unknown nested key", "estimator:\n  bodies: [a]\n  rates: 1\n",
+       "heft.yaml:3:3: estimator.rates: unknown key 'rates'; allowed: filter, rate, bodies, "
+       "enabled, window, matrix"},
+      {"missing key", "estimator:\n  rate: 1\n", "estimator: missing required key 'bodies'"},
+      {"bad enum", "estimator:\n  filter: ukf\n  bodies: [a]\n",
+       "heft.yaml:2:11: estimator.filter: 'ukf' is not allowed; allowed: ekf, kf"},
+      {"out of range", "estimator:\n  rate: 12\n  bodies: [a]\n",
+       "estimator.rate: value 12 is out of range; allowed: [0, 10]"},
+      {"wrong type", "estimator:\n  rate: fast\n  bodies: [a]\n",
+       "estimator.rate: expected a number in [0, 10], found 'fast'"},
+      {"not a bool", "estimator:\n  enabled: maybe\n  bodies: [a]\n",
+       "estimator.enabled: expected true or false, found 'maybe'"},
+      {"not an integer", "estimator:\n  window: 1.5\n  bodies: [a]\n",
+       "estimator.window: expected an integer"},
+      {"not a list", "estimator:\n  bodies: torso\n",
+       "estimator.bodies: expected a list, found 'torso'"},
+      {"list element type", "estimator:\n  bodies: [[a]]\n",
+       "estimator.bodies[0]: expected a string, found a list"},
+      {"wrong length", "estimator:\n  matrix: [1, 2, 3]\n  bodies: [a]\n",
+       "estimator.matrix: expected a list of 4 numbers, found a list of 3"},
+      {"not yaml", "estimator: [\n", "heft.yaml:2:1: not valid YAML"},
+      {"not a map", "- a\n", "heft.yaml: the top level must be a map"},
+  };
+  for (const Case& c : cases) {
+    try {
+      ReadSchema(Document::Parse(c.yaml, "heft.yaml").root());
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(c.message)) << c.name;
+      EXPECT_THAT(e.what(), HasSubstr("heft.yaml")) << c.name;
+    }
+  }
+}
+
+TEST(ConfigYaml, ReadsValuesAndDefaults) {
+  const Node root =
+      Document::Parse("estimator:\n  filter: kf\n  bodies: [torso, left_forearm]\n", "x.yaml")
+          .root();
+  EXPECT_NO_THROW(ReadSchema(root));
+  const Node est = root["estimator"];
+  EXPECT_EQ(est.Enum("filter", {"ekf", "kf"}, "ekf"), 1u);
+  EXPECT_EQ(est.Get<double>("rate", 3.0, {0.0, 10.0}), 3.0);
+  EXPECT_EQ(est["bodies"].Elements()[1].As<std::string>(), "left_forearm");
+  EXPECT_THROW(Document::Load("/nonexistent/heft.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace heft::config
