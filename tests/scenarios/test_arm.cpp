@@ -22,7 +22,7 @@ RunResult RunNamed(std::string_view name, bool adaptation, HandOff hand_off, dou
   return RunScenario(scenario, run);
 }
 
-TEST(Registry, RefusesUnknownNamesListingTheKnownOnes) {
+TEST(ScenariosRegistry, RefusesUnknownNamesListingTheKnownOnes) {
   try {
     (void)MakeScenario("forearm-lod", ScenarioOptions{});
     FAIL() << "an unknown name was accepted";
@@ -33,7 +33,7 @@ TEST(Registry, RefusesUnknownNamesListingTheKnownOnes) {
   }
 }
 
-TEST(Registry, EveryNameBuildsAScenarioThatNamesItsEstimatedLinks) {
+TEST(ScenariosRegistry, EveryNameBuildsAScenarioThatNamesItsEstimatedLinks) {
   for (const auto& name : ScenarioNames()) {
     ScenarioOptions options;
     options.duration_scale = 0.1;
@@ -47,7 +47,30 @@ TEST(Registry, EveryNameBuildsAScenarioThatNamesItsEstimatedLinks) {
   }
 }
 
-TEST(MassWaveform, TableOneWaveformsAtHandWorkedTimes) {
+TEST(ScenariosRegistry, SeedMovesTheStartDeterministicallyAndTheTaskStillHolds) {
+  ScenarioOptions options;
+  const Scenario home = MakeScenario("forearm-load", options);
+  options.seed = 7;
+  options.duration_scale = 0.125;
+  Scenario a = MakeScenario("forearm-load", options);
+  const Scenario b = MakeScenario("forearm-load", options);
+  options.seed = 8;
+  const Scenario c = MakeScenario("forearm-load", options);
+  EXPECT_EQ(a.initial_joints, b.initial_joints);
+  EXPECT_NE(a.initial_joints, c.initial_joints);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < home.initial_joints.size(); ++i) {
+    largest = std::max(largest, std::abs(a.initial_joints[i] - home.initial_joints[i]));
+  }
+  EXPECT_GT(largest, 0.01);
+  EXPECT_LE(largest, 0.05);
+  RunOptions run;
+  run.hand_off = HandOff::kTruth;
+  const RunResult r = RunScenario(a, run);
+  EXPECT_LT(r.scored_rmse, 0.03);  // starts up to 0.05 rad off, then holds
+}
+
+TEST(ScenariosMassWaveform, TableOneWaveformsAtHandWorkedTimes) {
   // Torso: square, 30 kg offset, 5 kg amplitude, 0.2 Hz (period 5 s).
   const MassWaveform torso{MassWaveform::Shape::kSquare, 30.0, 5.0, 0.2, 0.0};
   EXPECT_DOUBLE_EQ(torso.Mass(1.0), 35.0);
@@ -62,7 +85,7 @@ TEST(MassWaveform, TableOneWaveformsAtHandWorkedTimes) {
   EXPECT_DOUBLE_EQ(forearm.Mass(8.6), 1.5);
 }
 
-TEST(Payload, ScalesTheLinkAndKeepsItsCentreOfMass) {
+TEST(ScenariosPayload, ScalesTheLinkAndKeepsItsCentreOfMass) {
   ScenarioOptions options;
   const Scenario s = MakeScenario("forearm-load", options);
   const Payload& p = s.payloads.at(0);
@@ -72,7 +95,7 @@ TEST(Payload, ScalesTheLinkAndKeepsItsCentreOfMass) {
   EXPECT_TRUE((at.segment<3>(1) / at[0]).isApprox(p.nominal.segment<3>(1) / p.nominal[0], 1e-12));
 }
 
-TEST(Plant, PayloadParametersRoundTripThroughMujoco) {
+TEST(ScenariosPlant, PayloadParametersRoundTripThroughMujoco) {
   const Scenario s = MakeScenario("dumbbell-curl", ScenarioOptions{});
   Plant plant(s.urdf_path, {});
   const int body = plant.body("left_forearm");
@@ -86,7 +109,7 @@ TEST(Plant, PayloadParametersRoundTripThroughMujoco) {
 }
 
 // Shortened forearm-load (4 s: 2 s of sine, 2 s of square).
-TEST(ForearmLoad, TrueParametersHoldTheElbowAndNoAdaptationDoesNot) {
+TEST(ScenariosForearmLoad, TrueParametersHoldTheElbowAndNoAdaptationDoesNot) {
   const RunResult truth = RunNamed("forearm-load", true, HandOff::kTruth, 0.25);
   const RunResult baseline = RunNamed("forearm-load", false, HandOff::kTruth, 0.25);
   std::printf(
@@ -102,7 +125,7 @@ TEST(ForearmLoad, TrueParametersHoldTheElbowAndNoAdaptationDoesNot) {
 }
 
 // Shortened dumbbell-curl (6 s, two curls).
-TEST(DumbbellCurl, TrueParametersTrackTheCurlAndNoAdaptationHangsTheArm) {
+TEST(ScenariosDumbbellCurl, TrueParametersTrackTheCurlAndNoAdaptationHangsTheArm) {
   const RunResult truth = RunNamed("dumbbell-curl", true, HandOff::kTruth, 0.4);
   const RunResult baseline = RunNamed("dumbbell-curl", true, HandOff::kNone, 0.4);
   std::printf("dumbbell-curl (6 s): elbow RMSE true parameters %.4f rad, nominal %.4f rad\n",
@@ -111,7 +134,7 @@ TEST(DumbbellCurl, TrueParametersTrackTheCurlAndNoAdaptationHangsTheArm) {
   EXPECT_GT(baseline.scored_rmse, 0.8);
 }
 
-TEST(Controller, IgnoresHandOffsWithoutAdaptationAndRefusesInconsistentOnes) {
+TEST(ScenariosController, IgnoresHandOffsWithoutAdaptationAndRefusesInconsistentOnes) {
   for (const bool adaptation : {false, true}) {
     ScenarioOptions options;
     options.adaptation = adaptation;
@@ -147,7 +170,7 @@ TEST(Controller, IgnoresHandOffsWithoutAdaptationAndRefusesInconsistentOnes) {
   }
 }
 
-TEST(Controller, GravityCompensationMatchesTheWeightOfTheLoadedForearm) {
+TEST(ScenariosController, GravityCompensationMatchesTheWeightOfTheLoadedForearm) {
   // Hand-worked: arm at home (upper arm down, forearm horizontal forward), at rest. The elbow
   // torque must carry the forearm + wrist + hand about the elbow axis (y): τ = −g Σ m_i x_i
   // with x_i the forward offset of each centre of mass from the elbow.
@@ -179,7 +202,7 @@ TEST(Controller, GravityCompensationMatchesTheWeightOfTheLoadedForearm) {
   EXPECT_GT(std::abs(tau_elbow), 1.0);
 }
 
-TEST(Controller, ComputeDoesNotAllocateAfterWarmUp) {
+TEST(ScenariosController, ComputeDoesNotAllocateAfterWarmUp) {
   ScenarioOptions options;
   Scenario s = MakeScenario("dumbbell-curl", options);
   Plant plant(s.urdf_path, {});

@@ -21,7 +21,7 @@ RunResult RunNamed(std::string_view name, bool adaptation, HandOff hand_off, dou
   return RunScenario(scenario, run);
 }
 
-TEST(Plant, FootSensorsCarryTheRobotsWeightWhenStanding) {
+TEST(ScenariosPlant, FootSensorsCarryTheRobotsWeightWhenStanding) {
   // Independent of the controller: the robot's mass from MuJoCo's compiled model, and the vertical
   // forces its contacts report, standing still under the standing controller for 1 s.
   Scenario s = MakeScenario("step-in-place", ScenarioOptions{});
@@ -45,7 +45,7 @@ TEST(Plant, FootSensorsCarryTheRobotsWeightWhenStanding) {
 }
 
 // Shortened torso-load: 5 s = one period of the square wave (35 kg, then 25 kg).
-TEST(TorsoLoad, TrueParametersHoldThePelvisHeightAndNoAdaptationDoesNot) {
+TEST(ScenariosTorsoLoad, TrueParametersHoldThePelvisHeightAndNoAdaptationDoesNot) {
   const RunResult truth = RunNamed("torso-load", true, HandOff::kTruth, 0.25);
   const RunResult baseline = RunNamed("torso-load", false, HandOff::kTruth, 0.25);
   std::printf(
@@ -63,7 +63,7 @@ TEST(TorsoLoad, TrueParametersHoldThePelvisHeightAndNoAdaptationDoesNot) {
 }
 
 // Shortened step-in-place: two steps.
-TEST(StepInPlace, StaysUpAndPutsTouchdownImpulsesIntoTheFootForces) {
+TEST(ScenariosStepInPlace, StaysUpAndPutsTouchdownImpulsesIntoTheFootForces) {
   const RunResult r = RunNamed("step-in-place", true, HandOff::kTruth, 0.2);
   std::printf(
       "step-in-place (2 steps, %.1f s): touchdowns %d, pelvis-height max error %.4f m, "
@@ -82,7 +82,7 @@ TEST(StepInPlace, StaysUpAndPutsTouchdownImpulsesIntoTheFootForces) {
 }
 
 // Shortened walk: two 8 cm steps forward.
-TEST(Walk, WalksForwardWithoutFalling) {
+TEST(ScenariosWalk, WalksForwardWithoutFalling) {
   const RunResult r = RunNamed("walk", true, HandOff::kTruth, 0.2);
   std::printf(
       "walk (2 steps, %.1f s): touchdowns %d, base moved %.3f m forward, pelvis-height max "
@@ -93,7 +93,7 @@ TEST(Walk, WalksForwardWithoutFalling) {
   EXPECT_GT(r.final_base_position[0], 0.05);
 }
 
-TEST(BalanceController, ComputeDoesNotAllocateAfterWarmUp) {
+TEST(ScenariosBalanceController, ComputeDoesNotAllocateAfterWarmUp) {
   Scenario s = MakeScenario("torso-load", ScenarioOptions{});
   Plant plant(s.urdf_path, s.wrench_links);
   plant.Reset(s.initial_joints, true);

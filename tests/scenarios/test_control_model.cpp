@@ -77,7 +77,7 @@ Eigen::Vector3d MujocoPointVelocity(const Reference& ref, int body, const Eigen:
   return jacp * v;
 }
 
-TEST(ControlModel, MassMatrixBiasJacobiansAndCentreOfMassMatchMujoco) {
+TEST(ScenariosControlModel, MassMatrixBiasJacobiansAndCentreOfMassMatchMujoco) {
   Reference ref;
   ControlModel model(kFloating);
   const mjModel* m = ref.model.get();
@@ -130,7 +130,7 @@ TEST(ControlModel, MassMatrixBiasJacobiansAndCentreOfMassMatchMujoco) {
   }
 }
 
-TEST(ControlModel, PayloadWrittenIntoBothModelsGivesTheSameBiasForces) {
+TEST(ScenariosControlModel, PayloadWrittenIntoBothModelsGivesTheSameBiasForces) {
   Reference ref;
   ControlModel model(kFloating);
   const int torso = model.body("torso");
@@ -154,7 +154,7 @@ TEST(ControlModel, PayloadWrittenIntoBothModelsGivesTheSameBiasForces) {
   EXPECT_TRUE(model.parameters(torso).isApprox(loaded));
 }
 
-TEST(ControlModel, UnknownNamesAreRefusedNamingTheFile) {
+TEST(ScenariosControlModel, UnknownNamesAreRefusedNamingTheFile) {
   ControlModel model(kFloating);
   try {
     (void)model.joint_v_index("left_elbw");

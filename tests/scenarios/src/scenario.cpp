@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
+#include <random>
 #include <stdexcept>
 
 #include "heft/scenarios/plant.hpp"
@@ -56,6 +57,22 @@ std::vector<double> Pose(const std::vector<std::string>& names,
     q[it - names.begin()] = value;
   }
   return q;
+}
+
+// Seeded variants start away from the reference: every joint outside the legs moved by up to
+// ±0.05 rad (the legs stay as they are so that the feet start flat on the floor).
+void PerturbStart(const std::vector<std::string>& names, std::vector<double>& q,
+                  std::uint64_t seed) {
+  if (seed == 0) return;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> offset(-0.05, 0.05);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& n = names[i];
+    const bool leg = n.find("hip_") != std::string::npos || n.find("knee") != std::string::npos ||
+                     n.find("ankle_") != std::string::npos;
+    const double d = offset(rng);
+    if (!leg) q[i] += d;
+  }
 }
 
 // Arms: elbows bent 90° (forearms forward, the "home pose"), everything else straight.
@@ -119,6 +136,7 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
     config.frequency = 0.333;
   }
   s.payloads = {payload};
+  PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<JointTaskController>(
       s.urdf_path, s.joint_names, s.estimated_links, options.adaptation, config);
   return s;
@@ -165,6 +183,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
   s.payloads = {payload};
+  PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
   return s;

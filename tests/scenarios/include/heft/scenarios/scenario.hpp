@@ -39,8 +39,8 @@ struct Payload {
 struct ScenarioOptions {
   bool adaptation = true;       ///< false: the controller ignores every hand-off
   double duration_scale = 1.0;  ///< CI's shortened form: < 1
-  std::uint64_t seed = 0;       ///< reserved for randomised variants; the scenarios here are
-                                ///< deterministic and do not use it
+  std::uint64_t seed = 0;       ///< 0: start at the reference pose; otherwise the joints outside
+                                ///< the legs start up to ±0.05 rad away from it (deterministic)
   std::string robots_dir;       ///< directory of the URDFs; empty: the source tree's config/robots
   /// Joint order of the state samples the controller will receive; empty: the URDF's order as
   /// MuJoCo loads it (the scenarios' Plant).
