@@ -57,6 +57,8 @@ TEST(ScenariosTorsoLoad, TrueParametersHoldThePelvisHeightAndNoAdaptationDoesNot
   EXPECT_FALSE(baseline.fell);
   EXPECT_FALSE(truth.controller_failed);
   EXPECT_LT(truth.scored_rmse, 0.005);
+  EXPECT_LT(truth.max_cop_fraction, 0.9);
+  EXPECT_LT(baseline.max_cop_fraction, 0.9);
   EXPECT_GT(baseline.scored_rmse, 0.02);
   EXPECT_GT(baseline.scored_rmse, 2.2 * truth.scored_rmse);
   EXPECT_LT(truth.wall, truth.simulated);
@@ -67,13 +69,15 @@ TEST(ScenariosStepInPlace, StaysUpAndPutsTouchdownImpulsesIntoTheFootForces) {
   const RunResult r = RunNamed("step-in-place", true, HandOff::kTruth, 0.2);
   std::printf(
       "step-in-place (2 steps, %.1f s): touchdowns %d, pelvis-height max error %.4f m, "
-      "peak foot fz %.0f N, peak rise %.0f N/s, base drift %.3f %.3f m; wall %.2f s\n",
+      "peak foot fz %.0f N, peak rise %.0f N/s, base drift %.3f %.3f m, max CoP/sole %.2f; "
+      "wall %.2f s\n",
       r.simulated, r.touchdowns, r.max_abs[0], r.peak_foot_force, r.peak_foot_force_rate,
-      r.final_base_position[0], r.final_base_position[1], r.wall);
+      r.final_base_position[0], r.final_base_position[1], r.max_cop_fraction, r.wall);
   EXPECT_FALSE(r.fell);
   EXPECT_FALSE(r.controller_failed);
   EXPECT_EQ(r.touchdowns, 2);
   EXPECT_LT(r.max_abs[0], 0.01);
+  EXPECT_LT(r.max_cop_fraction, 0.9);  // centre of pressure inside the soles
   // A touchdown loads the foot within milliseconds: the rise is far steeper than the weight shift
   // (the whole weight moved over 1.5 s is ~600 N/s).
   EXPECT_GT(r.peak_foot_force_rate, 1e5);

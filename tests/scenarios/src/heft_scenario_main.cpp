@@ -56,10 +56,11 @@ int main(int argc, char** argv) {
                   result.max_abs[e]);
     }
     std::printf(
-        "  scored (%s) rmse %.4f; fell %s; touchdowns %d; peak foot fz %.0f N, rate %.0f N/s%s\n",
+        "  scored (%s) rmse %.4f; fell %s; touchdowns %d; peak foot fz %.0f N, rate %.0f N/s; "
+        "max CoP/sole %.2f%s\n",
         scenario.scored_error.c_str(), result.scored_rmse, result.fell ? "yes" : "no",
         result.touchdowns, result.peak_foot_force, result.peak_foot_force_rate,
-        result.controller_failed ? "; CONTROLLER FAILED" : "");
+        result.max_cop_fraction, result.controller_failed ? "; CONTROLLER FAILED" : "");
     return result.controller_failed ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "heft-scenario: %s\n", e.what());

@@ -303,6 +303,16 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
             std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / plant.timestep());
       }
       last_fz[w] = fz;
+      if (t > 0.5 && fz > 100.0) {
+        // Wrench at the foot origin in the foot frame → centre of pressure on the sole plane.
+        const auto& wr = state.wrenches[w].wrench;
+        const Sole sole;
+        const double zs = sole.centre.z();
+        const double px = (zs * wr[0] - wr[4]) / fz, py = (wr[3] + zs * wr[1]) / fz;
+        result.max_cop_fraction =
+            std::max({result.max_cop_fraction, std::abs(px - sole.centre.x()) / sole.half_length,
+                      std::abs(py - sole.centre.y()) / sole.half_width});
+      }
     }
     if (scenario.floating_base && state.base.position[2] < 0.6) result.fell = true;
     if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0) {

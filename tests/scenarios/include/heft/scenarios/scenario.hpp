@@ -76,6 +76,12 @@ enum class HandOff : std::uint8_t {
   kTruth,  ///< every 3 ms the true π of the payload links, as a perfect estimator would hand on
 };
 
+/// The foot soles of heft_humanoid (URDF collision boxes), in the foot frame.
+struct Sole {
+  Eigen::Vector3d centre{0.03, 0.0, -0.07};
+  double half_length = 0.12, half_width = 0.06;
+};
+
 struct RunOptions {
   HandOff hand_off = HandOff::kNone;
   std::string csv_path;     ///< empty: no CSV
@@ -92,6 +98,9 @@ struct RunResult {
   bool fell = false;               ///< floating base: pelvis below 0.6 m at any time
   bool controller_failed = false;  ///< Compute refused, or the simulation went unstable (run cut)
   int touchdowns = 0;
+  /// Centre of pressure of each loaded foot (fz > 100 N, after 0.5 s) relative to its sole: the
+  /// largest of |x − x_c| / half-length and |y| / half-width (≤ 1: inside the sole).
+  double max_cop_fraction = 0.0;
   std::array<double, 3> final_base_position{};  ///< floating base: where the pelvis ended
   double peak_foot_force = 0.0;                 ///< [N] largest vertical foot force seen
   double peak_foot_force_rate =
