@@ -132,6 +132,10 @@ JointTaskController::JointTaskController(const std::string& urdf_path,
                                          bool adaptation, JointTaskConfig config)
     : Controller(urdf_path, state_joint_names, estimated_links, adaptation),
       config_(std::move(config)) {
+  if (model_.floating_base()) {
+    throw std::invalid_argument("JointTaskController needs a fixed-base URDF, not '" + urdf_path +
+                                "'");
+  }
   if (config_.home.size() != state_joint_names.size()) {
     throw std::invalid_argument("JointTaskConfig::home: expected " +
                                 std::to_string(state_joint_names.size()) + " joint positions");

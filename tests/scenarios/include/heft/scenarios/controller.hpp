@@ -124,9 +124,15 @@ class JointTaskController final : public Controller {
 ///   equalities: the unactuated base rows  M_b v̇ + h_b = Σ J_c,bᵀ f;
 ///               a stance foot does not accelerate  J_c v̇ + J̇_c v = 0; a swing foot's f = 0;
 ///   costs:      pelvis height PD, pelvis orientation PD, centre of mass over the support
-///               (through m c̈ = Σ f + m g), swing-foot pose PD, joint posture PD, wrenches near an
-///               even split with small sole moments (centre of pressure near the sole centre).
-/// Then tau = (M v̇ + h − Σ J_cᵀ f)[joints].
+///               (through m c̈ = Σ f + m g, c and ċ from the model), swing-foot pose PD, posture PD
+///               of the joints outside the legs, and the wrenches: normal forces of two stance
+///               feet in the ratio of the lever rule at the zero-moment point of the commanded c̈,
+///               small tangential forces and sole moments, weighed more the less a foot carries
+///               (a soft friction cone / centre of pressure inside the sole; measured in every
+///               run, see RunResult::max_cop_fraction).
+/// Then tau = (M v̇ + h − Σ J_cᵀ f)[joints]. Every feedback is an acceleration, so the model's
+/// mass (including the handed-on torso) sets the force the pelvis-height PD buys: with a wrong
+/// torso mass the pelvis sags or rises by about Δm g / (m height_kp).
 ///
 /// Gait: `steps` = 0 stands; otherwise, after `settle` seconds, alternating single steps: shift the
 /// centre of mass over the stance foot, lift the other foot `step_height`, move it `step_length`
