@@ -1,0 +1,62 @@
+// can-utils' `candump -l` log format, read and written, so that traffic recorded on a robot replays
+// through the same drivers and simulated traffic can be inspected with can-utils (canplayer,
+// cansniffer via vcan, ...). One line per frame:
+//   (1700000000.123456) can0 123#DEADBEEF          classic data frame (3 hex digits: standard id)
+//   (1700000000.123456) can0 12345678#00           extended identifier (8 hex digits)
+//   (1700000000.123456) can0 123##1DEADBEEF        CAN FD: '##', one hex digit of FD flags, data
+//   (1700000000.123456) can0 123#R                 remote frame (optionally R<len>)
+//   (1700000000.123456) can0 20000040#0000000000000000   error frame (CAN_ERR_FLAG 0x20000000 |
+//   class)
+// Set-up / tooling code: allocates and throws; the replay transport's receive() does not.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heft/hal/can.hpp"
+
+namespace heft::drivers {
+
+struct CandumpRecord {
+  std::int64_t stamp_ns = 0;
+  std::string bus;
+  hal::CanFrame frame;
+};
+
+// One line → record. Returns an empty string on success, else why the line is malformed.
+std::string ParseCandumpLine(std::string_view line, CandumpRecord& out);
+// Record → one line (no newline).
+std::string FormatCandumpLine(const CandumpRecord& record);
+
+struct CandumpError {
+  int line = 0;
+  std::string reason;
+};
+// Reads a whole log. Malformed lines are skipped and reported one by one in `errors`.
+std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpError>& errors);
+
+// Replays one bus of a log as a transport: receive() returns the frames whose time has come
+// (AdvanceTo sets the replay clock, in the log's time base shifted to start at `start_ns`).
+class CandumpReplay final : public hal::CanTransport {
+ public:
+  CandumpReplay(std::string bus, const std::vector<CandumpRecord>& records);
+  void AdvanceTo(std::int64_t log_time_ns) noexcept { now_ = log_time_ns; }
+  bool done() const noexcept { return next_ >= frames_.size(); }
+  std::string_view name() const noexcept override { return bus_; }
+  hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
+  hal::IoStatus send(const hal::CanFrame&) noexcept override { return hal::IoStatus::kOk; }
+  bool wait(std::int64_t) noexcept override { return !done() && frames_[next_].stamp_ns <= now_; }
+  hal::CanBusStats stats() const noexcept override;
+  bool restart() noexcept override { return true; }
+
+ private:
+  std::string bus_;
+  std::vector<hal::CanFrame> frames_;
+  std::size_t next_ = 0;
+  std::int64_t now_ = 0;
+};
+
+}  // namespace heft::drivers

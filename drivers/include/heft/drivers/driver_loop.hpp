@@ -1,0 +1,122 @@
+// The 1 kHz driver loop: drain every bus, decode, track staleness and counter gaps, publish one
+// hal::RobotStateSample per tick into the state buffer.
+//
+// Tick(now_ns) is the whole real-time path: it never allocates, locks, throws, logs or blocks (each
+// bus is drained with non-blocking receives, at most kMaxFramesPerTick frames per bus). It is
+// stepped by the daemon's 1 kHz thread or, in lockstep, by tests and the simulator. Bus-off and
+// dead interfaces raise a restart request that a supervisor thread serves (BusSupervisor), never
+// the loop. Set-up (the constructor) allocates and throws.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "heft/drivers/codecs.hpp"
+#include "heft/drivers/driver_config.hpp"
+#include "heft/hal/can.hpp"
+#include "heft/hal/state_buffer.hpp"
+
+namespace heft::drivers {
+
+struct BusCounters {
+  std::uint64_t frames = 0;        // data frames received
+  std::uint64_t error_frames = 0;  // error frames of any class
+  std::uint64_t bus_off = 0;
+  std::uint64_t controller_errors = 0;
+  std::uint64_t protocol_errors = 0;
+  std::uint64_t ack_errors = 0;
+  std::uint64_t other_errors = 0;
+  std::uint64_t down_ticks = 0;  // ticks the interface reported itself down
+  std::uint64_t restart_requests = 0;
+  std::int64_t last_frame_ns = -1;  // -1: nothing ever received
+};
+
+struct DriverCounters {
+  std::array<std::uint64_t, static_cast<std::size_t>(Reject::kCount)>
+      rejected{};                   // by Reject reason
+  std::uint64_t lost_samples = 0;   // counter gaps and abandoned F/T halves
+  std::uint64_t stale_events = 0;   // a channel going from ok to stale
+  std::uint64_t fault_samples = 0;  // well-formed samples the device flagged unusable
+  std::uint64_t published = 0;
+  std::uint64_t rejected_total() const {
+    std::uint64_t n = 0;
+    for (auto r : rejected) n += r;
+    return n;
+  }
+};
+
+class DriverLoop {
+ public:
+  static constexpr int kMaxFramesPerTick = 512;
+
+  // `buses[i]` is the transport of config.buses[i] (not owned; must outlive the loop).
+  DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* const> buses,
+             hal::StateBuffer& out);
+
+  // One millisecond: drain, decode, staleness, publish. `base` (the state estimator's floating-base
+  // state, not on CAN) is copied into the sample when given.
+  void Tick(std::int64_t now_ns, const hal::BaseSample* base = nullptr) noexcept;
+
+  const DriverCounters& counters() const { return counters_; }
+  const BusCounters& bus(int i) const { return bus_counters_[i]; }
+  int num_buses() const { return static_cast<int>(buses_.size()); }
+  // A bus with no data frame for longer than `silence_ns` (or never).
+  bool silent(int bus, std::int64_t now_ns, std::int64_t silence_ns = 10'000'000) const;
+  // Supervisor side: takes (and clears) a bus's restart request.
+  bool TakeRestartRequest(int bus) noexcept;
+  const hal::RobotStateSample& last_sample() const { return sample_; }
+  const DriverConfig& config() const { return config_; }
+  // Replaces an F/T cell's tare (start-up tare); not while Tick runs on another thread.
+  void SetTare(int cell, const Vector6& tare) { config_.ft_cells[cell].ft.tare = tare; }
+
+ private:
+  enum class Kind : std::uint8_t { kNone, kEncoder, kTorque, kFtA, kFtB };
+  struct Slot {
+    Kind kind = Kind::kNone;
+    std::uint16_t index = 0;
+  };
+  struct Channel {
+    std::int64_t last_usable_ns = -1;
+    int last_counter = -1;
+    bool fault = false;
+    bool was_ok = false;
+  };
+  void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  void Gap(Channel& ch, std::uint8_t counter, hal::ChannelHealth& health) noexcept;
+  void Age(Channel& ch, double timeout, std::int64_t now_ns, hal::ChannelHealth& health) noexcept;
+  void CountError(int bus, std::uint32_t classes) noexcept;
+
+  DriverConfig config_;
+  std::vector<hal::CanTransport*> buses_;
+  hal::StateBuffer& out_;
+  std::vector<std::array<Slot, 2048>> ids_;  // per bus: identifier → device
+  std::vector<Channel> encoders_, torques_, cells_;
+  std::vector<FtAssembler> assemblers_;
+  std::vector<BusCounters> bus_counters_;
+  std::unique_ptr<std::atomic<bool>[]> restart_;
+  DriverCounters counters_;
+  hal::RobotStateSample sample_;
+};
+
+// Serves restart requests from a non-real-time thread: Poll() calls CanTransport::restart() (which
+// may block in netlink) for every bus whose restart the loop requested.
+class BusSupervisor {
+ public:
+  BusSupervisor(DriverLoop& loop, std::span<hal::CanTransport* const> buses)
+      : loop_(loop), buses_(buses.begin(), buses.end()) {}
+  // Returns the number of restarts performed.
+  int Poll() noexcept;
+  std::uint64_t restarts() const { return restarts_; }
+  std::uint64_t failed_restarts() const { return failed_; }
+
+ private:
+  DriverLoop& loop_;
+  std::vector<hal::CanTransport*> buses_;
+  std::uint64_t restarts_ = 0, failed_ = 0;
+};
+
+}  // namespace heft::drivers

@@ -1,0 +1,168 @@
+#include "heft/drivers/candump.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <istream>
+
+namespace heft::drivers {
+namespace {
+
+constexpr std::uint32_t kErrFlag = 0x20000000u;
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsFdLength(int n) {
+  return n <= 8 || n == 12 || n == 16 || n == 20 || n == 24 || n == 32 || n == 48 || n == 64;
+}
+
+}  // namespace
+
+std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+    line.remove_suffix(1);
+  if (line.size() < 3 || line[0] != '(') return "expected '(seconds.micros)' at the start";
+  const auto close = line.find(')');
+  if (close == std::string_view::npos) return "unterminated timestamp";
+  const std::string_view stamp = line.substr(1, close - 1);
+  const auto dot = stamp.find('.');
+  if (dot == std::string_view::npos || stamp.size() - dot - 1 != 6)
+    return "timestamp must be seconds.micros (6 digits)";
+  std::int64_t sec = 0, usec = 0;
+  if (std::from_chars(stamp.data(), stamp.data() + dot, sec).ec != std::errc() ||
+      std::from_chars(stamp.data() + dot + 1, stamp.data() + stamp.size(), usec).ec != std::errc())
+    return "timestamp is not a number";
+  std::string_view rest = line.substr(close + 1);
+  if (rest.empty() || rest[0] != ' ') return "expected a space after the timestamp";
+  rest.remove_prefix(1);
+  const auto space = rest.find(' ');
+  if (space == std::string_view::npos || space == 0) return "expected '<interface> <id>#<data>'";
+  out.bus = std::string(rest.substr(0, space));
+  std::string_view frame = rest.substr(space + 1);
+  const auto hash = frame.find('#');
+  if (hash == std::string_view::npos) return "expected '#' between identifier and data";
+  const std::string_view id = frame.substr(0, hash);
+  if (id.size() != 3 && id.size() != 8)
+    return "identifier must have 3 (standard) or 8 (extended) hex digits";
+  std::uint32_t value = 0;
+  for (char c : id) {
+    if (Hex(c) < 0) return "identifier is not hexadecimal";
+    value = value << 4 | static_cast<std::uint32_t>(Hex(c));
+  }
+  hal::CanFrame f;
+  if (id.size() == 8) {
+    if (value & kErrFlag) {
+      f.flags |= hal::CanFrame::kError;
+      value &= ~kErrFlag;
+    } else {
+      f.flags |= hal::CanFrame::kExtended;
+    }
+    if (value > 0x1FFFFFFF) return "extended identifier beyond 29 bits";
+  } else if (value > 0x7FF) {
+    return "standard identifier beyond 0x7FF";
+  }
+  f.id = value;
+  std::string_view data = frame.substr(hash + 1);
+  if (!data.empty() && data[0] == '#') {  // CAN FD
+    f.flags |= hal::CanFrame::kFd;
+    if (data.size() < 2 || Hex(data[1]) < 0) return "CAN FD frame needs a flags digit after '##'";
+    const int fd_flags = Hex(data[1]);
+    if (fd_flags & 1) f.flags |= hal::CanFrame::kBrs;
+    if (fd_flags & 2) f.flags |= hal::CanFrame::kEsi;
+    data.remove_prefix(2);
+  } else if (!data.empty() && (data[0] == 'R' || data[0] == 'r')) {
+    f.flags |= hal::CanFrame::kRemote;
+    f.len = 0;
+    if (data.size() == 2 && data[1] >= '0' && data[1] <= '8')
+      f.len = static_cast<std::uint8_t>(data[1] - '0');
+    else if (data.size() != 1)
+      return "malformed remote frame";
+    f.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+    out.frame = f;
+    out.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+    return "";
+  }
+  if (data.size() % 2) return "odd number of data hex digits";
+  const int len = static_cast<int>(data.size() / 2);
+  if (len > (f.is_fd() ? 64 : 8) || (f.is_fd() && !IsFdLength(len)))
+    return "data length not allowed";
+  for (int i = 0; i < len; ++i) {
+    const int hi = Hex(data[2 * i]), lo = Hex(data[2 * i + 1]);
+    if (hi < 0 || lo < 0) return "data is not hexadecimal";
+    f.data[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  f.len = static_cast<std::uint8_t>(len);
+  f.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+  out.frame = f;
+  out.stamp_ns = f.stamp_ns;
+  return "";
+}
+
+std::string FormatCandumpLine(const CandumpRecord& r) {
+  char buf[256];
+  const std::int64_t sec = r.stamp_ns / 1'000'000'000, usec = (r.stamp_ns % 1'000'000'000) / 1000;
+  int n = std::snprintf(buf, sizeof(buf), "(%lld.%06lld) %s ", static_cast<long long>(sec),
+                        static_cast<long long>(usec), r.bus.c_str());
+  const hal::CanFrame& f = r.frame;
+  if (f.is_error())
+    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id | kErrFlag);
+  else if (f.is_extended())
+    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id);
+  else
+    n += std::snprintf(buf + n, sizeof(buf) - n, "%03X#", f.id);
+  std::string line(buf, static_cast<std::size_t>(n));
+  if (f.is_remote()) return line + "R";
+  if (f.is_fd()) {
+    line += '#';
+    line += "0123456789ABCDEF"[((f.flags & hal::CanFrame::kBrs) ? 1 : 0) |
+                               ((f.flags & hal::CanFrame::kEsi) ? 2 : 0)];
+  }
+  for (int i = 0; i < f.len; ++i) {
+    line += "0123456789ABCDEF"[f.data[i] >> 4];
+    line += "0123456789ABCDEF"[f.data[i] & 0xF];
+  }
+  return line;
+}
+
+std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpError>& errors) {
+  std::vector<CandumpRecord> out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    CandumpRecord r;
+    std::string why = ParseCandumpLine(line, r);
+    if (why.empty())
+      out.push_back(std::move(r));
+    else
+      errors.push_back({number, std::move(why)});
+  }
+  return out;
+}
+
+CandumpReplay::CandumpReplay(std::string bus, const std::vector<CandumpRecord>& records)
+    : bus_(std::move(bus)) {
+  for (const CandumpRecord& r : records)
+    if (r.bus == bus_) frames_.push_back(r.frame);
+}
+
+hal::IoStatus CandumpReplay::receive(hal::CanFrame& frame) noexcept {
+  if (next_ >= frames_.size() || frames_[next_].stamp_ns > now_) return hal::IoStatus::kEmpty;
+  frame = frames_[next_++];
+  return hal::IoStatus::kOk;
+}
+
+hal::CanBusStats CandumpReplay::stats() const noexcept {
+  hal::CanBusStats s;
+  s.rx_frames = next_;
+  s.up = true;
+  return s;
+}
+
+}  // namespace heft::drivers

@@ -1,0 +1,228 @@
+#include "heft/drivers/codecs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace heft::drivers {
+namespace {
+
+Reject CheckShape(const hal::CanFrame& f) noexcept {
+  if (f.is_remote()) return Reject::kRemote;
+  if (f.is_extended()) return Reject::kExtended;
+  if (f.len != 8) return Reject::kWrongLength;
+  return Reject::kNone;
+}
+
+std::uint32_t Le32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+void PutLe32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+std::int16_t Be16(const std::uint8_t* p) {
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] << 8 | p[1]));
+}
+void PutBe16(std::uint8_t* p, std::int16_t v) {
+  const auto u = static_cast<std::uint16_t>(v);
+  p[0] = static_cast<std::uint8_t>(u >> 8);
+  p[1] = static_cast<std::uint8_t>(u);
+}
+
+hal::CanFrame Frame(std::uint32_t id) {
+  hal::CanFrame f;
+  f.id = id;
+  f.len = 8;
+  return f;
+}
+
+template <typename T>
+T Saturate(double x) {
+  const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  if (!(x >= lo)) return std::numeric_limits<T>::min();  // NaN saturates low
+  if (x > hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(std::llround(x));
+}
+
+}  // namespace
+
+const char* ToString(Reject reason) noexcept {
+  switch (reason) {
+    case Reject::kNone:
+      return "none";
+    case Reject::kUnknownId:
+      return "unknown identifier";
+    case Reject::kRemote:
+      return "remote frame";
+    case Reject::kExtended:
+      return "extended identifier";
+    case Reject::kWrongLength:
+      return "wrong length";
+    case Reject::kReservedBits:
+      return "reserved bits set";
+    case Reject::kBadCrc:
+      return "bad CRC";
+    case Reject::kRawOutOfRange:
+      return "raw value out of range";
+    case Reject::kUnpaired:
+      return "unpaired F/T frame";
+    case Reject::kCount:
+      break;
+  }
+  return "?";
+}
+
+std::uint8_t Crc8SaeJ1850(std::span<const std::uint8_t> bytes) noexcept {
+  std::uint8_t crc = 0xFF;
+  for (std::uint8_t b : bytes) {
+    crc ^= b;
+    for (int i = 0; i < 8; ++i)
+      crc = static_cast<std::uint8_t>(crc & 0x80 ? (crc << 1) ^ 0x1D : crc << 1);
+  }
+  return static_cast<std::uint8_t>(crc ^ 0xFF);
+}
+
+// ---- encoder ----
+Reject DecodeEncoder(const hal::CanFrame& f, const EncoderConfig& cfg,
+                     EncoderReading& out) noexcept {
+  if (const Reject r = CheckShape(f); r != Reject::kNone) return r;
+  const std::uint8_t* d = f.data.data();
+  if (d[6] & EncoderStatus::kReservedMask) return Reject::kReservedBits;
+  out.counts = static_cast<std::int32_t>(Le32(d));
+  out.velocity_raw = static_cast<std::int16_t>(static_cast<std::uint16_t>(d[4] | d[5] << 8));
+  out.status = d[6];
+  out.counter = d[7];
+  out.position = cfg.direction * static_cast<double>(out.counts - cfg.zero_offset) * 2.0 *
+                 std::numbers::pi / cfg.counts_per_rev;
+  out.velocity = cfg.direction * out.velocity_raw * cfg.velocity_lsb;
+  out.usable =
+      (out.status & EncoderStatus::kValid) && !(out.status & EncoderStatus::kMultiturnLost);
+  return Reject::kNone;
+}
+
+hal::CanFrame EncodeEncoder(const EncoderConfig& cfg, std::int32_t counts,
+                            std::int16_t velocity_raw, std::uint8_t status,
+                            std::uint8_t counter) noexcept {
+  hal::CanFrame f = Frame(cfg.id());
+  PutLe32(f.data.data(), static_cast<std::uint32_t>(counts));
+  const auto v = static_cast<std::uint16_t>(velocity_raw);
+  f.data[4] = static_cast<std::uint8_t>(v);
+  f.data[5] = static_cast<std::uint8_t>(v >> 8);
+  f.data[6] = status;
+  f.data[7] = counter;
+  return f;
+}
+
+std::int32_t EncoderCounts(const EncoderConfig& cfg, double angle) noexcept {
+  return Saturate<std::int32_t>(cfg.direction * angle * cfg.counts_per_rev /
+                                    (2.0 * std::numbers::pi) +
+                                static_cast<double>(cfg.zero_offset));
+}
+
+std::int16_t EncoderVelocityRaw(const EncoderConfig& cfg, double rate) noexcept {
+  return Saturate<std::int16_t>(cfg.direction * rate / cfg.velocity_lsb);
+}
+
+// ---- torque ----
+Reject DecodeTorque(const hal::CanFrame& f, const TorqueConfig& cfg, TorqueReading& out) noexcept {
+  if (const Reject r = CheckShape(f); r != Reject::kNone) return r;
+  const std::uint8_t* d = f.data.data();
+  if (Crc8SaeJ1850({d, 7}) != d[7]) return Reject::kBadCrc;
+  if (d[5] & TorqueStatus::kReservedMask) return Reject::kReservedBits;
+  const auto raw = static_cast<std::int32_t>(Le32(d));
+  if (raw >= kTorqueRawLimit || raw < -kTorqueRawLimit) return Reject::kRawOutOfRange;
+  out.raw = raw;
+  out.temperature = static_cast<std::int8_t>(d[4]);
+  out.status = d[5];
+  out.counter = d[6];
+  out.torque = cfg.direction * static_cast<double>(static_cast<std::int64_t>(raw) - cfg.offset) *
+               cfg.nm_per_count;
+  out.usable = (out.status & TorqueStatus::kValid) &&
+               !(out.status & (TorqueStatus::kOverload | TorqueStatus::kAdcFault));
+  return Reject::kNone;
+}
+
+hal::CanFrame EncodeTorque(const TorqueConfig& cfg, std::int32_t raw, std::int8_t temperature,
+                           std::uint8_t status, std::uint8_t counter) noexcept {
+  hal::CanFrame f = Frame(cfg.id());
+  PutLe32(f.data.data(), static_cast<std::uint32_t>(raw));
+  f.data[4] = static_cast<std::uint8_t>(temperature);
+  f.data[5] = status;
+  f.data[6] = counter;
+  f.data[7] = Crc8SaeJ1850({f.data.data(), 7});
+  return f;
+}
+
+std::int32_t TorqueRaw(const TorqueConfig& cfg, double torque) noexcept {
+  const double raw = cfg.direction * torque / cfg.nm_per_count + cfg.offset;
+  return std::clamp(Saturate<std::int32_t>(raw), -kTorqueRawLimit + 1, kTorqueRawLimit - 1);
+}
+
+// ---- F/T cell ----
+Vector6 FtWrench(const FtConfig& cfg, const Gauges& g) noexcept {
+  Vector6 counts;
+  for (int i = 0; i < 6; ++i) counts[i] = g[i];
+  return cfg.calibration * (counts - cfg.tare);
+}
+
+Gauges FtGauges(const FtConfig& cfg, const Matrix6& inverse_calibration,
+                const Vector6& wrench) noexcept {
+  const Vector6 counts = inverse_calibration * wrench + cfg.tare;
+  Gauges g{};
+  for (int i = 0; i < 6; ++i) g[i] = Saturate<std::int16_t>(counts[i]);
+  return g;
+}
+
+FtAssembler::Result FtAssembler::Feed(const hal::CanFrame& f, const FtConfig& cfg, FtReading& out,
+                                      Reject& reason, bool& dropped) noexcept {
+  dropped = false;
+  reason = CheckShape(f);
+  if (reason != Reject::kNone) return Result::kRejected;
+  const std::uint8_t* d = f.data.data();
+  if (f.id == cfg.base_id) {  // frame A
+    dropped = pending_;
+    pending_ = true;
+    status_ = d[0];
+    counter_ = d[1];
+    g0_ = Be16(d + 2);
+    g2_ = Be16(d + 4);
+    g4_ = Be16(d + 6);
+    return Result::kPending;
+  }
+  // frame B
+  if (d[7] != 0) {
+    reason = Reject::kReservedBits;
+    return Result::kRejected;
+  }
+  if (!pending_ || d[6] != counter_) {
+    reason = Reject::kUnpaired;
+    return Result::kRejected;
+  }
+  pending_ = false;
+  out.status = status_;
+  out.counter = counter_;
+  out.gauges = {g0_, Be16(d), g2_, Be16(d + 2), g4_, Be16(d + 4)};
+  out.wrench = FtWrench(cfg, out.gauges);
+  out.usable = status_ == 0;
+  return Result::kComplete;
+}
+
+std::array<hal::CanFrame, 2> EncodeFt(const FtConfig& cfg, const Gauges& g, std::uint8_t status,
+                                      std::uint8_t counter) noexcept {
+  hal::CanFrame a = Frame(cfg.base_id), b = Frame(cfg.base_id + 1);
+  a.data[0] = status;
+  a.data[1] = counter;
+  PutBe16(&a.data[2], g[0]);
+  PutBe16(&a.data[4], g[2]);
+  PutBe16(&a.data[6], g[4]);
+  PutBe16(&b.data[0], g[1]);
+  PutBe16(&b.data[2], g[3]);
+  PutBe16(&b.data[4], g[5]);
+  b.data[6] = counter;
+  b.data[7] = 0;
+  return {a, b};
+}
+
+}  // namespace heft::drivers

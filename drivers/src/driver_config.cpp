@@ -1,0 +1,156 @@
+#include "heft/drivers/driver_config.hpp"
+
+#include <urdf_parser/urdf_parser.h>
+
+#include <map>
+#include <set>
+
+namespace heft::drivers {
+
+DriverConfig ParseDriverConfig(const config::Node& node) {
+  node.AllowOnly({"timeout_ms", "buses", "joints", "ft_cells"});
+  DriverConfig cfg;
+  const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
+  std::map<std::string, int> bus_index;
+  for (const config::Node& b : node["buses"].Elements()) {
+    const std::string name = b.As<std::string>();
+    if (bus_index.count(name)) b.Fail("bus '" + name + "' is listed twice");
+    bus_index[name] = static_cast<int>(cfg.buses.size());
+    cfg.buses.push_back(name);
+  }
+  if (cfg.buses.empty()) node["buses"].Fail("at least one bus is needed");
+  auto bus_of = [&](const config::Node& entry) {
+    const config::Node b = entry["bus"];
+    const std::string name = b.As<std::string>();
+    auto it = bus_index.find(name);
+    if (it == bus_index.end()) {
+      std::string known;
+      for (const auto& n : cfg.buses) known += (known.empty() ? "" : ", ") + n;
+      b.Fail("unknown bus '" + name + "'; allowed: " + known);
+    }
+    return it->second;
+  };
+  for (const config::Node& j : node["joints"].Elements()) {
+    j.AllowOnly({"name", "bus", "node", "encoder_node", "torque_node", "counts_per_rev",
+                 "zero_offset", "direction", "velocity_lsb", "torque_offset", "nm_per_count",
+                 "torque_direction", "timeout_ms"});
+    JointDevice d;
+    d.joint = j.Get<std::string>("name");
+    d.bus = bus_of(j);
+    const int node_id = j.Get<int>("node", -1, {-1, 127});
+    d.encoder.node = static_cast<std::uint32_t>(j.Get<int>("encoder_node", node_id, {0, 127}));
+    d.torque.node = static_cast<std::uint32_t>(j.Get<int>("torque_node", node_id, {0, 127}));
+    if (!j.Has("encoder_node") && node_id < 0)
+      j.Fail("missing required key 'node' (or encoder_node and torque_node)");
+    if (!j.Has("torque_node") && node_id < 0)
+      j.Fail("missing required key 'node' (or torque_node)");
+    d.encoder.counts_per_rev =
+        j.Get<double>("counts_per_rev", d.encoder.counts_per_rev, {1.0, 1e12});
+    d.encoder.zero_offset =
+        static_cast<std::int64_t>(j.Get<double>("zero_offset", 0.0, {-2147483648.0, 2147483647.0}));
+    d.encoder.direction = j.Get<int>("direction", 1, {-1, 1});
+    if (d.encoder.direction == 0) j["direction"].Fail("direction must be 1 or -1");
+    d.encoder.velocity_lsb = j.Get<double>("velocity_lsb", d.encoder.velocity_lsb, {1e-9, 1.0});
+    d.torque.offset = j.Get<int>("torque_offset", 0, {-8388607, 8388607});
+    d.torque.nm_per_count = j.Get<double>("nm_per_count", d.torque.nm_per_count, {1e-9, 1.0});
+    d.torque.direction = j.Get<int>("torque_direction", 1, {-1, 1});
+    if (d.torque.direction == 0) j["torque_direction"].Fail("torque_direction must be 1 or -1");
+    d.timeout = j.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+    cfg.joints.push_back(d);
+  }
+  if (auto cells = node.Optional("ft_cells")) {
+    for (const config::Node& c : cells->Elements()) {
+      c.AllowOnly({"frame", "bus", "base_id", "calibration", "tare", "timeout_ms"});
+      FtDevice d;
+      d.frame = c.Get<std::string>("frame");
+      d.bus = bus_of(c);
+      d.ft.base_id = static_cast<std::uint32_t>(c.Get<int>("base_id", {0, 0x7FE}));
+      const std::vector<double> cal = c["calibration"].Numbers(36);
+      for (int r = 0; r < 6; ++r)
+        for (int k = 0; k < 6; ++k) d.ft.calibration(r, k) = cal[6 * r + k];
+      if (auto tare = c.Optional("tare")) {
+        const std::vector<double> t = tare->Numbers(6);
+        for (int k = 0; k < 6; ++k) d.ft.tare[k] = t[k];
+      }
+      d.timeout = c.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+      cfg.ft_cells.push_back(d);
+    }
+  }
+  return cfg;
+}
+
+void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path) {
+  urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDFFile(urdf_path);
+  if (!urdf) throw config::ConfigError(urdf_path + ": cannot read the URDF");
+  std::set<std::string> seen;
+  for (const JointDevice& j : cfg.joints) {
+    const auto joint = urdf->getJoint(j.joint);
+    if (!joint)
+      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' is not in " + urdf_path);
+    if (joint->type == urdf::Joint::FIXED || joint->type == urdf::Joint::FLOATING)
+      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' of " + urdf_path +
+                                " does not have one DoF");
+    if (!seen.insert(j.joint).second)
+      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' listed twice");
+  }
+  for (const auto& [name, joint] : urdf->joints_) {
+    const bool moving = joint->type == urdf::Joint::REVOLUTE ||
+                        joint->type == urdf::Joint::CONTINUOUS ||
+                        joint->type == urdf::Joint::PRISMATIC;
+    if (moving && !seen.count(name))
+      throw config::ConfigError("drivers.joints: joint '" + name + "' of " + urdf_path +
+                                " has no sensors configured");
+  }
+  for (const FtDevice& c : cfg.ft_cells)
+    if (!urdf->getLink(c.frame))
+      throw config::ConfigError("drivers.ft_cells: frame '" + c.frame + "' is not a link of " +
+                                urdf_path);
+  // Identifier clashes per bus.
+  std::map<std::pair<int, std::uint32_t>, std::string> ids;
+  auto claim = [&](int bus, std::uint32_t id, const std::string& who) {
+    auto [it, fresh] = ids.emplace(std::make_pair(bus, id), who);
+    if (!fresh) {
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "0x%03X", id);
+      throw config::ConfigError("drivers: identifier " + std::string(hex) + " on bus '" +
+                                cfg.buses[bus] + "' is used by both " + it->second + " and " + who);
+    }
+  };
+  for (const JointDevice& j : cfg.joints) {
+    claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'");
+    claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'");
+  }
+  for (const FtDevice& c : cfg.ft_cells) {
+    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'");
+    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)");
+  }
+}
+
+DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,
+                                   const std::vector<std::string>& ft_frames) {
+  DriverConfig cfg;
+  cfg.buses = {"can0", "can1"};
+  for (std::size_t i = 0; i < joints.size(); ++i) {
+    JointDevice d;
+    d.joint = joints[i];
+    d.bus = i < joints.size() / 2 ? 0 : 1;
+    d.encoder.node = d.torque.node = static_cast<std::uint32_t>(i);
+    cfg.joints.push_back(d);
+  }
+  for (std::size_t k = 0; k < ft_frames.size(); ++k) {
+    FtDevice d;
+    d.frame = ft_frames[k];
+    d.bus = static_cast<int>(k % 2);
+    d.ft.base_id = 0x300u + 0x10u * static_cast<std::uint32_t>(k);
+    // A plausible factory matrix: 0.05 N and 0.002 N·m per count with small cross-coupling.
+    d.ft.calibration.setZero();
+    for (int r = 0; r < 6; ++r) {
+      d.ft.calibration(r, r) = r < 3 ? 0.05 : 0.002;
+      d.ft.calibration(r, (r + 1) % 6) = r < 3 ? 0.001 : 0.00005;
+    }
+    cfg.ft_cells.push_back(d);
+  }
+  return cfg;
+}
+
+}  // namespace heft::drivers

@@ -1,0 +1,226 @@
+#include "heft/drivers/driver_loop.hpp"
+
+#include <stdexcept>
+
+#include "heft/drivers/error_frames.hpp"
+
+namespace heft::drivers {
+
+DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* const> buses,
+                       hal::StateBuffer& out)
+    : config_(config), buses_(buses.begin(), buses.end()), out_(out) {
+  if (buses_.size() != config.buses.size())
+    throw std::invalid_argument("driver loop: " + std::to_string(config.buses.size()) +
+                                " buses configured, " + std::to_string(buses_.size()) +
+                                " transports given");
+  if (config.joints.size() > hal::kMaxJoints || config.ft_cells.size() > hal::kMaxWrenchSensors)
+    throw std::invalid_argument("driver loop: too many joints or F/T cells for a state sample");
+  ids_.resize(buses_.size());
+  auto claim = [&](int bus, std::uint32_t id, Kind kind, std::size_t index) {
+    if (id >= 2048) throw std::invalid_argument("driver loop: identifier beyond 11 bits");
+    Slot& s = ids_[bus][id];
+    if (s.kind != Kind::kNone)
+      throw std::invalid_argument("driver loop: identifier clash on bus " + config.buses[bus]);
+    s = Slot{kind, static_cast<std::uint16_t>(index)};
+  };
+  for (std::size_t i = 0; i < config.joints.size(); ++i) {
+    claim(config.joints[i].bus, config.joints[i].encoder.id(), Kind::kEncoder, i);
+    claim(config.joints[i].bus, config.joints[i].torque.id(), Kind::kTorque, i);
+  }
+  for (std::size_t i = 0; i < config.ft_cells.size(); ++i) {
+    claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id, Kind::kFtA, i);
+    claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id + 1, Kind::kFtB, i);
+  }
+  encoders_.resize(config.joints.size());
+  torques_.resize(config.joints.size());
+  cells_.resize(config.ft_cells.size());
+  assemblers_.resize(config.ft_cells.size());
+  bus_counters_.resize(buses_.size());
+  restart_ = std::make_unique<std::atomic<bool>[]>(buses_.size());
+  sample_.num_joints = static_cast<std::uint16_t>(config.joints.size());
+  sample_.num_wrenches = static_cast<std::uint16_t>(config.ft_cells.size());
+}
+
+void DriverLoop::CountError(int bus, std::uint32_t classes) noexcept {
+  BusCounters& c = bus_counters_[bus];
+  ++c.error_frames;
+  if (classes & kErrBusOff) {
+    ++c.bus_off;
+    if (!restart_[bus].exchange(true, std::memory_order_acq_rel)) ++c.restart_requests;
+  }
+  if (classes & kErrController) ++c.controller_errors;
+  if (classes & (kErrProtocol | kErrBusError)) ++c.protocol_errors;
+  if (classes & kErrAck) ++c.ack_errors;
+  if (!(classes & (kErrBusOff | kErrController | kErrProtocol | kErrBusError | kErrAck)))
+    ++c.other_errors;
+}
+
+void DriverLoop::Gap(Channel& ch, std::uint8_t counter, hal::ChannelHealth& health) noexcept {
+  if (ch.last_counter >= 0) {
+    const auto step =
+        static_cast<std::uint8_t>(counter - static_cast<std::uint8_t>(ch.last_counter));
+    if (step > 1) {  // step 0 is a repeat, not a loss
+      counters_.lost_samples += step - 1u;
+      health.lost_samples += step - 1u;
+    }
+  }
+  ch.last_counter = counter;
+}
+
+void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) noexcept {
+  auto reject = [&](Reject r, hal::ChannelHealth* health) {
+    ++counters_.rejected[static_cast<std::size_t>(r)];
+    if (health) ++health->rejected_frames;
+  };
+  if (f.is_error()) {
+    CountError(bus, f.id);
+    return;
+  }
+  ++bus_counters_[bus].frames;
+  bus_counters_[bus].last_frame_ns = now_ns;
+  if (f.is_extended()) return reject(Reject::kExtended, nullptr);
+  if (f.id >= 2048 || ids_[bus][f.id].kind == Kind::kNone)
+    return reject(Reject::kUnknownId, nullptr);
+  const Slot slot = ids_[bus][f.id];
+  switch (slot.kind) {
+    case Kind::kEncoder: {
+      hal::JointSample& js = sample_.joints[slot.index];
+      EncoderReading r;
+      const Reject why = DecodeEncoder(f, config_.joints[slot.index].encoder, r);
+      if (why != Reject::kNone) return reject(why, &js.encoder);
+      Channel& ch = encoders_[slot.index];
+      Gap(ch, r.counter, js.encoder);
+      js.encoder.status_bits = r.status;
+      ch.fault = !r.usable;
+      if (!r.usable) {
+        ++counters_.fault_samples;
+        return;
+      }
+      js.position = r.position;
+      js.velocity = r.velocity;
+      ch.last_usable_ns = now_ns;
+      return;
+    }
+    case Kind::kTorque: {
+      hal::JointSample& js = sample_.joints[slot.index];
+      TorqueReading r;
+      const Reject why = DecodeTorque(f, config_.joints[slot.index].torque, r);
+      if (why != Reject::kNone) return reject(why, &js.torque_sensor);
+      Channel& ch = torques_[slot.index];
+      Gap(ch, r.counter, js.torque_sensor);
+      js.torque_sensor.status_bits = r.status;
+      ch.fault = !r.usable;
+      if (!r.usable) {
+        ++counters_.fault_samples;
+        return;
+      }
+      js.torque = r.torque;
+      ch.last_usable_ns = now_ns;
+      return;
+    }
+    case Kind::kFtA:
+    case Kind::kFtB: {
+      hal::WrenchSample& ws = sample_.wrenches[slot.index];
+      FtReading r;
+      Reject why = Reject::kNone;
+      bool dropped = false;
+      const auto result =
+          assemblers_[slot.index].Feed(f, config_.ft_cells[slot.index].ft, r, why, dropped);
+      if (dropped) {
+        ++counters_.lost_samples;
+        ++ws.health.lost_samples;
+      }
+      if (result == FtAssembler::Result::kRejected) return reject(why, &ws.health);
+      if (result != FtAssembler::Result::kComplete) return;
+      Channel& ch = cells_[slot.index];
+      Gap(ch, r.counter, ws.health);
+      ws.health.status_bits = r.status;
+      ch.fault = !r.usable;
+      if (!r.usable) {
+        ++counters_.fault_samples;
+        return;
+      }
+      for (int i = 0; i < 6; ++i) ws.wrench[i] = r.wrench[i];
+      ch.last_usable_ns = now_ns;
+      return;
+    }
+    case Kind::kNone:
+      return;
+  }
+}
+
+void DriverLoop::Age(Channel& ch, double timeout, std::int64_t now_ns,
+                     hal::ChannelHealth& health) noexcept {
+  const auto timeout_ns = static_cast<std::int64_t>(timeout * 1e9);
+  if (ch.last_usable_ns < 0) {
+    health.state = ch.fault ? hal::ChannelState::kFault : hal::ChannelState::kNeverSeen;
+    health.age_us = 0;
+  } else {
+    const std::int64_t age = now_ns - ch.last_usable_ns;
+    health.age_us = static_cast<std::uint32_t>(std::min<std::int64_t>(age / 1000, 0xFFFFFFFF));
+    if (ch.fault)
+      health.state = hal::ChannelState::kFault;
+    else if (age > timeout_ns)
+      health.state = hal::ChannelState::kStale;
+    else
+      health.state = hal::ChannelState::kOk;
+  }
+  const bool ok = health.state == hal::ChannelState::kOk;
+  if (ch.was_ok && !ok) ++counters_.stale_events;
+  ch.was_ok = ok;
+}
+
+void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept {
+  for (int b = 0; b < static_cast<int>(buses_.size()); ++b) {
+    hal::CanFrame frame;
+    for (int n = 0; n < kMaxFramesPerTick; ++n) {
+      const hal::IoStatus s = buses_[b]->receive(frame);
+      if (s == hal::IoStatus::kOk) {
+        Handle(b, frame, now_ns);
+        continue;
+      }
+      if (s == hal::IoStatus::kDown || s == hal::IoStatus::kError) {
+        ++bus_counters_[b].down_ticks;
+        if (!restart_[b].exchange(true, std::memory_order_acq_rel))
+          ++bus_counters_[b].restart_requests;
+      }
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < encoders_.size(); ++i) {
+    Age(encoders_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].encoder);
+    Age(torques_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].torque_sensor);
+  }
+  for (std::size_t i = 0; i < cells_.size(); ++i)
+    Age(cells_[i], config_.ft_cells[i].timeout, now_ns, sample_.wrenches[i].health);
+  sample_.has_base = base != nullptr;
+  if (base) sample_.base = *base;
+  sample_.stamp_ns = now_ns;
+  sample_.sequence = ++counters_.published;
+  out_.publish(sample_);
+}
+
+bool DriverLoop::silent(int bus, std::int64_t now_ns, std::int64_t silence_ns) const {
+  const std::int64_t last = bus_counters_[bus].last_frame_ns;
+  return last < 0 || now_ns - last > silence_ns;
+}
+
+bool DriverLoop::TakeRestartRequest(int bus) noexcept {
+  return restart_[bus].exchange(false, std::memory_order_acq_rel);
+}
+
+int BusSupervisor::Poll() noexcept {
+  int done = 0;
+  for (int b = 0; b < static_cast<int>(buses_.size()); ++b) {
+    if (!loop_.TakeRestartRequest(b)) continue;
+    if (buses_[b]->restart()) {
+      ++restarts_;
+      ++done;
+    } else {
+      ++failed_;
+    }
+  }
+  return done;
+}
+
+}  // namespace heft::drivers

@@ -1,0 +1,69 @@
+#include "heft/drivers/memory_bus.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "heft/drivers/error_frames.hpp"
+
+namespace heft::drivers {
+
+hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
+  if (down_.load(std::memory_order_acquire)) return hal::IoStatus::kDown;
+  const std::uint64_t head = head_.load(std::memory_order_relaxed);
+  if (head - tail_.load(std::memory_order_acquire) >= kCapacity) {
+    drops_.fetch_add(1, std::memory_order_relaxed);
+    return hal::IoStatus::kEmpty;  // back-pressure: the frame is lost, as on a full socket queue
+  }
+  ring_[head % kCapacity] = frame;
+  head_.store(head + 1, std::memory_order_release);
+  tx_.fetch_add(1, std::memory_order_relaxed);
+  if (frame.is_error()) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    if (frame.id & kErrBusOff) bus_off_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return hal::IoStatus::kOk;
+}
+
+hal::IoStatus MemoryBus::receive(hal::CanFrame& frame) noexcept {
+  if (down_.load(std::memory_order_acquire)) return hal::IoStatus::kDown;
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  if (tail == head_.load(std::memory_order_acquire)) return hal::IoStatus::kEmpty;
+  frame = ring_[tail % kCapacity];
+  tail_.store(tail + 1, std::memory_order_release);
+  rx_.fetch_add(1, std::memory_order_relaxed);
+  return hal::IoStatus::kOk;
+}
+
+bool MemoryBus::wait(std::int64_t timeout_ns) noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  while (queued() == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+std::size_t MemoryBus::queued() const noexcept {
+  return static_cast<std::size_t>(head_.load(std::memory_order_acquire) -
+                                  tail_.load(std::memory_order_acquire));
+}
+
+hal::CanBusStats MemoryBus::stats() const noexcept {
+  hal::CanBusStats s;
+  s.rx_frames = rx_.load(std::memory_order_relaxed);
+  s.tx_frames = tx_.load(std::memory_order_relaxed);
+  s.kernel_drops = drops_.load(std::memory_order_relaxed);
+  s.error_frames = errors_.load(std::memory_order_relaxed);
+  s.bus_off = bus_off_.load(std::memory_order_relaxed);
+  s.restarts = restarts_.load(std::memory_order_relaxed);
+  s.up = !down_.load(std::memory_order_relaxed);
+  return s;
+}
+
+bool MemoryBus::restart() noexcept {
+  down_.store(false, std::memory_order_release);
+  restarts_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace heft::drivers

@@ -1,0 +1,263 @@
+// The 1 kHz driver loop on two in-memory buses carrying the reference robot's devices, and on a
+// GoogleMock transport: every fault is visible in the counters and validity flags, nothing else
+// moves.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "heft/drivers/driver_loop.hpp"
+#include "heft/drivers/error_frames.hpp"
+#include "heft/drivers/memory_bus.hpp"
+#include "heft/drivers/sample_encoder.hpp"
+#include "heft/estimator/model.hpp"
+#include "heft/test/alloc_counter.hpp"
+
+namespace heft::drivers {
+namespace {
+
+using ::testing::_;
+using ::testing::Return;
+
+class MockCanTransport : public hal::CanTransport {
+ public:
+  MOCK_METHOD(std::string_view, name, (), (const, noexcept, override));
+  MOCK_METHOD(hal::IoStatus, receive, (hal::CanFrame&), (noexcept, override));
+  MOCK_METHOD(hal::IoStatus, send, (const hal::CanFrame&), (noexcept, override));
+  MOCK_METHOD(bool, wait, (std::int64_t), (noexcept, override));
+  MOCK_METHOD(hal::CanBusStats, stats, (), (const, noexcept, override));
+  MOCK_METHOD(bool, restart, (), (noexcept, override));
+};
+
+constexpr std::int64_t kMs = 1'000'000;
+
+struct Rig {
+  dyn::Model model =
+      dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", {});
+  DriverConfig cfg = ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
+  MemoryBus can0{"can0"}, can1{"can1"};
+  std::vector<hal::CanTransport*> buses{&can0, &can1};
+  hal::StateBuffer buffer;
+  DriverLoop loop{cfg, buses, buffer};
+  SampleEncoder encoder{cfg};
+  hal::RobotStateSample truth;
+  std::int64_t now = 0;
+
+  Rig() {
+    truth.num_joints = static_cast<std::uint16_t>(cfg.joints.size());
+    truth.num_wrenches = 2;
+    Set(0.0);
+  }
+  void Set(double t) {
+    for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+      truth.joints[i].position = 0.5 * std::sin(t + static_cast<double>(i));
+      truth.joints[i].velocity = 0.5 * std::cos(t + static_cast<double>(i));
+      truth.joints[i].torque = 20.0 * std::sin(2 * t + static_cast<double>(i));
+    }
+    truth.wrenches[0].wrench = {10, -5, 400 + 10 * std::sin(t), 1, -2, 0.5};
+    truth.wrenches[1].wrench = {-3, 4, 350, -0.5, 1.5, -0.2};
+  }
+  // One millisecond: devices send, the loop ticks.
+  void Step(const EmitOptions& opt = {}) {
+    now += kMs;
+    Set(1e-3 * static_cast<double>(now / kMs));
+    encoder.Emit(truth, now, buses, opt);
+    loop.Tick(now);
+  }
+  const hal::RobotStateSample& out() const { return loop.last_sample(); }
+};
+
+TEST(DriverLoop, DecodesEveryDeviceWithinQuantisation) {
+  Rig rig;
+  for (int k = 0; k < 10; ++k) rig.Step();
+  hal::RobotStateSample s;
+  ASSERT_TRUE(rig.buffer.read_latest(s));
+  EXPECT_EQ(s.sequence, 10u);
+  EXPECT_EQ(s.stamp_ns, 10 * kMs);
+  for (std::size_t i = 0; i < rig.cfg.joints.size(); ++i) {
+    EXPECT_TRUE(s.joints[i].encoder.ok());
+    EXPECT_TRUE(s.joints[i].torque_sensor.ok());
+    EXPECT_NEAR(s.joints[i].position, rig.truth.joints[i].position, M_PI / 1048576.0 + 1e-12);
+    EXPECT_NEAR(s.joints[i].velocity, rig.truth.joints[i].velocity, 0.00025 + 1e-12);
+    EXPECT_NEAR(s.joints[i].torque, rig.truth.joints[i].torque, 0.00005 + 1e-12);
+  }
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(s.wrenches[k].health.ok());
+    for (int i = 0; i < 6; ++i)
+      EXPECT_NEAR(s.wrenches[k].wrench[i], rig.truth.wrenches[k].wrench[i], 0.05) << k << i;
+  }
+  EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
+  EXPECT_EQ(rig.loop.counters().lost_samples, 0u);
+}
+
+TEST(DriverLoop, DroppedFramesAreCountedAsCounterGaps) {
+  Rig rig;
+  rig.Step();
+  std::vector<unsigned char> silent(rig.cfg.joints.size(), 1);
+  silent[4] = 0;
+  EmitOptions opt;
+  opt.encoder_enabled = silent;
+  rig.Step(opt);
+  rig.Step(opt);  // joint 4's encoder lost two samples
+  rig.Step();
+  EXPECT_EQ(rig.loop.counters().lost_samples, 2u);
+  EXPECT_EQ(rig.out().joints[4].encoder.lost_samples, 2u);
+  EXPECT_TRUE(rig.out().joints[4].encoder.ok());  // 1 ms gaps stay within the 3 ms timeout
+  EXPECT_EQ(rig.out().joints[3].encoder.lost_samples, 0u);
+}
+
+TEST(DriverLoop, StaleDeviceIsMarkedAndRecovers) {
+  Rig rig;
+  rig.Step();
+  std::vector<unsigned char> mask(rig.cfg.joints.size(), 1);
+  mask[7] = 0;
+  EmitOptions opt;
+  opt.torque_enabled = mask;
+  const double before = rig.out().joints[7].torque;
+  for (int k = 0; k < 5; ++k) rig.Step(opt);
+  EXPECT_EQ(rig.out().joints[7].torque_sensor.state, hal::ChannelState::kStale);
+  EXPECT_EQ(rig.out().joints[7].torque_sensor.age_us, 5000u);
+  EXPECT_EQ(rig.out().joints[7].torque, before);  // the last good value is kept, flagged invalid
+  EXPECT_TRUE(rig.out().joints[7].encoder.ok());
+  EXPECT_TRUE(rig.out().joints[6].torque_sensor.ok());
+  EXPECT_EQ(rig.loop.counters().stale_events, 1u);
+  rig.Step();
+  EXPECT_TRUE(rig.out().joints[7].torque_sensor.ok());
+}
+
+TEST(DriverLoop, CrcErrorsAreRejectedAndNothingHalfUsed) {
+  Rig rig;
+  rig.Step();
+  const double before = rig.out().joints[0].torque;
+  EmitOptions bad;
+  bad.corrupt_crc = true;
+  rig.Step(bad);
+  EXPECT_EQ(rig.loop.counters().rejected[static_cast<std::size_t>(Reject::kBadCrc)],
+            rig.cfg.joints.size());
+  EXPECT_EQ(rig.out().joints[0].torque, before);
+  EXPECT_EQ(rig.out().joints[0].torque_sensor.rejected_frames, 1u);
+  EXPECT_TRUE(rig.out().joints[0].encoder.ok());
+}
+
+TEST(DriverLoop, DeviceFaultFlagsTheChannel) {
+  Rig rig;
+  rig.Step();
+  EmitOptions fault;
+  fault.encoder_status = 0x09;  // VALID | MULTITURN_LOST
+  fault.ft_status = 0x21;
+  rig.Step(fault);
+  EXPECT_EQ(rig.out().joints[2].encoder.state, hal::ChannelState::kFault);
+  EXPECT_EQ(rig.out().joints[2].encoder.status_bits, 0x09);
+  EXPECT_EQ(rig.out().wrenches[1].health.state, hal::ChannelState::kFault);
+  EXPECT_EQ(rig.out().wrenches[1].health.status_bits, 0x21);
+  rig.Step();
+  EXPECT_TRUE(rig.out().joints[2].encoder.ok());
+}
+
+TEST(DriverLoop, UnknownAndMalformedFramesAreCountedByReason) {
+  Rig rig;
+  hal::CanFrame f;
+  f.id = 0x7AB;
+  f.len = 8;
+  (void)rig.can0.send(f);
+  f.id = 0x100;
+  f.len = 3;
+  (void)rig.can0.send(f);
+  f.flags = hal::CanFrame::kRemote;
+  (void)rig.can0.send(f);
+  f.flags = hal::CanFrame::kExtended;
+  (void)rig.can0.send(f);
+  rig.Step();
+  const auto& r = rig.loop.counters().rejected;
+  EXPECT_EQ(r[static_cast<std::size_t>(Reject::kUnknownId)], 1u);
+  EXPECT_EQ(r[static_cast<std::size_t>(Reject::kWrongLength)], 1u);
+  EXPECT_EQ(r[static_cast<std::size_t>(Reject::kRemote)], 1u);
+  EXPECT_EQ(r[static_cast<std::size_t>(Reject::kExtended)], 1u);
+  EXPECT_TRUE(rig.out().joints[0].encoder.ok());
+}
+
+TEST(DriverLoop, ErrorFramesByClassBusOffAndRestart) {
+  Rig rig;
+  rig.Step();
+  hal::CanFrame err;
+  err.flags = hal::CanFrame::kError;
+  err.len = 8;
+  err.id = kErrController;
+  (void)rig.can1.send(err);
+  err.id = kErrAck;
+  (void)rig.can1.send(err);
+  err.id = kErrBusOff;
+  (void)rig.can1.send(err);
+  rig.Step();
+  const BusCounters& c1 = rig.loop.bus(1);
+  EXPECT_EQ(c1.error_frames, 3u);
+  EXPECT_EQ(c1.controller_errors, 1u);
+  EXPECT_EQ(c1.ack_errors, 1u);
+  EXPECT_EQ(c1.bus_off, 1u);
+  EXPECT_EQ(rig.loop.bus(0).error_frames, 0u);
+  // The bus goes down: can1's devices go stale, can0's keep going; the supervisor restarts it.
+  rig.can1.set_down(true);
+  for (int k = 0; k < 5; ++k) rig.Step();
+  const std::size_t on_can1 = rig.cfg.joints.size() - 1;
+  EXPECT_EQ(rig.out().joints[on_can1].encoder.state, hal::ChannelState::kStale);
+  EXPECT_TRUE(rig.out().joints[0].encoder.ok());
+  BusSupervisor supervisor(rig.loop, rig.buses);
+  EXPECT_EQ(supervisor.Poll(), 1);
+  EXPECT_EQ(rig.can1.stats().restarts, 1u);
+  EXPECT_EQ(supervisor.Poll(), 0);  // served once
+  rig.Step();
+  EXPECT_TRUE(rig.out().joints[on_can1].encoder.ok());
+}
+
+TEST(DriverLoop, OneSilentBusIsReportedAndDisturbsNothingElse) {
+  Rig rig;
+  rig.Step();
+  // can1 goes silent (no frames, still up): only its devices go stale.
+  std::vector<unsigned char> enc(rig.cfg.joints.size(), 1), ft = {1, 0};
+  for (std::size_t i = 0; i < rig.cfg.joints.size(); ++i) enc[i] = rig.cfg.joints[i].bus == 0;
+  EmitOptions opt;
+  opt.encoder_enabled = enc;
+  opt.torque_enabled = enc;
+  opt.ft_enabled = ft;
+  for (int k = 0; k < 20; ++k) rig.Step(opt);
+  EXPECT_TRUE(rig.loop.silent(1, rig.now));
+  EXPECT_FALSE(rig.loop.silent(0, rig.now));
+  for (std::size_t i = 0; i < rig.cfg.joints.size(); ++i)
+    EXPECT_EQ(rig.out().joints[i].encoder.ok(), rig.cfg.joints[i].bus == 0) << i;
+  EXPECT_TRUE(rig.out().wrenches[0].health.ok());
+  EXPECT_EQ(rig.out().wrenches[1].health.state, hal::ChannelState::kStale);
+}
+
+TEST(DriverLoop, MockTransportDownRequestsOneRestartFromTheSupervisor) {
+  DriverConfig cfg;
+  cfg.buses = {"mock0"};
+  JointDevice j;
+  j.joint = "j";
+  cfg.joints.push_back(j);
+  MockCanTransport mock;
+  EXPECT_CALL(mock, receive(_)).WillRepeatedly(Return(hal::IoStatus::kDown));
+  std::vector<hal::CanTransport*> buses{&mock};
+  hal::StateBuffer buffer;
+  DriverLoop loop(cfg, buses, buffer);
+  for (int k = 0; k < 3; ++k) loop.Tick((k + 1) * kMs);
+  EXPECT_EQ(loop.bus(0).down_ticks, 3u);
+  EXPECT_EQ(loop.bus(0).restart_requests, 1u);
+  EXPECT_CALL(mock, restart()).WillOnce(Return(false)).WillOnce(Return(true));
+  BusSupervisor supervisor(loop, buses);
+  EXPECT_EQ(supervisor.Poll(), 0);  // the restart failed
+  loop.Tick(4 * kMs);               // still down: asks again
+  EXPECT_EQ(supervisor.Poll(), 1);
+  EXPECT_EQ(supervisor.failed_restarts(), 1u);
+  EXPECT_EQ(loop.last_sample().joints[0].encoder.state, hal::ChannelState::kNeverSeen);
+}
+
+TEST(DriverLoop, TickAllocatesNothing) {
+  Rig rig;
+  for (int k = 0; k < 3; ++k) rig.Step();
+  heft::test::AllocationScope scope;
+  for (int k = 0; k < 10; ++k) rig.Step();
+  EXPECT_EQ(scope.count(), 0u);
+}
+
+}  // namespace
+}  // namespace heft::drivers
