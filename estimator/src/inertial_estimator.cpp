@@ -83,12 +83,19 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   rfull_.resize(nv_, nv_);
   qr_work_.resize(std::max(n_, nv_) + 1);
   const int nc = static_cast<int>(contact_frames_.size());
+  // Reserved first: Eigen's decompositions must not be copied before they have computed something
+  // (their status member is uninitialised until then).
+  jct_.reserve(nc + 1);
+  qr_.reserve(nc + 1);
+  rproj_.reserve(nc + 1);
+  rllt_.reserve(nc + 1);
   for (int c = 0; c <= nc; ++c) {
     const int rows = std::max(nv_ - 6 * c, 1);
     jct_.emplace_back(Eigen::MatrixXd::Zero(nv_, std::max(6 * c, 1)));
     qr_.emplace_back(nv_, std::max(6 * c, 1));
     rproj_.emplace_back(Eigen::MatrixXd::Zero(rows, rows));
     rllt_.emplace_back(rows);
+    rllt_.back().compute(Eigen::MatrixXd::Identity(rows, rows));
   }
   ResetFilter();
 }
