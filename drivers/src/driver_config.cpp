@@ -79,32 +79,35 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   return cfg;
 }
 
-void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path) {
+void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path,
+                       const std::string& config_file) {
+  const std::string where = config_file.empty() ? "" : config_file + ": ";
   urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDFFile(urdf_path);
   if (!urdf) throw config::ConfigError(urdf_path + ": cannot read the URDF");
   std::set<std::string> seen;
   for (const JointDevice& j : cfg.joints) {
     const auto joint = urdf->getJoint(j.joint);
     if (!joint)
-      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' is not in " + urdf_path);
+      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' is not in " +
+                                urdf_path);
     if (joint->type == urdf::Joint::FIXED || joint->type == urdf::Joint::FLOATING)
-      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' of " + urdf_path +
+      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' of " + urdf_path +
                                 " does not have one DoF");
     if (!seen.insert(j.joint).second)
-      throw config::ConfigError("drivers.joints: joint '" + j.joint + "' listed twice");
+      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' listed twice");
   }
   for (const auto& [name, joint] : urdf->joints_) {
     const bool moving = joint->type == urdf::Joint::REVOLUTE ||
                         joint->type == urdf::Joint::CONTINUOUS ||
                         joint->type == urdf::Joint::PRISMATIC;
     if (moving && !seen.count(name))
-      throw config::ConfigError("drivers.joints: joint '" + name + "' of " + urdf_path +
+      throw config::ConfigError(where + "drivers.joints: joint '" + name + "' of " + urdf_path +
                                 " has no sensors configured");
   }
   for (const FtDevice& c : cfg.ft_cells)
     if (!urdf->getLink(c.frame))
-      throw config::ConfigError("drivers.ft_cells: frame '" + c.frame + "' is not a link of " +
-                                urdf_path);
+      throw config::ConfigError(where + "drivers.ft_cells: frame '" + c.frame +
+                                "' is not a link of " + urdf_path);
   // Identifier clashes per bus.
   std::map<std::pair<int, std::uint32_t>, std::string> ids;
   auto claim = [&](int bus, std::uint32_t id, const std::string& who) {
@@ -112,7 +115,7 @@ void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path) {
     if (!fresh) {
       char hex[16];
       std::snprintf(hex, sizeof(hex), "0x%03X", id);
-      throw config::ConfigError("drivers: identifier " + std::string(hex) + " on bus '" +
+      throw config::ConfigError(where + "drivers: identifier " + std::string(hex) + " on bus '" +
                                 cfg.buses[bus] + "' is used by both " + it->second + " and " + who);
     }
   };

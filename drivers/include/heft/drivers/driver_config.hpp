@@ -37,7 +37,9 @@ DriverConfig ParseDriverConfig(const config::Node& drivers);
 
 // Checks every joint and frame name against the URDF (joints must exist and move, frames must be
 // links) and every identifier for clashes on its bus; throws config::ConfigError naming the entry.
-void CheckDriverConfig(const DriverConfig& config, const std::string& urdf_path);
+// `config_file` prefixes every message.
+void CheckDriverConfig(const DriverConfig& config, const std::string& urdf_path,
+                       const std::string& config_file = "");
 
 // The reference robot's defaults for a list of joints and two foot cells (tests, simulator).
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

@@ -1,0 +1,102 @@
+#include "sim_backend.hpp"
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <stdexcept>
+
+namespace heft::host {
+
+SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
+                               const dyn::Model& urdf_model)
+    : rng_(options.seed), noise_(options.noise) {
+  scenarios::ScenarioOptions so;
+  so.adaptation = options.adaptation;
+  so.duration_scale = options.duration_scale;
+  so.seed = options.seed;
+  scenario_ = scenarios::MakeScenario(options.scenario, so);
+  plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
+  plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
+  for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));
+  // The drivers' joint order must be the plant's: the emulated devices are addressed by it.
+  std::vector<std::string> driver_joints;
+  for (const auto& j : drivers.joints) driver_joints.push_back(j.joint);
+  if (driver_joints != scenario_.joint_names)
+    throw std::invalid_argument(
+        "simulation: drivers.joints must list the scenario's joints in its order (" +
+        std::to_string(scenario_.joint_names.size()) + " joints, first '" +
+        (scenario_.joint_names.empty() ? std::string() : scenario_.joint_names[0]) + "')");
+  if (drivers.ft_cells.size() != scenario_.wrench_links.size())
+    throw std::invalid_argument(
+        "simulation: the scenario has " + std::to_string(scenario_.wrench_links.size()) +
+        " foot cells, drivers.ft_cells lists " + std::to_string(drivers.ft_cells.size()));
+  for (std::size_t k = 0; k < drivers.ft_cells.size(); ++k) {
+    const dyn::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.ft_cells[k].frame)];
+    const dyn::Frame& foot = urdf_model.frames[urdf_model.frame_index(scenario_.wrench_links[k])];
+    if (f.body != foot.body || !f.R.isApprox(Eigen::Matrix3d::Identity()))
+      throw std::invalid_argument("simulation: F/T frame '" + drivers.ft_cells[k].frame +
+                                  "' must sit on '" + scenario_.wrench_links[k] +
+                                  "' with the same axes");
+    ft_offsets_.push_back(f.p - foot.p);
+  }
+  for (const auto& name : drivers.buses) {
+    buses_.push_back(std::make_unique<drivers::MemoryBus>(name));
+    bus_ptrs_.push_back(buses_.back().get());
+  }
+  encoder_ = std::make_unique<drivers::SampleEncoder>(drivers);
+  torque_bias_.assign(drivers.joints.size(), noise_.torque_bias);
+  tau_.assign(plant_->num_joints(), 0.0);
+}
+
+std::vector<hal::CanTransport*> SimulatedRobot::buses() {
+  return bus_ptrs_;
+}
+
+double SimulatedRobot::Normal() noexcept {
+  // Box-Muller on the seeded engine (std::normal_distribution differs between standard libraries).
+  const double u1 = (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
+  const double u2 = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+Eigen::VectorXd SimulatedRobot::TruePayload() const {
+  Eigen::VectorXd out(10 * scenario_.payloads.size());
+  for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
+    out.segment<10>(10 * i) = scenario_.payloads[i].At(plant_->time());
+  return out;
+}
+
+bool SimulatedRobot::fell() const {
+  return scenario_.floating_base && truth_.base.position[2] < 0.6;
+}
+
+void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
+  const double t = plant_->time();
+  for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
+    plant_->SetLinkParameters(payload_bodies_[i], scenario_.payloads[i].At(t));
+  plant_->Sample(truth_);
+  if (estimate) scenario_.controller->OnInertialEstimate(*estimate);
+  scenario_.controller->Compute(t, truth_, tau_);
+  plant_->Step(tau_);
+  plant_->Sample(truth_);
+  // What the sensors report of the state after the step.
+  measured_ = truth_;
+  for (std::size_t i = 0; i < measured_.num_joints; ++i) {
+    measured_.joints[i].velocity += noise_.velocity * Normal();
+    measured_.joints[i].torque += torque_bias_[i] + noise_.joint_torque * Normal();
+  }
+  for (std::size_t k = 0; k < measured_.num_wrenches; ++k) {
+    auto& w = measured_.wrenches[k].wrench;
+    // From the foot origin to the F/T frame (same axes): n_ft = n_o − p × f.
+    const Eigen::Vector3d f(w[0], w[1], w[2]), n(w[3], w[4], w[5]);
+    const Eigen::Vector3d n_ft = n - ft_offsets_[k].cross(f);
+    for (int i = 0; i < 3; ++i) {
+      w[i] = f[i] + noise_.force * Normal() + noise_.force_bias;
+      w[3 + i] = n_ft[i] + noise_.moment * Normal();
+    }
+  }
+  now_ns_ += 1'000'000;
+  encoder_->Emit(measured_, now_ns_, bus_ptrs_);
+  ++tick_;
+}
+
+}  // namespace heft::host

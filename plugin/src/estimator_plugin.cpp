@@ -1,0 +1,220 @@
+// The estimator plugin: state machine wait-for-walking → calibrating-bias → estimating (holding
+// while a required channel is stale or invalid), one InertialEstimator step per control tick, the
+// hand-off to the whole-body controller, telemetry for the host.
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "heft/hal/spsc_queue.hpp"
+#include "heft/plugin/controller_interface.hpp"
+#include "heft/plugin/plugin_config.hpp"
+
+namespace heft::plugin {
+namespace {
+
+std::int64_t MonotonicNs() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+class EstimatorPlugin final : public ControllerInterface {
+ public:
+  const char* name() const noexcept override { return "heft_estimator"; }
+
+  void init(const std::string& config_path, const HardwareInterface& hardware) override {
+    if (!hardware.state || !hardware.hand_off)
+      throw PluginError("init: the host gave no state buffer or hand-off");
+    hw_ = hardware;
+    try {
+      cfg_ = LoadPluginConfig(config_path);
+      dyn::ModelOptions opt;
+      opt.floating_base = cfg_.floating_base;
+      opt.repair_inertia = cfg_.repair_inertia;
+      model_ = std::make_unique<dyn::Model>(dyn::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
+      estimator_ = std::make_unique<est::InertialEstimator>(*model_, cfg_.estimator);
+      mapping_ = std::make_unique<est::SampleMapping>(*model_, cfg_.mapping);
+    } catch (const std::exception& e) {
+      throw PluginError(e.what());
+    }
+    warnings_ = model_->warnings;
+    // The hand-off template: names and nominal parameters.
+    out_ = hal::InertialEstimate{};
+    out_.num_links = static_cast<std::uint16_t>(cfg_.estimator.bodies.size());
+    for (std::size_t k = 0; k < cfg_.estimator.bodies.size(); ++k) {
+      auto& name = out_.links[k].name;
+      std::strncpy(name.data(), cfg_.estimator.bodies[k].c_str(), name.size() - 1);
+    }
+    FillParameters();
+    state_ = hal::EstimatorState::kInactive;
+  }
+
+  void configure() override { hw_.hand_off->publish(out_); }  // nominal before estimation starts
+
+  void activate() override {
+    state_ = cfg_.wait_for_walking ? hal::EstimatorState::kWaitForWalking
+                                   : hal::EstimatorState::kCalibratingBias;
+    if (state_ == hal::EstimatorState::kCalibratingBias) estimator_->StartCalibration();
+  }
+
+  void deactivate() override { state_ = hal::EstimatorState::kInactive; }
+
+  void command(Command c) noexcept override {
+    pending_.fetch_or(1u << static_cast<unsigned>(c), std::memory_order_acq_rel);
+  }
+
+  bool pop_telemetry(TelemetryRecord& r) noexcept override { return telemetry_.pop(r); }
+  std::size_t num_links() const noexcept override { return cfg_.estimator.bodies.size(); }
+  const char* link_name(std::size_t i) const noexcept override {
+    return cfg_.estimator.bodies[i].c_str();
+  }
+
+  UpdateResult update(std::int64_t time_ns, std::int64_t) noexcept override {
+    const std::int64_t start = MonotonicNs();
+    HandleCommands();
+    TelemetryRecord rec;
+    rec.time_ns = time_ns;
+    rec.tick = ++ticks_;
+    est::TickResult result;
+    std::uint32_t hold = 0;
+    if (state_ != hal::EstimatorState::kInactive &&
+        state_ != hal::EstimatorState::kWaitForWalking) {
+      hold = ReadState();
+      if (hold != 0) {
+        if (state_ != hal::EstimatorState::kHolding) resume_ = state_;
+        state_ = hal::EstimatorState::kHolding;
+      } else {
+        if (state_ == hal::EstimatorState::kHolding) state_ = resume_;
+        result = estimator_->Step(mapping_->input());
+        if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
+          state_ = hal::EstimatorState::kEstimating;
+      }
+    }
+    FillParameters();
+    hal::EstimatorStatus& st = out_.status;
+    st.state = state_;
+    st.model = result.model;
+    st.hold_reason = hold;
+    st.ticks = ticks_;
+    st.gated = estimator_->gate().rejected();
+    st.gate_releases = estimator_->gate().releases();
+    st.numeric_rejects = estimator_->numeric_rejects();
+    st.rate_limited = estimator_->rate_limited_ticks();
+    if (result.status == est::TickStatus::kUpdated || result.status == est::TickStatus::kReleased)
+      st.last_nis = result.nis;
+    out_.sequence = ticks_;
+    out_.stamp_ns = stamp_ns_;
+    hw_.hand_off->publish(out_);
+
+    rec.stamp_ns = stamp_ns_;
+    rec.status = st;
+    rec.tick_status = static_cast<std::uint8_t>(result.status);
+    rec.estimate_consistent = result.target_consistent;
+    rec.rate_limited = result.rate_limited;
+    rec.gamma = result.gamma;
+    rec.status.last_nis = result.nis;
+    rec.calibration_progress =
+        estimator_->calibrator().progress(1e-9 * static_cast<double>(stamp_ns_));
+    rec.num_links = out_.num_links;
+    for (std::size_t k = 0; k < out_.num_links; ++k) {
+      rec.handed[k] = out_.links[k].parameters;
+      for (int i = 0; i < 10; ++i)
+        rec.estimate[k][i] = estimator_->estimate()[10 * static_cast<int>(k) + i];
+    }
+    rec.compute_ns = MonotonicNs() - start;
+    telemetry_.push(rec);
+    return UpdateResult::kOk;
+  }
+
+ private:
+  void HandleCommands() noexcept {
+    const std::uint32_t p = pending_.exchange(0, std::memory_order_acq_rel);
+    auto has = [&](Command c) { return (p & (1u << static_cast<unsigned>(c))) != 0; };
+    if (has(Command::kDisable)) {
+      enabled_ = false;
+      state_ = hal::EstimatorState::kInactive;
+      estimator_->ResetFilter();  // nominal is handed on while disabled
+    }
+    if (has(Command::kEnable) && !enabled_) {
+      enabled_ = true;
+      state_ = hal::EstimatorState::kWaitForWalking;
+    }
+    if (!enabled_) return;
+    if (has(Command::kRobotStopped)) state_ = hal::EstimatorState::kWaitForWalking;
+    if ((has(Command::kRobotWalking) && state_ == hal::EstimatorState::kWaitForWalking) ||
+        has(Command::kReset)) {
+      estimator_->StartCalibration();
+      state_ = estimator_->calibrating() ? hal::EstimatorState::kCalibratingBias
+                                         : hal::EstimatorState::kEstimating;
+      resume_ = state_;
+    }
+  }
+
+  // The newest sample and those h and 2h before it, assembled into the estimator's input.
+  std::uint32_t ReadState() noexcept {
+    const std::uint64_t newest = hw_.state->latest_index();
+    const auto h = static_cast<std::uint64_t>(mapping_->lag_samples());
+    if (newest <= 2 * h) return est::kHoldHistory;
+    if (!hw_.state->read_index(newest, s0_) || !hw_.state->read_index(newest - h, s1_) ||
+        !hw_.state->read_index(newest - 2 * h, s2_))
+      return est::kHoldHistory;
+    stamp_ns_ = s1_.stamp_ns;
+    return mapping_->Assemble(s0_, s1_, s2_);
+  }
+
+  void FillParameters() noexcept {
+    const Eigen::VectorXd& handed = estimator_->handed();
+    const Eigen::MatrixXd& cov = estimator_->parameter_covariance();
+    for (std::size_t k = 0; k < out_.num_links; ++k) {
+      const int base = 10 * static_cast<int>(k);
+      for (int i = 0; i < 10; ++i) out_.links[k].parameters[i] = handed[base + i];
+      for (int r = 0; r < 10; ++r)
+        for (int c = 0; c < 10; ++c) out_.links[k].covariance[10 * r + c] = cov(r, base + c);
+    }
+  }
+
+  HardwareInterface hw_;
+  PluginConfig cfg_;
+  std::unique_ptr<dyn::Model> model_;
+  std::unique_ptr<est::InertialEstimator> estimator_;
+  std::unique_ptr<est::SampleMapping> mapping_;
+  std::vector<std::string> warnings_;
+  hal::RobotStateSample s0_, s1_, s2_;
+  hal::InertialEstimate out_;
+  hal::EstimatorState state_ = hal::EstimatorState::kInactive,
+                      resume_ = hal::EstimatorState::kCalibratingBias;
+  bool enabled_ = true;
+  std::atomic<std::uint32_t> pending_{0};
+  std::uint64_t ticks_ = 0;
+  std::int64_t stamp_ns_ = 0;
+  hal::SpscQueue<TelemetryRecord, 4096> telemetry_;
+};
+
+}  // namespace
+}  // namespace heft::plugin
+
+extern "C" {
+std::uint32_t heft_plugin_api_version() {
+  return heft::plugin::kApiVersion;
+}
+
+heft::plugin::ControllerInterface* heft_plugin_create(std::uint32_t host_api_version, char* error,
+                                                      std::size_t error_size) {
+  if (host_api_version != heft::plugin::kApiVersion) {
+    if (error && error_size)
+      std::snprintf(error, error_size,
+                    "heft_estimator plugin implements interface version %u, the host speaks %u",
+                    heft::plugin::kApiVersion, host_api_version);
+    return nullptr;
+  }
+  return new heft::plugin::EstimatorPlugin();
+}
+
+void heft_plugin_destroy(heft::plugin::ControllerInterface* controller) {
+  delete controller;
+}
+}

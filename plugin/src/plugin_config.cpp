@@ -1,0 +1,106 @@
+#include "heft/plugin/plugin_config.hpp"
+
+#include <filesystem>
+
+namespace heft::plugin {
+namespace {
+
+dyn::Vector10 Ten(const config::Node& node, const std::string& key, const dyn::Vector10& fallback,
+                  config::Range r) {
+  auto child = node.Optional(key);
+  if (!child) return fallback;
+  const std::vector<double> v = child->Numbers(10, r);
+  dyn::Vector10 out;
+  for (int i = 0; i < 10; ++i) out[i] = v[i];
+  return out;
+}
+
+}  // namespace
+
+PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir) {
+  PluginConfig cfg;
+  cfg.file = root.file();
+  const config::Node robot = root["robot"];
+  robot.AllowOnly({"urdf", "floating_base", "repair_inertia"});
+  const std::string urdf = robot.Get<std::string>("urdf");
+  cfg.urdf_path = std::filesystem::path(urdf).is_absolute()
+                      ? urdf
+                      : (std::filesystem::path(config_dir) / urdf).string();
+  if (!std::filesystem::exists(cfg.urdf_path)) robot["urdf"].Fail("no such file: " + cfg.urdf_path);
+  cfg.floating_base = robot.Get<bool>("floating_base", true, {});
+  cfg.repair_inertia = robot.Get<bool>("repair_inertia", false, {});
+
+  cfg.drivers = drivers::ParseDriverConfig(root["drivers"]);
+  for (const auto& j : cfg.drivers.joints) cfg.mapping.joints.push_back(j.joint);
+  for (const auto& c : cfg.drivers.ft_cells) cfg.mapping.wrench_frames.push_back(c.frame);
+
+  const config::Node e = root["estimator"];
+  e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
+               "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
+               "wait_for_walking", "control_period", "max_added_mass", "max_com_distance"});
+  est::EstimatorConfig& ec = cfg.estimator;
+  for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
+  if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
+    e["links"].Fail("between 1 and " + std::to_string(hal::kMaxEstimatedLinks) + " links");
+  ec.filter = e.Enum("filter", {"ekf", "kf"}, "ekf") == 0 ? est::FilterKind::kLogCholesky
+                                                          : est::FilterKind::kKalman;
+  switch (e.Enum("measurement", {"auto", "full", "null_space"}, "auto")) {
+    case 0:
+      ec.measurement = est::MeasurementChoice::kAuto;
+      break;
+    case 1:
+      ec.measurement = est::MeasurementChoice::kFullWrench;
+      break;
+    default:
+      ec.measurement = est::MeasurementChoice::kTorqueNullSpace;
+      break;
+  }
+  ec.contact_frames = cfg.mapping.wrench_frames;
+  ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
+  if (auto n = e.Optional("noise")) {
+    n->AllowOnly({"joint_torque", "base_force", "base_torque"});
+    ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
+    ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
+    ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
+  }
+  ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
+  ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
+  if (auto g = e.Optional("gating")) {
+    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for"});
+    ec.gating.enabled = g->Get<bool>("enabled", true, {});
+    ec.gating.confidence = g->Get<double>("confidence", ec.gating.confidence, {0.5, 0.999999});
+    ec.gating.gamma = g->Get<double>("gamma", 0.0, {0.0, 1e9});
+    ec.gating.release_after = g->Get<double>("release_after", ec.gating.release_after, {0.0, 60.0});
+    ec.gating.inflation = g->Get<double>("inflation", ec.gating.inflation, {1.0, 1e6});
+    ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
+  }
+  if (auto r = e.Optional("rate_limits")) {
+    r->AllowOnly({"mass", "first_moment", "inertia"});
+    ec.rate_limits.mass = r->Get<double>("mass", ec.rate_limits.mass, {1e-6, 1e4});
+    ec.rate_limits.first_moment =
+        r->Get<double>("first_moment", ec.rate_limits.first_moment, {1e-6, 1e4});
+    ec.rate_limits.inertia = r->Get<double>("inertia", ec.rate_limits.inertia, {1e-6, 1e4});
+  }
+  if (auto c = e.Optional("calibration")) {
+    c->AllowOnly({"enabled", "window", "max_speed"});
+    ec.calibration.enabled = c->Get<bool>("enabled", true, {});
+    ec.calibration.window = c->Get<double>("window", ec.calibration.window, {0.01, 600.0});
+    ec.calibration.max_speed = c->Get<double>("max_speed", ec.calibration.max_speed, {0.0, 100.0});
+  }
+  ec.max_added_mass = e.Get<double>("max_added_mass", ec.max_added_mass, {0.0, 1e4});
+  ec.max_com_distance = e.Get<double>("max_com_distance", ec.max_com_distance, {1e-3, 100.0});
+  cfg.mapping.difference_samples = e.Get<int>("difference_samples", 2, {1, 31});
+  cfg.mapping.contact_force = e.Get<double>("contact_force", 50.0, {0.0, 1e5});
+  cfg.wait_for_walking = e.Get<bool>("wait_for_walking", true, {});
+  return cfg;
+}
+
+PluginConfig LoadPluginConfig(const std::string& path) {
+  const config::Document doc = config::Document::Load(path);
+  PluginConfig cfg =
+      ParsePluginConfig(doc.root(), std::filesystem::path(path).parent_path().string());
+  drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, path);
+  return cfg;
+}
+
+}  // namespace heft::plugin

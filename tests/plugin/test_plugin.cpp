@@ -1,0 +1,169 @@
+// The estimator plugin as a host loads it: dlopen, interface version, lifecycle, the state machine
+// driven with synthetic state samples and synthetic time, and no allocation in update().
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "heft/drivers/driver_config.hpp"
+#include "heft/plugin/controller_interface.hpp"
+#include "heft/test/alloc_counter.hpp"
+
+namespace heft::plugin {
+namespace {
+
+struct Library {
+  void* handle = dlopen(HEFT_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+  template <typename F>
+  F Get(const char* name) const {
+    return reinterpret_cast<F>(dlsym(handle, name));
+  }
+};
+
+const std::string kConfig = std::string(HEFT_CONFIG_DIR) + "/sim/forearm-load.yaml";
+
+TEST(Plugin, LoadsThroughDlopenAndRefusesAnotherInterfaceVersion) {
+  Library lib;
+  ASSERT_NE(lib.handle, nullptr) << dlerror();
+  auto version = lib.Get<std::uint32_t (*)()>("heft_plugin_api_version");
+  auto create =
+      lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>("heft_plugin_create");
+  auto destroy = lib.Get<void (*)(ControllerInterface*)>("heft_plugin_destroy");
+  ASSERT_TRUE(version && create && destroy);
+  EXPECT_EQ(version(), kApiVersion);
+  char error[256] = "";
+  EXPECT_EQ(create(kApiVersion + 1, error, sizeof(error)), nullptr);
+  EXPECT_STREQ(error, "heft_estimator plugin implements interface version 1, the host speaks 2");
+  ControllerInterface* c = create(kApiVersion, error, sizeof(error));
+  ASSERT_NE(c, nullptr);
+  EXPECT_STREQ(c->name(), "heft_estimator");
+  destroy(c);
+}
+
+// A fixed-base robot holding still, its sensors read perfectly: the state buffer as drivers fill
+// it.
+struct Rig {
+  Library lib;
+  std::unique_ptr<ControllerInterface, void (*)(ControllerInterface*)> plugin{
+      nullptr, lib.Get<void (*)(ControllerInterface*)>("heft_plugin_destroy")};
+  hal::StateBuffer state;
+  HandOffMailbox hand_off;
+  std::int64_t now = 0;
+  std::uint64_t seq = 0;
+  bool torque_ok = true;
+
+  Rig() {
+    char error[256];
+    plugin.reset(lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>(
+        "heft_plugin_create")(kApiVersion, error, sizeof(error)));
+    plugin->init(kConfig, HardwareInterface{&state, &hand_off});
+    plugin->configure();
+  }
+  // 3 ms of state (three 1 kHz samples), then one update.
+  void Tick() {
+    for (int i = 0; i < 3; ++i) {
+      hal::RobotStateSample s;
+      s.sequence = ++seq;
+      s.stamp_ns = now += 1'000'000;
+      s.num_joints = 29;
+      for (int j = 0; j < 29; ++j) {
+        s.joints[j].position = 0.1;
+        s.joints[j].torque = 0.0;
+        s.joints[j].encoder.state = hal::ChannelState::kOk;
+        s.joints[j].torque_sensor.state =
+            torque_ok ? hal::ChannelState::kOk : hal::ChannelState::kStale;
+      }
+      state.publish(s);
+    }
+    plugin->update(now, 3'000'000);
+  }
+  hal::InertialEstimate Latest() {
+    hal::InertialEstimate e;
+    EXPECT_TRUE(hand_off.read_latest(e));
+    return e;
+  }
+};
+
+TEST(Plugin, StateMachineThroughEveryState) {
+  Rig rig;
+  hal::InertialEstimate e = rig.Latest();  // configure() hands on nominal parameters
+  EXPECT_EQ(e.num_links, 1);
+  EXPECT_STREQ(e.links[0].name.data(), "left_forearm");
+  EXPECT_DOUBLE_EQ(e.links[0].parameters[0], 1.5);
+  rig.plugin->activate();
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kWaitForWalking);
+  rig.plugin->command(Command::kRobotWalking);
+  for (int k = 0; k < 5; ++k) rig.Tick();
+  e = rig.Latest();
+  EXPECT_EQ(e.status.state, hal::EstimatorState::kEstimating);  // calibration is off in this config
+  EXPECT_EQ(e.status.model, hal::MeasurementModel::kFullWrench);
+  // A stale torque sensor: hold the last good estimate and say why.
+  rig.torque_ok = false;
+  rig.Tick();
+  e = rig.Latest();
+  EXPECT_EQ(e.status.state, hal::EstimatorState::kHolding);
+  EXPECT_NE(e.status.hold_reason, 0u);
+  rig.torque_ok = true;
+  for (int k = 0; k < 2; ++k) rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kEstimating);
+  rig.plugin->command(Command::kDisable);
+  rig.Tick();
+  e = rig.Latest();
+  EXPECT_EQ(e.status.state, hal::EstimatorState::kInactive);
+  EXPECT_DOUBLE_EQ(e.links[0].parameters[0], 1.5);  // nominal while disabled
+  rig.plugin->command(Command::kEnable);
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kWaitForWalking);
+  rig.plugin->command(Command::kRobotWalking);
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kEstimating);
+  TelemetryRecord rec;
+  int records = 0;
+  while (rig.plugin->pop_telemetry(rec)) ++records;
+  EXPECT_EQ(records, 12);  // one per update
+}
+
+TEST(Plugin, UpdateAllocatesNothingAfterActivation) {
+  Rig rig;
+  rig.plugin->activate();
+  rig.plugin->command(Command::kRobotWalking);
+  for (int k = 0; k < 5; ++k) rig.Tick();
+  // Publish the samples first: only update() is measured.
+  for (int i = 0; i < 3; ++i) {
+    hal::RobotStateSample s;
+    s.sequence = ++rig.seq;
+    s.stamp_ns = rig.now += 1'000'000;
+    s.num_joints = 29;
+    for (int j = 0; j < 29; ++j)
+      s.joints[j].encoder.state = s.joints[j].torque_sensor.state = hal::ChannelState::kOk;
+    rig.state.publish(s);
+  }
+  heft::test::AllocationScope scope;
+  for (int k = 0; k < 5; ++k) rig.plugin->update(rig.now, 3'000'000);
+  EXPECT_EQ(scope.count(), 0u);
+}
+
+TEST(Plugin, InitRefusesABadConfigurationWithItsReason) {
+  Library lib;
+  char error[256];
+  std::unique_ptr<ControllerInterface, void (*)(ControllerInterface*)> p(
+      lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>("heft_plugin_create")(
+          kApiVersion, error, sizeof(error)),
+      lib.Get<void (*)(ControllerInterface*)>("heft_plugin_destroy"));
+  hal::StateBuffer state;
+  HandOffMailbox hand_off;
+  try {
+    p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off});
+    ADD_FAILURE() << "accepted";
+  } catch (const PluginError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/heft.yaml: cannot open the configuration file");
+  }
+}
+
+}  // namespace
+}  // namespace heft::plugin
