@@ -20,12 +20,15 @@ for r in range(6):
     row[(r + 1) % 6] = 0.001 if r < 3 else 0.00005
     CALIBRATION.append(row)
 
+# process_alpha: the random walk of the log-Cholesky density α (per second). A load that keeps
+# changing (the 1 Hz forearm sine, mass rate up to ~19 kg/s) needs it large; a load that steps and
+# then holds is caught by the gate's release instead.
 SCENARIOS = {
-    "forearm-load": dict(floating=False, links=["left_forearm"]),
-    "dumbbell-curl": dict(floating=False, links=["left_forearm"]),
-    "torso-load": dict(floating=True, links=["torso"]),
-    "step-in-place": dict(floating=True, links=["torso"]),
-    "walk": dict(floating=True, links=["torso"]),
+    "forearm-load": dict(floating=False, links=["left_forearm"], process_alpha=2.0),
+    "dumbbell-curl": dict(floating=False, links=["left_forearm"], process_alpha=0.001),
+    "torso-load": dict(floating=True, links=["torso"], process_alpha=0.01),
+    "step-in-place": dict(floating=True, links=["torso"], process_alpha=0.001),
+    "walk": dict(floating=True, links=["torso"], process_alpha=0.001),
 }
 
 
@@ -55,8 +58,11 @@ def main():
         lines += drivers(s["floating"])
         lines += ["estimator:", "  links: [%s]" % ", ".join(s["links"]), "  filter: ekf", "  measurement: auto",
                   "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0}",
+                  "  process_noise: [%g, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001]" % s["process_alpha"],
                   "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
-                  "  rate_limits: {mass: 3.0, first_moment: 0.5, inertia: 0.2}",
+                  "  # The paper caps the mass rate at 3 kg/s on hardware, against large steps when the estimator",
+                  "  # starts; Table I's simulated loads change faster than that, so the simulated robot allows more.",
+                  "  rate_limits: {mass: 60.0, first_moment: 6.0, inertia: 2.0}",
                   "  # The scenarios load the link from t = 0 and the simulated sensors carry no bias: a start-up",
                   "  # calibration would absorb the load itself. On a robot, calibrate before the load is taken.",
                   "  calibration: {enabled: false, window: 1.0, max_speed: 0.3}",
