@@ -88,35 +88,18 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       EncoderReading r;
       const Reject why = DecodeEncoder(f, config_.joints[slot.index].encoder, r);
       if (why != Reject::kNone) return reject(why, &js.encoder);
-      Channel& ch = encoders_[slot.index];
-      Gap(ch, r.counter, js.encoder);
-      js.encoder.status_bits = r.status;
-      ch.fault = !r.usable;
-      if (!r.usable) {
-        ++counters_.fault_samples;
-        return;
-      }
-      js.position = r.position;
-      js.velocity = r.velocity;
-      ch.last_usable_ns = now_ns;
-      return;
+      return Accept(encoders_[slot.index], js.encoder, r.counter, r.status, r.usable, now_ns, [&] {
+        js.position = r.position;
+        js.velocity = r.velocity;
+      });
     }
     case Kind::kTorque: {
       hal::JointSample& js = sample_.joints[slot.index];
       TorqueReading r;
       const Reject why = DecodeTorque(f, config_.joints[slot.index].torque, r);
       if (why != Reject::kNone) return reject(why, &js.torque_sensor);
-      Channel& ch = torques_[slot.index];
-      Gap(ch, r.counter, js.torque_sensor);
-      js.torque_sensor.status_bits = r.status;
-      ch.fault = !r.usable;
-      if (!r.usable) {
-        ++counters_.fault_samples;
-        return;
-      }
-      js.torque = r.torque;
-      ch.last_usable_ns = now_ns;
-      return;
+      return Accept(torques_[slot.index], js.torque_sensor, r.counter, r.status, r.usable, now_ns,
+                    [&] { js.torque = r.torque; });
     }
     case Kind::kFtA:
     case Kind::kFtB: {
@@ -132,17 +115,9 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       }
       if (result == FtAssembler::Result::kRejected) return reject(why, &ws.health);
       if (result != FtAssembler::Result::kComplete) return;
-      Channel& ch = cells_[slot.index];
-      Gap(ch, r.counter, ws.health);
-      ws.health.status_bits = r.status;
-      ch.fault = !r.usable;
-      if (!r.usable) {
-        ++counters_.fault_samples;
-        return;
-      }
-      for (int i = 0; i < 6; ++i) ws.wrench[i] = r.wrench[i];
-      ch.last_usable_ns = now_ns;
-      return;
+      return Accept(cells_[slot.index], ws.health, r.counter, r.status, r.usable, now_ns, [&] {
+        for (int i = 0; i < 6; ++i) ws.wrench[i] = r.wrench[i];
+      });
     }
     case Kind::kNone:
       return;

@@ -87,27 +87,25 @@ TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {
   truth.num_wrenches = 2;
   std::vector<hal::RobotStateSample> live_samples;
   const std::int64_t t0 = 1'700'000'000'000'000'000;
-  for (int k = 1; k <= 50; ++k) {
-    const std::int64_t now = t0 + k * 1'000'000;
+  auto set_truth = [&](int k) {
     for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
       truth.joints[i].position = std::sin(0.01 * k + static_cast<double>(i));
       truth.joints[i].torque = 3.0 * std::cos(0.02 * k);
     }
     truth.wrenches[0].wrench[2] = 400.0 + k;
+  };
+  for (int k = 1; k <= 50; ++k) {
+    const std::int64_t now = t0 + k * 1'000'000;
+    set_truth(k);
     encoder.Emit(truth, now, live);
     live_loop.Tick(now);
     live_samples.push_back(live_loop.last_sample());
   }
-  // Re-run the same emission into taps, logging every frame.
+  // The same emission into taps, every frame logged.
   SampleEncoder encoder2(cfg);
   for (int k = 1; k <= 50; ++k) {
-    const std::int64_t now = t0 + k * 1'000'000;
-    for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-      truth.joints[i].position = std::sin(0.01 * k + static_cast<double>(i));
-      truth.joints[i].torque = 3.0 * std::cos(0.02 * k);
-    }
-    truth.wrenches[0].wrench[2] = 400.0 + k;
-    encoder2.Emit(truth, now, taps);
+    set_truth(k);
+    encoder2.Emit(truth, t0 + k * 1'000'000, taps);
     for (MemoryBus* tap : {&tap0, &tap1}) {
       hal::CanFrame f;
       while (tap->receive(f) == hal::IoStatus::kOk)

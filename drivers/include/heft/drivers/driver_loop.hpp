@@ -87,6 +87,20 @@ class DriverLoop {
   };
   void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
   void Gap(Channel& ch, std::uint8_t counter, hal::ChannelHealth& health) noexcept;
+  // A well-formed sample: counter gaps, status, and — when the device calls it usable — `store`.
+  template <typename Store>
+  void Accept(Channel& ch, hal::ChannelHealth& health, std::uint8_t counter, std::uint8_t status,
+              bool usable, std::int64_t now_ns, Store store) noexcept {
+    Gap(ch, counter, health);
+    health.status_bits = status;
+    ch.fault = !usable;
+    if (!usable) {
+      ++counters_.fault_samples;
+      return;
+    }
+    store();
+    ch.last_usable_ns = now_ns;
+  }
   void Age(Channel& ch, double timeout, std::int64_t now_ns, hal::ChannelHealth& health) noexcept;
   void CountError(int bus, std::uint32_t classes) noexcept;
 
