@@ -11,7 +11,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
@@ -240,7 +240,7 @@ int Run(int argc, char** argv) {
 
   std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
   if (!host.log_file.empty())
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(host.log_file));
+    sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
   auto log = std::make_shared<spdlog::logger>("heftd", sinks.begin(), sinks.end());
   log->flush_on(spdlog::level::warn);
   log->info("configuration {} ({} backend, {})", config_path, host.backend,
