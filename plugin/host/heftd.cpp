@@ -9,12 +9,14 @@
 // buffer, same plugin; each thread waits for its turn instead of the clock — deterministic and
 // faster than real time, for CI and the main job).
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
@@ -32,6 +34,7 @@
 
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/socketcan_transport.hpp"
+#include "heft/hal/shared_hand_off.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "heft/plugin/plugin_config.hpp"
@@ -76,6 +79,7 @@ struct HostConfig {
   std::string plugin;
   std::string telemetry;
   std::string log_file;
+  std::string shm;  // shared-memory hand-off name (/dev/shm/<shm>), empty: none
   bool lockstep = true;
   double duration = 0.0;  // s of simulated time; 0: the scenario's
   int priority = 80;
@@ -91,7 +95,9 @@ HostConfig ParseHost(const config::Node& root) {
   h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
-    n->AllowOnly({"plugin", "telemetry", "log_file", "realtime"});
+    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime"});
+    h.shm = n->Get<std::string>("shm", std::string(), {});
+    if (h.shm.find('/') != std::string::npos) (*n)["shm"].Fail("a shared-memory name has no '/'");
     h.plugin = n->Get<std::string>("plugin", std::string(), {});
     h.telemetry = n->Get<std::string>("telemetry", std::string(), {});
     h.log_file = n->Get<std::string>("log_file", std::string(), {});
@@ -201,7 +207,7 @@ double Percentile(std::vector<std::int64_t> v, double p) {
 int Run(int argc, char** argv) {
   std::string config_path;
   double duration_override = -1.0;
-  std::string telemetry_override;
+  std::string telemetry_override, shm_override;
   int lockstep_override = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -215,13 +221,15 @@ int Run(int argc, char** argv) {
       duration_override = std::stod(next());
     else if (a == "--telemetry")
       telemetry_override = next();
+    else if (a == "--shm")
+      shm_override = next();
     else if (a == "--realtime")
       lockstep_override = 0;
     else if (a == "--lockstep")
       lockstep_override = 1;
     else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: heftd --config FILE [--duration S] [--telemetry FILE.csv] "
+          "usage: heftd --config FILE [--duration S] [--telemetry FILE.csv] [--shm NAME] "
           "[--lockstep|--realtime]\n");
       return 0;
     } else {
@@ -234,13 +242,15 @@ int Run(int argc, char** argv) {
   HostConfig host = ParseHost(doc.root());
   if (duration_override >= 0) host.duration = duration_override;
   if (!telemetry_override.empty()) host.telemetry = telemetry_override;
+  if (!shm_override.empty()) host.shm = shm_override;
   if (lockstep_override >= 0) host.lockstep = lockstep_override == 1;
   const plugin::PluginConfig pcfg =
       plugin::LoadPluginConfig(config_path);  // validates drivers vs URDF
 
   std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
   if (!host.log_file.empty())
-    sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
+    sinks.push_back(
+        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
   auto log = std::make_shared<spdlog::logger>("heftd", sinks.begin(), sinks.end());
   log->flush_on(spdlog::level::warn);
   log->info("configuration {} ({} backend, {})", config_path, host.backend,
@@ -270,6 +280,24 @@ int Run(int argc, char** argv) {
   plug->configure();
   log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
             plug->num_links());
+
+  // The shared-memory hand-off for controllers in other processes (layout:
+  // hal/shared_hand_off.hpp).
+  hal::SharedHandOff* shared = nullptr;
+  if (!host.shm.empty()) {
+    const std::string name = "/" + host.shm;
+    const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0644);
+    if (fd < 0 || ftruncate(fd, sizeof(hal::SharedHandOff)) != 0)
+      throw std::runtime_error("shared memory " + name + ": " + std::strerror(errno));
+    void* p = mmap(nullptr, sizeof(hal::SharedHandOff), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+      throw std::runtime_error("shared memory " + name + ": mmap: " + std::strerror(errno));
+    shared = new (p) hal::SharedHandOff();
+    shared->header.writer_pid = static_cast<std::uint32_t>(getpid());
+    log->info("hand-off also in shared memory /dev/shm/{} (layout {})", host.shm,
+              hal::kSharedHandOffLayout);
+  }
 
   // Backend.
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
@@ -362,6 +390,10 @@ int Run(int argc, char** argv) {
       }
       const std::int64_t start = Now();
       plug->update(lockstep ? k * 1'000'000 : Now(), 3'000'000);
+      if (shared) {
+        hal::InertialEstimate latest;
+        if (hand_off.read_latest(latest)) shared->ring.publish(latest);
+      }
       const std::int64_t spent = Now() - start;
       if (stats.compute_ns.size() < stats.compute_ns.capacity()) {
         stats.compute_ns.push_back(spent);
@@ -509,6 +541,10 @@ int Run(int argc, char** argv) {
           last.status.gate_releases);
   }
   if (csv.is_open()) log->info("telemetry: {} rows in {}", rows, host.telemetry);
+  if (shared) {
+    munmap(shared, sizeof(hal::SharedHandOff));
+    shm_unlink(("/" + host.shm).c_str());
+  }
   log->flush();
   return 0;
 }

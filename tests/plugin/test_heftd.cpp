@@ -98,6 +98,30 @@ TEST(Heftd, ExitsCleanlyOnSigtermWithItsLogFlushed) {
   EXPECT_THAT(r.output, HasSubstr("control wake-up lateness"));
 }
 
+TEST(Heftd, HandOffInSharedMemoryForAnotherProcess) {
+  const std::string name = "heft_test_" + std::to_string(getpid());
+  const pid_t daemon = fork();
+  if (daemon == 0) {
+    std::FILE* f = std::freopen("/dev/null", "w", stdout);
+    (void)f;
+    execl(HEFT_HEFTD, HEFT_HEFTD, "--config", (kConfigDir + "/sim/dumbbell-curl.yaml").c_str(),
+          "--realtime", "--duration", "60", "--shm", name.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The example reader, in its own process.
+  const std::string out = testing::TempDir() + "/reader_" + std::to_string(getpid()) + ".txt";
+  const std::string cmd = std::string(HEFT_READER) + " " + name + " --once > " + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  kill(daemon, SIGTERM);
+  int status = 0;
+  waitpid(daemon, &status, 0);
+  EXPECT_EQ(rc, 0) << Slurp(out);
+  EXPECT_THAT(Slurp(out), HasSubstr("left_forearm m="));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name));  // removed at exit
+}
+
 TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
   const std::string good = Slurp(kConfigDir + "/sim/forearm-load.yaml");
   struct Case {
@@ -114,7 +138,7 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
        "simulation.scenario: unknown scenario 'forarm-load'; allowed: forearm-load"},
       {"bad filter", "filter: ekf", "filter: ukf",
        "estimator.filter: 'ukf' is not allowed; allowed: ekf, kf"},
-      {"out of range", "mass: 3.0", "mass: -1",
+      {"out of range", "mass: 60.0", "mass: -1",
        "estimator.rate_limits.mass: value -1 is out of range"},
       {"wrong type", "confidence: 0.999", "confidence: high",
        "estimator.gating.confidence: expected a number"},

@@ -21,9 +21,9 @@ struct CanFrame {
   static constexpr std::uint8_t kFd = 1U << 0;        ///< carried in a CAN FD frame
   static constexpr std::uint8_t kExtended = 1U << 1;  ///< 29-bit identifier
   static constexpr std::uint8_t kRemote = 1U << 2;    ///< remote transmission request
-  static constexpr std::uint8_t kError = 1U << 3;     ///< error frame (id holds the error class bits)
-  static constexpr std::uint8_t kBrs = 1U << 4;       ///< FD bit-rate switch
-  static constexpr std::uint8_t kEsi = 1U << 5;       ///< FD error state indicator
+  static constexpr std::uint8_t kError = 1U << 3;  ///< error frame (id holds the error class bits)
+  static constexpr std::uint8_t kBrs = 1U << 4;    ///< FD bit-rate switch
+  static constexpr std::uint8_t kEsi = 1U << 5;    ///< FD error state indicator
 
   std::uint32_t id = 0;  ///< identifier without flag bits (or error class for error frames)
   std::uint8_t len = 0;  ///< payload length in bytes (0..8 classic, 0..64 FD)
@@ -38,19 +38,19 @@ struct CanFrame {
 };
 
 enum class IoStatus : std::uint8_t {
-  kOk,         ///< one frame transferred
-  kEmpty,      ///< nothing to read now (receive) / would block (send): back-pressure, not a fault
-  kDown,       ///< the interface is down or gone
-  kError,      ///< any other failure; see stats()
+  kOk,     ///< one frame transferred
+  kEmpty,  ///< nothing to read now (receive) / would block (send): back-pressure, not a fault
+  kDown,   ///< the interface is down or gone
+  kError,  ///< any other failure; see stats()
 };
 
 /// Bus health, cumulative since open. Trivially copyable: it travels with the samples.
 struct CanBusStats {
   std::uint64_t rx_frames = 0;
   std::uint64_t tx_frames = 0;
-  std::uint64_t kernel_drops = 0;   ///< frames the kernel dropped (SO_RXQ_OVFL)
-  std::uint64_t error_frames = 0;   ///< error frames of any class
-  std::uint64_t bus_off = 0;        ///< bus-off events
+  std::uint64_t kernel_drops = 0;  ///< frames the kernel dropped (SO_RXQ_OVFL)
+  std::uint64_t error_frames = 0;  ///< error frames of any class
+  std::uint64_t bus_off = 0;       ///< bus-off events
   std::uint64_t controller_errors = 0;
   std::uint64_t ack_errors = 0;
   std::uint64_t restarts = 0;

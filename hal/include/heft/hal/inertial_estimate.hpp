@@ -14,34 +14,35 @@ inline constexpr std::size_t kMaxEstimatedLinks = 4;
 inline constexpr std::size_t kLinkNameLength = 48;
 
 /// pi = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]: mass [kg], first moment m*c [kg m] and
-/// rotational inertia about the link frame origin [kg m^2], in the link frame (Foster et al. eq. 3).
+/// rotational inertia about the link frame origin [kg m^2], in the link frame (Foster et al. eq.
+/// 3).
 using InertialParameters = std::array<double, 10>;
 
 enum class EstimatorState : std::uint8_t {
-  kInactive = 0,        ///< not activated, or disabled by command
-  kWaitForWalking = 1,  ///< waiting for the robot to be on the ground and walking
-  kCalibratingBias = 2, ///< averaging the residual at nominal parameters
-  kEstimating = 3,      ///< running the filter
-  kHolding = 4,         ///< a required channel is stale/invalid: last good estimate held
+  kInactive = 0,         ///< not activated, or disabled by command
+  kWaitForWalking = 1,   ///< waiting for the robot to be on the ground and walking
+  kCalibratingBias = 2,  ///< averaging the residual at nominal parameters
+  kEstimating = 3,       ///< running the filter
+  kHolding = 4,          ///< a required channel is stale/invalid: last good estimate held
 };
 
 enum class MeasurementModel : std::uint8_t {
   kNone = 0,
-  kFullWrench = 1,      ///< delta_tau over all nv rows with the foot wrenches (Foster eq. 14)
-  kTorqueNullSpace = 2, ///< joint torques only, projected into the contact null space
+  kFullWrench = 1,       ///< delta_tau over all nv rows with the foot wrenches (Foster eq. 14)
+  kTorqueNullSpace = 2,  ///< joint torques only, projected into the contact null space
 };
 
 struct EstimatorStatus {
   EstimatorState state = EstimatorState::kInactive;
   MeasurementModel model = MeasurementModel::kNone;
-  std::uint32_t hold_reason = 0;       ///< bit set of the channels that forced kHolding
+  std::uint32_t hold_reason = 0;  ///< bit set of the channels that forced kHolding
   std::uint64_t ticks = 0;
-  std::uint64_t updates = 0;           ///< accepted filter updates
-  std::uint64_t gated = 0;             ///< updates rejected by the innovation gate
-  std::uint64_t gate_releases = 0;     ///< times a lasting rejection run inflated the covariance
-  std::uint64_t numeric_rejects = 0;   ///< non-finite / diverging updates thrown away
-  std::uint64_t rate_limited = 0;      ///< ticks where the rate limiter was active
-  double last_nis = 0.0;               ///< normalised innovation squared of the last update
+  std::uint64_t updates = 0;          ///< accepted filter updates
+  std::uint64_t gated = 0;            ///< updates rejected by the innovation gate
+  std::uint64_t gate_releases = 0;    ///< times a lasting rejection run inflated the covariance
+  std::uint64_t numeric_rejects = 0;  ///< non-finite / diverging updates thrown away
+  std::uint64_t rate_limited = 0;     ///< ticks where the rate limiter was active
+  double last_nis = 0.0;              ///< normalised innovation squared of the last update
 };
 
 struct LinkEstimate {

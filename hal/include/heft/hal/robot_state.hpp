@@ -26,10 +26,10 @@ enum class ChannelState : std::uint8_t {
 /// Health of one channel. Counters are cumulative since the driver started.
 struct ChannelHealth {
   ChannelState state = ChannelState::kNeverSeen;
-  std::uint32_t age_us = 0;          ///< time since the last usable sample
-  std::uint32_t lost_samples = 0;    ///< samples missed (rolling-counter gaps, unpaired frames)
-  std::uint32_t rejected_frames = 0; ///< malformed frames for this device
-  std::uint16_t status_bits = 0;     ///< last raw status byte / fault code the device sent
+  std::uint32_t age_us = 0;           ///< time since the last usable sample
+  std::uint32_t lost_samples = 0;     ///< samples missed (rolling-counter gaps, unpaired frames)
+  std::uint32_t rejected_frames = 0;  ///< malformed frames for this device
+  std::uint16_t status_bits = 0;      ///< last raw status byte / fault code the device sent
   [[nodiscard]] bool ok() const noexcept { return state == ChannelState::kOk; }
 };
 
@@ -63,7 +63,7 @@ struct BaseSample {
 
 struct RobotStateSample {
   std::uint64_t sequence = 0;  ///< +1 per published sample; 0 = nothing published yet
-  std::int64_t stamp_ns = 0;   ///< time of the driver tick that produced it (CLOCK_MONOTONIC or sim)
+  std::int64_t stamp_ns = 0;  ///< time of the driver tick that produced it (CLOCK_MONOTONIC or sim)
   std::uint16_t num_joints = 0;
   std::uint16_t num_wrenches = 0;
   bool has_base = false;  ///< false for a fixed-base robot

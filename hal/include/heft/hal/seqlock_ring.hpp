@@ -6,8 +6,8 @@
 // copy, i.e. when the reader lags N publishes behind. Every read takes a bounded number of
 // attempts and returns false rather than spin, so neither side can be blocked by the other.
 //
-// The payload is stored as atomic 64-bit words (release/acquire) so that the concurrent copy is not a data
-// race in the C++ memory model (and ThreadSanitizer agrees); the sequence counters carry the
+// The payload is stored as atomic 64-bit words (release/acquire) so that the concurrent copy is not
+// a data race in the C++ memory model (and ThreadSanitizer agrees); the sequence counters carry the
 // ordering.
 #pragma once
 
@@ -85,7 +85,7 @@ class SeqlockRing {
     for (int attempt = 0; attempt < kMaxReadAttempts; ++attempt) {
       // acquire: pairs with the writer's final release store of the sequence.
       const std::uint64_t seq0 = slot.seq.load(std::memory_order_acquire);
-      if ((seq0 & 1U) != 0) continue;  // write in progress
+      if ((seq0 & 1U) != 0) continue;                                         // write in progress
       if (slot.index.load(std::memory_order_acquire) != index) return false;  // overwritten
       std::array<std::uint64_t, kWords> words;
       for (std::size_t i = 0; i < kWords; ++i) {
