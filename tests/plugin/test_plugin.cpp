@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "heft/drivers/driver_config.hpp"
 #include "heft/plugin/controller_interface.hpp"
@@ -25,6 +27,20 @@ struct Library {
 };
 
 const std::string kConfig = std::string(HEFT_CONFIG_DIR) + "/sim/forearm-load.yaml";
+
+// The same configuration with start-up calibration on (a 15 ms window), written next to the test.
+std::string CalibratingConfig() {
+  std::ifstream in(kConfig);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  s.replace(s.find("calibration: {enabled: false, window: 1.0"), 41,
+            "calibration: {enabled: true, window: 0.015");
+  s.replace(s.find("urdf: ../robots"), 15, "urdf: " + std::string(HEFT_CONFIG_DIR) + "/robots");
+  const std::string path = testing::TempDir() + "/heft_calibrating.yaml";
+  std::ofstream(path) << s;
+  return path;
+}
 
 TEST(Plugin, LoadsThroughDlopenAndRefusesAnotherInterfaceVersion) {
   Library lib;
@@ -56,11 +72,11 @@ struct Rig {
   std::uint64_t seq = 0;
   bool torque_ok = true;
 
-  Rig() {
+  explicit Rig(const std::string& config = kConfig) {
     char error[256];
     plugin.reset(lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>(
         "heft_plugin_create")(kApiVersion, error, sizeof(error)));
-    plugin->init(kConfig, HardwareInterface{&state, &hand_off});
+    plugin->init(config, HardwareInterface{&state, &hand_off});
     plugin->configure();
   }
   // 3 ms of state (three 1 kHz samples), then one update.
@@ -126,6 +142,20 @@ TEST(Plugin, StateMachineThroughEveryState) {
   int records = 0;
   while (rig.plugin->pop_telemetry(rec)) ++records;
   EXPECT_EQ(records, 12);  // one per update
+}
+
+TEST(Plugin, CalibratesTheBiasBeforeEstimating) {
+  Rig rig(CalibratingConfig());
+  rig.plugin->activate();
+  rig.Tick();
+  rig.plugin->command(Command::kRobotWalking);
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kCalibratingBias);
+  for (int k = 0; k < 8; ++k) rig.Tick();  // the 15 ms window, at rest
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kEstimating);
+  rig.plugin->command(Command::kReset);  // back to calibrating, from nominal
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kCalibratingBias);
 }
 
 TEST(Plugin, UpdateAllocatesNothingAfterActivation) {
