@@ -37,10 +37,18 @@ void* NewAlignedImpl(std::size_t size, std::align_val_t align) {
 }  // namespace
 
 namespace heft::test {
-std::uint64_t ThreadAllocationCount() noexcept { return g_count; }
-AllocationScope::AllocationScope() noexcept : start_(g_count) { ++g_active; }
-AllocationScope::~AllocationScope() { --g_active; }
-std::uint64_t AllocationScope::count() const noexcept { return g_count - start_; }
+std::uint64_t ThreadAllocationCount() noexcept {
+  return g_count;
+}
+AllocationScope::AllocationScope() noexcept : start_(g_count) {
+  ++g_active;
+}
+AllocationScope::~AllocationScope() {
+  --g_active;
+}
+std::uint64_t AllocationScope::count() const noexcept {
+  return g_count - start_;
+}
 }  // namespace heft::test
 
 extern "C" {
@@ -56,7 +64,9 @@ void* __wrap_realloc(void* p, std::size_t size) {
   Note();
   return __real_realloc(p, size);
 }
-void __wrap_free(void* p) { __real_free(p); }
+void __wrap_free(void* p) {
+  __real_free(p);
+}
 void* __wrap_aligned_alloc(std::size_t alignment, std::size_t size) {
   Note();
   return __real_aligned_alloc(alignment, size);
@@ -71,8 +81,12 @@ void* __wrap_memalign(std::size_t alignment, std::size_t size) {
 }
 }
 
-void* operator new(std::size_t size) { return NewImpl(size); }
-void* operator new[](std::size_t size) { return NewImpl(size); }
+void* operator new(std::size_t size) {
+  return NewImpl(size);
+}
+void* operator new[](std::size_t size) {
+  return NewImpl(size);
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   Note();
   return __real_malloc(size == 0 ? 1 : size);
@@ -81,13 +95,33 @@ void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   Note();
   return __real_malloc(size == 0 ? 1 : size);
 }
-void* operator new(std::size_t size, std::align_val_t a) { return NewAlignedImpl(size, a); }
-void* operator new[](std::size_t size, std::align_val_t a) { return NewAlignedImpl(size, a); }
-void operator delete(void* p) noexcept { __real_free(p); }
-void operator delete[](void* p) noexcept { __real_free(p); }
-void operator delete(void* p, std::size_t) noexcept { __real_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { __real_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { __real_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { __real_free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { __real_free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { __real_free(p); }
+void* operator new(std::size_t size, std::align_val_t a) {
+  return NewAlignedImpl(size, a);
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return NewAlignedImpl(size, a);
+}
+void operator delete(void* p) noexcept {
+  __real_free(p);
+}
+void operator delete[](void* p) noexcept {
+  __real_free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  __real_free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  __real_free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  __real_free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  __real_free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  __real_free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  __real_free(p);
+}

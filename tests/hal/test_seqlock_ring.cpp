@@ -64,7 +64,7 @@ TEST(SeqlockRing, HistoryKeepsTheLastValues) {
     EXPECT_EQ(s.sequence, 20U - back);
     EXPECT_TRUE(Consistent(s));
   }
-  EXPECT_FALSE(ring.read_back(7, s));  // one slot of slack is never handed out
+  EXPECT_FALSE(ring.read_back(7, s));    // one slot of slack is never handed out
   EXPECT_FALSE(ring.read_index(12, s));  // overwritten
 }
 
