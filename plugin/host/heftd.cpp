@@ -87,6 +87,7 @@ struct HostConfig {
   bool lock_memory = true;
   double walking_after = 0.5;
   SimOptions sim;
+  std::vector<std::string> fault_names;  // per fault: the joint or F/T frame it hits
 };
 
 HostConfig ParseHost(const config::Node& root) {
@@ -110,8 +111,8 @@ HostConfig ParseHost(const config::Node& root) {
     }
   }
   if (auto s = root.Optional("simulation")) {
-    s->AllowOnly(
-        {"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after", "noise"});
+    s->AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
+                  "noise", "faults"});
     h.sim.scenario = s->Get<std::string>("scenario");
     const auto names = scenarios::ScenarioNames();
     if (std::find(names.begin(), names.end(), h.sim.scenario) == names.end()) {
@@ -124,6 +125,22 @@ HostConfig ParseHost(const config::Node& root) {
     h.lockstep = s->Get<bool>("lockstep", true, {});
     h.sim.seed = static_cast<std::uint64_t>(s->Get<int>("seed", 1, {0, 1 << 30}));
     h.walking_after = s->Get<double>("walking_after", 0.5, {0.0, 60.0});
+    if (auto faults = s->Optional("faults")) {
+      for (const config::Node& f : faults->Elements()) {
+        f.AllowOnly({"device", "name", "from", "to"});
+        SimFault fault;
+        const std::size_t kind = f.Enum("device", {"encoder", "torque", "ft", "crc"});
+        fault.kind = kind == 0   ? SimFault::Kind::kEncoder
+                     : kind == 1 ? SimFault::Kind::kTorque
+                     : kind == 2 ? SimFault::Kind::kForceTorque
+                                 : SimFault::Kind::kCrc;
+        fault.from = f.Get<double>("from", {0.0, 1e6});
+        fault.to = f.Get<double>("to", {0.0, 1e6});
+        // Devices by name, resolved against the drivers' order once they are read.
+        h.fault_names.push_back(f.Get<std::string>("name", std::string(), {}));
+        h.sim.faults.push_back(fault);
+      }
+    }
     if (auto n = s->Optional("noise")) {
       n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias"});
       h.sim.noise.joint_torque =
@@ -306,6 +323,22 @@ int Run(int argc, char** argv) {
   std::vector<std::unique_ptr<drivers::SocketCanTransport>> sockets;
   std::vector<hal::CanTransport*> buses;
   if (host.backend == "simulated") {
+    for (std::size_t i = 0; i < host.sim.faults.size(); ++i) {  // names → device indices
+      SimFault& f = host.sim.faults[i];
+      const std::string& name = host.fault_names[i];
+      if (f.kind == SimFault::Kind::kCrc) continue;
+      f.device = -1;
+      if (f.kind == SimFault::Kind::kForceTorque) {
+        for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
+          if (pcfg.drivers.ft_cells[k].frame == name) f.device = static_cast<int>(k);
+      } else {
+        for (std::size_t k = 0; k < pcfg.drivers.joints.size(); ++k)
+          if (pcfg.drivers.joints[k].joint == name) f.device = static_cast<int>(k);
+      }
+      if (f.device < 0)
+        throw config::ConfigError(config_path + ": simulation.faults[" + std::to_string(i) +
+                                  "].name: '" + name + "' is not a configured joint or F/T frame");
+    }
     sim = std::make_unique<SimulatedRobot>(host.sim, pcfg.drivers, model);
     buses = sim->buses();
     if (host.duration <= 0.0) host.duration = sim->duration();

@@ -1,6 +1,7 @@
 #include "sim_backend.hpp"
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -8,7 +9,7 @@ namespace heft::host {
 
 SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
                                const dyn::Model& urdf_model)
-    : rng_(options.seed), noise_(options.noise) {
+    : faults_(options.faults), rng_(options.seed), noise_(options.noise) {
   scenarios::ScenarioOptions so;
   so.adaptation = options.adaptation;
   so.duration_scale = options.duration_scale;
@@ -45,6 +46,15 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   encoder_ = std::make_unique<drivers::SampleEncoder>(drivers);
   torque_bias_.assign(drivers.joints.size(), noise_.torque_bias);
   tau_.assign(plant_->num_joints(), 0.0);
+  encoder_on_.assign(drivers.joints.size(), 1);
+  torque_on_.assign(drivers.joints.size(), 1);
+  ft_on_.assign(drivers.ft_cells.size(), 1);
+  for (const SimFault& f : faults_) {
+    const std::size_t limit =
+        f.kind == SimFault::Kind::kForceTorque ? ft_on_.size() : encoder_on_.size();
+    if (f.device < 0 || static_cast<std::size_t>(f.device) >= limit)
+      throw std::invalid_argument("simulation.faults: device index out of range");
+  }
 }
 
 std::vector<hal::CanTransport*> SimulatedRobot::buses() {
@@ -95,7 +105,32 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
     }
   }
   now_ns_ += 1'000'000;
-  encoder_->Emit(measured_, now_ns_, bus_ptrs_);
+  // Faults on request: silent devices and corrupted CRCs while their window is open.
+  drivers::EmitOptions emit;
+  std::fill(encoder_on_.begin(), encoder_on_.end(), 1);
+  std::fill(torque_on_.begin(), torque_on_.end(), 1);
+  std::fill(ft_on_.begin(), ft_on_.end(), 1);
+  for (const SimFault& f : faults_) {
+    if (t < f.from || t >= f.to) continue;
+    switch (f.kind) {
+      case SimFault::Kind::kEncoder:
+        encoder_on_[f.device] = 0;
+        break;
+      case SimFault::Kind::kTorque:
+        torque_on_[f.device] = 0;
+        break;
+      case SimFault::Kind::kForceTorque:
+        ft_on_[f.device] = 0;
+        break;
+      case SimFault::Kind::kCrc:
+        emit.corrupt_crc = true;
+        break;
+    }
+  }
+  emit.encoder_enabled = encoder_on_;
+  emit.torque_enabled = torque_on_;
+  emit.ft_enabled = ft_on_;
+  encoder_->Emit(measured_, now_ns_, bus_ptrs_, emit);
   ++tick_;
 }
 

@@ -27,12 +27,21 @@ struct SimNoise {
   double force_bias = 0.0;    // N, constant per cell (what a start-up tare would remove)
 };
 
+// A sensor fault on request: a device falls silent (or, kind crc, sends frames with a broken CRC)
+// between `from` and `to` seconds of simulated time.
+struct SimFault {
+  enum class Kind { kEncoder, kTorque, kForceTorque, kCrc } kind = Kind::kTorque;
+  int device = 0;  // joint index (drivers order) or F/T cell index
+  double from = 0.0, to = 0.0;
+};
+
 struct SimOptions {
   std::string scenario;
   bool adaptation = true;
   double duration_scale = 1.0;
   std::uint64_t seed = 1;
   SimNoise noise;
+  std::vector<SimFault> faults;
 };
 
 class SimulatedRobot {
@@ -65,6 +74,8 @@ class SimulatedRobot {
   std::vector<double> torque_bias_;
   hal::RobotStateSample truth_, measured_;
   std::vector<double> tau_;
+  std::vector<SimFault> faults_;
+  std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
   std::mt19937_64 rng_;
   SimNoise noise_;
   std::int64_t now_ns_ = 0;

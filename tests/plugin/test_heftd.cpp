@@ -90,6 +90,40 @@ TEST(Heftd, BoundedLockstepRunOnTheSimulatedRobot) {
   EXPECT_LT(err.back(), 0.5);   // the estimate has caught up
 }
 
+TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
+  // The elbow's torque sensor falls silent from 2.0 s to 2.5 s of simulated time.
+  std::string text = Slurp(kConfigDir + "/sim/dumbbell-curl.yaml");
+  text.replace(text.find("urdf: ../robots"), 15, "urdf: " + kConfigDir + "/robots");
+  text.replace(
+      text.find("  seed: 1"), 9,
+      "  seed: 1\n  faults:\n    - {device: torque, name: left_elbow, from: 2.0, to: 2.5}");
+  const std::string cfg = testing::TempDir() + "/heftd_fault.yaml",
+                    csv = testing::TempDir() + "/heftd_fault.csv";
+  std::ofstream(cfg) << text;
+  const Result r = RunHeftd({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.0"));
+  EXPECT_THAT(r.output, HasSubstr("(hold reason 0x2)"));  // joint torques
+  EXPECT_THAT(r.output, HasSubstr("holding → estimating at t = 2.5"));
+  // While holding, the handed mass does not move.
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  int holding_rows = 0;
+  double held = -1;
+  while (std::getline(in, line)) {
+    std::vector<double> v;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
+    if (v[2] != 4) continue;  // column 2: state; 4 = holding
+    ++holding_rows;
+    const double mass = v[12];  // first link's handed mass
+    if (held < 0) held = mass;
+    EXPECT_EQ(mass, held);
+  }
+  EXPECT_GT(holding_rows, 150);
+}
+
 TEST(Heftd, ExitsCleanlyOnSigtermWithItsLogFlushed) {
   const Result r = RunHeftd(
       {"--config", kConfigDir + "/sim/forearm-load.yaml", "--realtime", "--duration", "60"}, 1500);
