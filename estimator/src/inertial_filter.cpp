@@ -1,6 +1,7 @@
 #include "heft/estimator/inertial_filter.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace heft::est {
 
@@ -25,6 +26,8 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       S_(Eigen::MatrixXd::Zero(rows, rows)),
       yc_(Eigen::VectorXd::Zero(rows)),
       w_(Eigen::VectorXd::Zero(rows)),
+      pi_trial_(Eigen::VectorXd::Zero(n_)),
+      res_(Eigen::VectorXd::Zero(rows)),
       llt_(n_) {}
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -97,11 +100,24 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   } else {
     ok = InformationUpdate(rows, nis_rows);
   }
-  x_candidate_ = x_ + dx_;
+  // Damping (EKF): backtrack along dx until the nonlinear MAP cost decreases.
+  double fraction = 1.0;
+  if (ok && rows > 0 && kind_ == FilterKind::kLogCholesky) {
+    const double cost0 = Residual(H_pi, z, 0.0);
+    int halvings = 0;
+    while (halvings <= kMaxHalvings &&
+           !(Residual(H_pi, z, fraction) + fraction * fraction * prior_cost_ < cost0)) {
+      fraction *= 0.5;
+      ++halvings;
+    }
+    if (halvings > kMaxHalvings) fraction = 0.0;  // no descent along dx: keep the mean
+  }
+  out.step_fraction = fraction;
+  x_candidate_ = x_ + fraction * dx_;
   out.nis = nis + nis_rows;
   out.dof = m;
   out.rows_used = rows;
-  out.step = dx_.cwiseAbs().maxCoeff();
+  out.step = fraction * dx_.cwiseAbs().maxCoeff();
   return ok && std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
 }
 
@@ -122,7 +138,23 @@ bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
   P_candidate_.setIdentity();
   llt_.solveInPlace(P_candidate_);
   nis = y.squaredNorm() - b_.dot(dx_);
+  auto Hdx = res_.head(m);
+  Hdx.noalias() = H * dx_;
+  prior_cost_ = b_.dot(dx_) - Hdx.squaredNorm();  // A dx = b, A = P⁻¹ + HᵀH
   return true;
+}
+
+double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                                const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
+  for (int j = 0; j < k_; ++j) {
+    const dyn::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
+    pi_trial_.segment<10>(10 * j) = dyn::LogCholeskyToParameters(theta);
+  }
+  auto residual = res_.head(z.size());
+  residual = z;
+  residual.noalias() -= H_pi * pi_trial_;
+  const double r = residual.squaredNorm();
+  return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
 }
 
 bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
@@ -140,6 +172,11 @@ bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
   llt.matrixL().solveInPlace(w);
   nis = w.squaredNorm();
   dx_.noalias() = V.transpose() * w;
+  // dxᵀP⁻¹dx = (H dx)ᵀ S⁻¹ỹ, since dx = P Hᵀ S⁻¹ỹ.
+  llt.matrixU().solveInPlace(w);  // w = S⁻¹ỹ now
+  auto Hdx = res_.head(m);
+  Hdx.noalias() = H * dx_;
+  prior_cost_ = Hdx.dot(w);
   P_candidate_ = P_;
   P_candidate_.selfadjointView<Eigen::Lower>().rankUpdate(V.transpose(), -1.0);
   for (int j = 1; j < n_; ++j)

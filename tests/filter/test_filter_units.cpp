@@ -109,6 +109,39 @@ TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
   EXPECT_TRUE(dyn::IsPhysicallyConsistent(f.parameters().head<10>(), 0.0));
 }
 
+// A forearm of 1.5 kg suddenly carrying 7 kg: the full linearised step in θ overshoots (g is
+// exponential in α); the damped step lowers the nonlinear cost, the KF's is never damped.
+TEST(InertialFilter, ExtendedStepIsDampedWhenTheLinearisationOvershoots) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Vector10 nominal;
+  nominal << 1.5, 0.0, 0.0, -0.2, 0.09, 0.0, 0.0, 0.09, 0.0, 0.002;
+  Vector10 truth = nominal;
+  truth[0] = 7.0;
+  truth.segment<3>(1) *= 7.0 / 1.5;
+  truth.tail<6>() *= 7.0 / 1.5;
+  Eigen::MatrixXd H(29, 10);
+  for (int i = 0; i < H.size(); ++i) H.data()[i] = 20.0 * n(rng);
+  const Eigen::VectorXd z = H * truth;
+  for (const FilterKind kind : {FilterKind::kLogCholesky, FilterKind::kKalman}) {
+    InertialFilter f(kind, 1, 29);
+    ASSERT_TRUE(f.Reset(nominal, Vector10::Constant(0.5)));
+    InertialFilter::Candidate c;
+    ASSERT_TRUE(f.Evaluate(H, z, c));
+    const double before = (z - H * nominal).squaredNorm();
+    ASSERT_TRUE(f.Apply());
+    const double after = (z - H * f.parameters()).squaredNorm();
+    if (kind == FilterKind::kKalman) {
+      EXPECT_EQ(c.step_fraction, 1.0);
+      continue;
+    }
+    EXPECT_LT(c.step_fraction, 1.0);
+    EXPECT_GT(c.step_fraction, 0.0);
+    EXPECT_LT(after, before);
+    EXPECT_NEAR(f.parameters()[0], 7.0, 3.5) << "one damped step lands near the new mass";
+  }
+}
+
 TEST(InertialFilter, UpdatesAllocateNothing) {
   std::mt19937_64 rng(6);
   for (const int bodies : {1, 4}) {  // information and covariance forms

@@ -17,6 +17,12 @@
 //   runs instead in the rare case cancellation made it lose definiteness.
 // Gating (eq. 22) is decided from the NIS before anything is applied.
 //
+// The EKF's mean step is damped: g(θ) is exponential in the log-Cholesky coordinates, so a full
+// linearised step from far away (a 1.5 kg forearm suddenly holding 7 kg) overshoots by a factor
+// of several. The step along dx is halved (at most kMaxHalvings times) until the nonlinear MAP cost
+// |z − H_π g(θ⁻ + s·dx)|² + s²·dxᵀP⁻¹dx is below its value at s = 0 — a backtracking line search
+// on the Gauss-Newton step. The KF's model is linear: its step is never damped.
+//
 // Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
 #pragma once
 
@@ -54,7 +60,9 @@ class InertialFilter {
     double step = 0.0;  // largest |Δx| of the update
     int rows_used = 0;  // m': rows that carry information on x
     bool covariance_form = false;
+    double step_fraction = 1.0;  // s of the damped step (1: the full Kalman step)
   };
+  static constexpr int kMaxHalvings = 8;
   bool Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
@@ -82,12 +90,16 @@ class InertialFilter {
   // the NIS of those rows; false if unusable.
   bool InformationUpdate(int m, double& nis) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
+  // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
+  double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                  const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
 
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
   Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, Hc_, U_, S_;
-  Eigen::VectorXd yc_, w_;
+  Eigen::VectorXd yc_, w_, pi_trial_, res_;
+  double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 
