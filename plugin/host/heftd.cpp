@@ -440,14 +440,16 @@ int Run(int argc, char** argv) {
   if (sim) {
     producer = std::thread([&] {
       hal::InertialEstimate estimate;
+      bool walking_sent = false;  // once, at the first millisecond at or past walking_after
       for (std::int64_t k = 1; k <= total_ms && !g_stop.load(); ++k) {
         if (!lockstep)
           SleepUntil(t0 + k * 1'000'000 - 200'000);  // frames land just before the driver tick
         const bool fresh = k % 3 == 1 && hand_off.read_latest(estimate);
         sim->Step(fresh ? &estimate : nullptr);
-        if (static_cast<double>(k) * 1e-3 >= host.walking_after &&
-            static_cast<double>(k - 1) * 1e-3 < host.walking_after)
+        if (!walking_sent && static_cast<double>(k) * 1e-3 >= host.walking_after) {
           plug->command(plugin::Command::kRobotWalking);
+          walking_sent = true;
+        }
         if (k % 3 == 0) {
           Truth tr{};
           tr.t_ns = k * 1'000'000;
