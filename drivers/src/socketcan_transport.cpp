@@ -189,7 +189,7 @@ bool SocketCanTransport::wait(std::int64_t timeout_ns) noexcept {
 bool SocketCanTransport::restart() noexcept {
   // The loop asks again on every tick a bus is down, so the cases a restart cannot help return at
   // once, without netlink traffic (or libsocketcan's messages on stderr): the interface is gone
-  // (an unplugged adapter), or it is up / down by someone's choice.
+  // (an unplugged adapter) or administratively down (taken down on purpose).
   const unsigned index = if_nametoindex(name_.c_str());
   if (index == 0) return false;
   // Deleted and created again (a re-plugged adapter): a new index. The kernel unbound the socket
