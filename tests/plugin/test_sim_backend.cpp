@@ -161,7 +161,7 @@ void DecodesWithinQuantisation(const std::string& scenario, int steps) {
   SimulatedRobot sim(Options(scenario, false), s.drivers, s.model);
   const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
   std::array<double, 4> worst{};  // position, velocity, torque, wrench: error / its bound
-  double worst_support = 0;
+  double worst_support = 0, lightest_foot = 1e9;
   RunWithDrivers(
       sim, s, steps, [&](int k, const hal::RobotStateSample& out, const MujocoTruth& truth) {
         ASSERT_EQ(out.num_joints, nj);
@@ -196,13 +196,18 @@ void DecodesWithinQuantisation(const std::string& scenario, int steps) {
           }
         }
         if (nc > 0) worst_support = std::max(worst_support, truth.total_normal_force());
+        for (std::size_t c = 0; c < nc; ++c)
+          lightest_foot = std::min(lightest_foot, truth.wrench(c)[2]);
       });
   std::printf(
       "%s, %d ms without noise: worst decode error / half an LSB: position %.3f, velocity %.3f, "
-      "torque %.3f; wrench / (½ Σ|C_ij|) %.3f; largest total normal force %.0f N\n",
-      scenario.c_str(), steps, worst[0], worst[1], worst[2], worst[3], worst_support);
+      "torque %.3f; wrench / (½ Σ|C_ij|) %.3f; total normal force up to %.0f N, one foot down to "
+      "%.0f N\n",
+      scenario.c_str(), steps, worst[0], worst[1], worst[2], worst[3], worst_support,
+      nc > 0 ? lightest_foot : 0.0);
   if (nc > 0) {
     EXPECT_GT(worst_support, 500.0);  // the feet carry the robot: contacts are checked
+    EXPECT_LT(lightest_foot, 1.0);    // and a foot leaves the floor: a step is checked too
   }
 }
 
@@ -211,7 +216,8 @@ TEST(SimBackend, EmulatedFramesDecodeToMujocosStateWithinQuantisationFixedBase) 
 }
 
 TEST(SimBackend, EmulatedFramesDecodeToMujocosStateWithinQuantisationFloatingBase) {
-  DecodesWithinQuantisation("step-in-place", 2000);  // standing, then stepping from 0.5 s on
+  // Standing 1 s, shifting the weight 1.5 s, then a foot lifts (0.35 s) and touches down again.
+  DecodesWithinQuantisation("step-in-place", 3300);
 }
 
 TEST(SimBackend, DecodedErrorsHaveTheConfiguredNoisesStatistics) {
