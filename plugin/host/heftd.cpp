@@ -124,15 +124,15 @@ SimFault ParseFault(const config::Node& f, std::string& name) {
     fault.to = f.Get<double>("to", kTime);
     if (fault.kind != K::kCrc) name = f.Get<std::string>("name");
   }
-  if (fault.to <= fault.from)
-    f["to"].Fail("must be after from (" + std::to_string(fault.from) + " s)");
+  if (fault.to <= fault.from) f["to"].Fail(fmt::format("must be after from ({:g} s)", fault.from));
   if (fault.kind == K::kBurst) {
     fault.repeat = f.Get<int>("repeat", 1, {1, 1000000});
     if (fault.repeat > 1) {
       fault.period = f.Get<double>("period", kTime);
       if (fault.period <= fault.to - fault.from)
-        f["period"].Fail("back-to-back bursts must start further apart than one burst lasts (" +
-                         std::to_string(fault.to - fault.from) + " s)");
+        f["period"].Fail(fmt::format(
+            "back-to-back bursts must start further apart than one burst lasts ({:g} s)",
+            fault.to - fault.from));
     } else if (f.Has("period")) {
       f["period"].Fail("only with repeat > 1");
     }
@@ -628,6 +628,31 @@ int Run(int argc, char** argv) {
         1e-3 * Percentile(stats.lateness_ns, 1.0));
   log->info("drivers: {} samples published, {} frames rejected, {} lost samples, {} stale events",
             c.published, c.rejected_total(), c.lost_samples, c.stale_events);
+  {  // Per channel: the ones that lost most, and those not ok at the end.
+    struct Lost {
+      std::uint32_t n;
+      std::string channel;
+    };
+    std::vector<Lost> lost;
+    int not_ok = 0;
+    const hal::RobotStateSample& last_sample = loop.last_sample();
+    auto add = [&](const hal::ChannelHealth& health, const std::string& channel) {
+      if (health.lost_samples > 0) lost.push_back({health.lost_samples, channel});
+      not_ok += !health.ok();
+    };
+    for (std::size_t i = 0; i < pcfg.drivers.joints.size(); ++i) {
+      add(last_sample.joints[i].encoder, pcfg.drivers.joints[i].joint + " encoder");
+      add(last_sample.joints[i].torque_sensor, pcfg.drivers.joints[i].joint + " torque");
+    }
+    for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
+      add(last_sample.wrenches[k].health, pcfg.drivers.ft_cells[k].frame);
+    std::sort(lost.begin(), lost.end(), [](const Lost& a, const Lost& b) { return a.n > b.n; });
+    std::string most;
+    for (std::size_t i = 0; i < std::min<std::size_t>(lost.size(), 3); ++i)
+      most += fmt::format("{}{} {}", i ? ", " : "", lost[i].channel, lost[i].n);
+    log->info("channels: {} not ok at the end, {} with lost samples{}", not_ok, lost.size(),
+              lost.empty() ? std::string() : "; most: " + most);
+  }
   for (int b = 0; b < loop.num_buses(); ++b) {
     const drivers::BusCounters& bc = loop.bus(b);
     log->info(
