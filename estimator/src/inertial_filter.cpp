@@ -193,8 +193,9 @@ bool InertialFilter::Apply() noexcept {
   x_.swap(x_candidate_);
   P_ = 0.5 * (P_candidate_ + P_candidate_.transpose());
   RefreshParameters();
-  if (!pi_.allFinite()) {  // exp overflow in g(θ): undo
+  if (!pi_.allFinite()) {  // exp overflow in g(θ): undo, covariance included
     x_.swap(x_candidate_);
+    P_ = P_previous_;
     RefreshParameters();
     return false;
   }

@@ -142,6 +142,74 @@ TEST(InertialFilter, ExtendedStepIsDampedWhenTheLinearisationOvershoots) {
   }
 }
 
+// The damped EKF step against a direct evaluation of the MAP cost of the update,
+//   J(s) = |z − H_π g(θ⁻ + s·dx)|² + s²·dxᵀP⁻¹dx,  dx the full EKF step (textbook covariance form),
+// with dxᵀP⁻¹dx from a factorisation of P: the filter takes the first s of 1, ½, ¼, … that lowers
+// J below J(0) (0 if none does), in both forms of the update and with rows carrying no information.
+TEST(InertialFilter, DampedStepFollowsTheMapCostInBothForms) {
+  Vector10 nominal;
+  nominal << 1.5, 0.0, 0.0, -0.2, 0.09, 0.0, 0.0, 0.09, 0.0, 0.002;
+  int damped = 0;
+  for (const int bodies : {1, 4}) {
+    for (const double load : {1.0, 2.0, 4.7, 10.0}) {
+      for (int trial = 0; trial < 8; ++trial) {
+        // Half the cases with weak rows and a wide prior, where the prior term weighs in J.
+        const double scale = trial < 4 ? 10.0 : 0.5, sigma = trial < 4 ? 0.3 : 1.0;
+        std::mt19937_64 rng(100 * bodies + 10 * trial + static_cast<int>(load));
+        std::normal_distribution<double> n(0.0, 1.0);
+        const int states = 10 * bodies, rows = 29;
+        InertialFilter f(FilterKind::kLogCholesky, bodies, rows);
+        Eigen::VectorXd pi0(states), truth(states);
+        for (int k = 0; k < bodies; ++k) {
+          pi0.segment<10>(10 * k) = nominal;
+          truth.segment<10>(10 * k) = nominal * load;
+          truth[10 * k + 3] -= 0.05 * n(rng);
+        }
+        Eigen::MatrixXd Hpi(rows, states);
+        for (int i = 0; i < Hpi.size(); ++i) Hpi.data()[i] = scale * n(rng);
+        Hpi.middleRows(3, 4).setZero();
+        Eigen::VectorXd z = Hpi * truth;
+        for (int i = 0; i < rows; ++i) z[i] += n(rng);
+        ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(sigma)));
+        f.Predict(Vector10::Constant(0.1), 0.01);
+        const Eigen::VectorXd theta = f.state();
+        const Eigen::MatrixXd P = f.covariance();
+        Eigen::MatrixXd G = Eigen::MatrixXd::Zero(states, states);
+        for (int k = 0; k < bodies; ++k)
+          G.block<10, 10>(10 * k, 10 * k) = dyn::LogCholeskyJacobian(theta.segment<10>(10 * k));
+        const Textbook ref = TextbookUpdate(theta, P, Hpi * G, z - Hpi * f.parameters());
+        const Eigen::VectorXd dx = ref.x - theta;
+        const double prior = dx.dot(P.llt().solve(dx));
+        const auto cost = [&](double s) {
+          Eigen::VectorXd pi(states);
+          for (int k = 0; k < bodies; ++k)
+            pi.segment<10>(10 * k) = dyn::LogCholeskyToParameters(theta.segment<10>(10 * k) +
+                                                                  s * dx.segment<10>(10 * k));
+          return (z - Hpi * pi).squaredNorm() + s * s * prior;
+        };
+        double expected = 1.0;
+        while (expected > 0.0 && !(cost(expected) < cost(0.0)))
+          expected = expected > 1.0 / (1 << InertialFilter::kMaxHalvings) ? 0.5 * expected : 0.0;
+        InertialFilter::Candidate c;
+        ASSERT_TRUE(f.Evaluate(Hpi, z, c));
+        EXPECT_EQ(c.covariance_form, bodies == 4);
+        EXPECT_EQ(c.step_fraction, expected)
+            << bodies << " bodies, load ×" << load << ", " << trial;
+        EXPECT_NEAR(c.nis, ref.nis, 1e-9 * ref.nis);  // the gate sees the undamped linearisation
+        damped += c.step_fraction < 1.0;
+        ASSERT_TRUE(f.Apply());
+        EXPECT_LT((f.state() - theta - c.step_fraction * dx).norm(), 1e-8 * (1.0 + dx.norm()));
+        // P⁺ is the covariance of the linearisation at θ⁻, whatever the step (damped EKF).
+        EXPECT_LT((f.covariance() - ref.P).norm(), 1e-9 * ref.P.norm());
+        if (c.step_fraction > 0.0) {
+          EXPECT_LT(cost(c.step_fraction), cost(0.0));
+        }
+      }
+    }
+  }
+  EXPECT_GT(damped, 4) << "the cases exercise the backtracking";
+}
+
 TEST(InertialFilter, UpdatesAllocateNothing) {
   std::mt19937_64 rng(6);
   for (const int bodies : {1, 4}) {  // information and covariance forms
@@ -164,6 +232,79 @@ TEST(InertialFilter, UpdatesAllocateNothing) {
     }
     EXPECT_EQ(scope.count(), 0u) << bodies << " bodies";
     EXPECT_EQ(c.covariance_form, bodies == 4);
+  }
+}
+
+// Every branch of Evaluate on the real-time path — both forms, the covariance form's fall-back to
+// the information form, the damped EKF step's backtracking, rows with no information, both filters
+// — allocates nothing; each case checks that it took the branch it is meant to cover.
+TEST(InertialFilter, EveryUpdateBranchAllocatesNothing) {
+  enum Case { kRandom, kOvershoot, kFallBack, kNoInformation };
+  Vector10 nominal;
+  nominal << 1.5, 0.0, 0.0, -0.2, 0.09, 0.0, 0.0, 0.09, 0.0, 0.002;
+  for (const FilterKind kind : {FilterKind::kLogCholesky, FilterKind::kKalman}) {
+    for (const int bodies : {1, 4}) {
+      for (const Case which : {kRandom, kOvershoot, kFallBack, kNoInformation}) {
+        if (which == kFallBack && bodies == 1) continue;  // 35 rows ≥ 10 states: information form
+        std::mt19937_64 rng(10 + bodies + 4 * which);
+        std::normal_distribution<double> n(0.0, 1.0);
+        const int states = 10 * bodies, rows = 35;
+        InertialFilter f(kind, bodies, rows);
+        Eigen::VectorXd pi0(states), truth(states);
+        Vector10 sigma0 = Vector10::Constant(0.5);
+        Eigen::MatrixXd H(rows, states);
+        for (int i = 0; i < H.size(); ++i) H.data()[i] = 20.0 * n(rng);
+        for (int k = 0; k < bodies; ++k) {
+          pi0.segment<10>(10 * k) = nominal;
+          truth.segment<10>(10 * k) = nominal * (which == kOvershoot ? 7.0 / 1.5 : 1.0);
+        }
+        if (which == kOvershoot) H.bottomRows(rows - 29).setZero();  // 29 < 40: covariance form
+        if (which == kFallBack) {
+          // Very precise rows on states with a wide prior: P − VᵀV cancels below definiteness.
+          sigma0 << 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 1e3, 0.1, 0.1, 0.1;
+          H *= 5e3;
+          for (int k = 0; k < bodies; ++k) H.middleCols<3>(10 * k + 7).setZero();
+        }
+        if (which == kNoInformation) H.setZero();
+        Eigen::VectorXd z = H * truth;
+        for (int i = 0; i < rows; ++i) z[i] += n(rng);
+        ASSERT_TRUE(f.Reset(pi0, sigma0));
+        InertialFilter::Candidate c;
+        ASSERT_TRUE(f.Evaluate(H, z, c));  // warm-up
+        {
+          heft::test::AllocationScope scope;
+          f.Predict(Vector10::Constant(1e-3), 0.003);
+          ASSERT_TRUE(f.Evaluate(H, z, c));
+          ASSERT_TRUE(f.Apply());
+          f.Revert();
+          ASSERT_TRUE(f.Evaluate(H, z, c));
+          ASSERT_TRUE(f.Apply());
+          EXPECT_EQ(scope.count(), 0u) << static_cast<int>(kind) << " " << bodies << " " << which;
+        }
+        const bool ekf = kind == FilterKind::kLogCholesky;
+        switch (which) {
+          case kRandom:
+            EXPECT_EQ(c.covariance_form, bodies == 4);
+            break;
+          case kOvershoot:
+            EXPECT_EQ(c.covariance_form, bodies == 4);
+            if (ekf) {
+              EXPECT_LT(c.step_fraction, 1.0);
+            }
+            break;
+          case kFallBack:
+            EXPECT_LT(c.rows_used, states);
+            EXPECT_FALSE(c.covariance_form) << "the information form ran instead";
+            break;
+          case kNoInformation:
+            EXPECT_EQ(c.rows_used, 0);
+            break;
+        }
+        if (!ekf) {
+          EXPECT_EQ(c.step_fraction, 1.0);
+        }
+      }
+    }
   }
 }
 
