@@ -137,11 +137,10 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
     double sq = 0, dsq = 0, ddsq = 0;
     double sway_amp = 0.03, lift_period = 4.0, lift_len = 1.2;
     if (spec.motion == Motion::kSquatSway) {
-      const double speeds[3] = {0.25, 0.5, 0.9};
-      const double f = speeds[static_cast<int>(t / 6.0) % 3];
-      // Phase continuous across speed changes is not needed: each block is a whole number of
-      // periods starting at 0 (6 s × f).
-      const double tb = std::fmod(t, 6.0);
+      // 8 s at each speed in turn: whole periods, so position and velocity stay continuous.
+      const double speeds[3] = {0.25, 0.5, 1.0};
+      const double f = speeds[static_cast<int>(t / 8.0) % 3];
+      const double tb = std::fmod(t, 8.0);
       const double w = kTwoPi * f;
       sq = 0.5 * (1 - std::cos(w * tb));
       dsq = 0.5 * w * std::sin(w * tb);

@@ -3,8 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "heft/identification/output.hpp"
 #include "motion.hpp"
 
 int main(int argc, char** argv) {
@@ -44,14 +47,12 @@ int main(int argc, char** argv) {
     w.Flush();
     std::printf("%s: %zu records (%.0f s)\n", path.c_str(), rec.samples.size(), it.seconds);
   }
-  // The truth as a parameter listing (for comparing heft-identify's output).
-  std::FILE* f = std::fopen((dir + "/truth.txt").c_str(), "w");
-  if (!f) return 1;
-  for (const auto& b : truth.bodies) {
-    std::fprintf(f, "%s", b.name.c_str());
-    for (int k = 0; k < 10; ++k) std::fprintf(f, " %.9g", b.parameters[k]);
-    std::fprintf(f, "\n");
-  }
-  std::fclose(f);
+  // The truth as a URDF (heft-identify --reference-urdf).
+  const std::string urdf_path = std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf";
+  std::ifstream in(urdf_path);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Problem all = MakeProblem(nominal, {}, false);
+  std::ofstream(dir + "/truth.urdf") << ReplaceInertials(xml, truth, all);
+  std::printf("%s/truth.urdf: the true parameters\n", dir.c_str());
   return 0;
 }
