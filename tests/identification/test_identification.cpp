@@ -24,7 +24,6 @@ dyn::Model Nominal() {
   return dyn::LoadModelFromUrdfFile(kUrdf, dyn::ModelOptions{});
 }
 
-
 // Shared data: the perturbed humanoid's training and validation recordings (once per test run).
 struct Data {
   dyn::Model nominal = Nominal();

@@ -3,6 +3,7 @@
 // weighted least squares (full sensing), contact forces only, joint torques only (contact null
 // space) and as a semidefinite program (physically consistent), prints the identifiability report
 // and the torque-prediction table, and writes the identified URDF and parameter YAML.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "heft/identification/candump_convert.hpp"
 #include "heft/identification/output.hpp"
+#include "heft/plugin/plugin_config.hpp"
 
 namespace {
 
@@ -23,6 +26,8 @@ using namespace heft;
 using namespace heft::ident;
 
 constexpr const char* kUsage = R"(usage: heft-identify --urdf FILE [options] RECORDING...
+       heft-identify convert --config HEFT.yaml --out FILE.heftrec CANDUMP.log...
+
   --urdf FILE              robot description (the prior: its inertials)
   --floating-base          the URDF's root link is a floating base (automatic with a floating joint)
   --validate FILE          a recording to evaluate on (repeatable; not used for fitting)
@@ -82,7 +87,61 @@ void Log(const Timer& t, const std::string& msg) {
 
 }  // namespace
 
+// candump logs + heftd's configuration → a recording, through heft's drivers.
+int Convert(int argc, char** argv) {
+  std::string config_path, out;
+  std::vector<std::string> logs;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--config") {
+      config_path = value();
+    } else if (a == "--out") {
+      out = value();
+    } else if (!a.empty() && a[0] == '-') {
+      Die("convert: unknown option " + a + "\n" + kUsage);
+    } else {
+      logs.push_back(a);
+    }
+  }
+  if (config_path.empty() || out.empty() || logs.empty())
+    Die(std::string("convert needs --config, --out and at least one candump log\n") + kUsage);
+  try {
+    const plugin::PluginConfig cfg = plugin::LoadPluginConfig(config_path);
+    const dyn::Model model = dyn::LoadModelFromUrdfFile(
+        cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+    std::vector<drivers::CandumpRecord> records;
+    for (const auto& path : logs) {
+      std::ifstream in(path);
+      if (!in) Die(path + ": cannot read");
+      std::vector<drivers::CandumpError> errors;
+      auto part = drivers::ReadCandump(in, errors);
+      for (const auto& e : errors)
+        std::fprintf(stderr, "heft-identify: %s:%d: %s (line skipped)\n", path.c_str(), e.line,
+                     e.reason.c_str());
+      records.insert(records.end(), part.begin(), part.end());
+    }
+    std::stable_sort(records.begin(), records.end(), [](const auto& x, const auto& y) {
+      return x.frame.stamp_ns < y.frame.stamp_ns;
+    });
+    const Recording rec = ConvertCandump(cfg.drivers, records, model.floating_base, logs.front());
+    RecordingWriter w(out, rec.info);
+    for (const auto& s : rec.samples) w.Write(s);
+    w.Flush();
+    std::printf("%s: %zu records (%zu joints, %zu F/T cells)%s\n", out.c_str(), rec.samples.size(),
+                rec.info.joints.size(), rec.info.wrench_frames.size(),
+                model.floating_base ? "; the floating base is not on CAN: marked invalid" : "");
+  } catch (const std::exception& e) {
+    Die(e.what());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "convert") return Convert(argc, argv);
   std::string reference_urdf, residual_csv;
   std::string urdf_path, out_urdf, out_yaml, output_method, sdp_rows = "nullspace";
   std::vector<std::string> recordings, validations, bodies;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "heft/identification/candump_convert.hpp"
+
 namespace heft::ident {
 
 static_assert(std::endian::native == std::endian::little,
@@ -91,37 +93,7 @@ void RecordingWriter::Write(const RecordSample& sample) {
 }
 
 void RecordingWriter::Write(const hal::RobotStateSample& in) {
-  const std::size_t j = info_.joints.size(), w = info_.wrench_frames.size();
-  RecordSample s;
-  s.stamp_ns = in.stamp_ns;
-  for (int k = 0; k < 3; ++k) {
-    s.base[k] = in.base.position[k];
-    s.base[7 + k] = in.base.linear_velocity[k];
-    s.base[10 + k] = in.base.angular_velocity[k];
-  }
-  for (int k = 0; k < 4; ++k) s.base[3 + k] = in.base.orientation[k];
-  s.base_valid = !in.has_base || in.base.health.ok();
-  s.q.resize(j);
-  s.v.resize(j);
-  s.tau.resize(j);
-  s.encoder_valid.resize(j);
-  s.torque_valid.resize(j);
-  for (std::size_t i = 0; i < j; ++i) {
-    const bool present = i < in.num_joints;
-    const hal::JointSample& js = in.joints[i];
-    s.q[i] = js.position;
-    s.v[i] = js.velocity;
-    s.tau[i] = js.torque;
-    s.encoder_valid[i] = present && js.encoder.ok();
-    s.torque_valid[i] = present && js.torque_sensor.ok();
-  }
-  s.wrenches.resize(w);
-  s.wrench_valid.resize(w);
-  for (std::size_t i = 0; i < w; ++i) {
-    for (int k = 0; k < 6; ++k) s.wrenches[i][k] = in.wrenches[i].wrench[k];
-    s.wrench_valid[i] = i < in.num_wrenches && in.wrenches[i].health.ok();
-  }
-  Put(s);
+  Put(ToRecord(in, info_.joints.size(), info_.wrench_frames.size(), info_.floating_base));
 }
 
 void RecordingWriter::Flush() {

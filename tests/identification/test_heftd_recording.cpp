@@ -1,0 +1,80 @@
+// heftd's recorder on the simulated robot (MuJoCo): host.recording writes a 1 kHz .heftrec that
+// heft-identify reads; a recording key without a path is refused with the file and key named.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "heft/identification/dataset.hpp"
+#include "heft/identification/recording.hpp"
+
+namespace heft::ident {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct HeftdRun {
+  int code;
+  std::string output;
+};
+
+HeftdRun Heftd(const std::string& config, const std::string& duration) {
+  const std::string out = testing::TempDir() + "/heftd_rec_" + std::to_string(getpid()) + ".log";
+  const std::string cmd = std::string(HEFT_HEFTD) + " --config " + config + " --duration " +
+                          duration + " > " + out + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
+}
+
+std::string Config(const std::string& recording_line) {
+  std::string text = Slurp(std::string(HEFT_CONFIG_DIR) + "/sim/walk.yaml");
+  text.replace(text.find("urdf: ../robots"), 15,
+               std::string("urdf: ") + HEFT_CONFIG_DIR + "/robots");
+  text.replace(text.find("host:\n"), 6, "host:\n" + recording_line);
+  const std::string path = testing::TempDir() + "/heftd_rec_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(HeftdRecording, SimulatedRunRecordsEveryDriverSample) {
+  const std::string rec_path = testing::TempDir() + "/heftd_walk.heftrec";
+  const HeftdRun r = Heftd(Config("  recording: {path: " + rec_path + "}\n"), "2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("recording: 2000 records written"), std::string::npos) << r.output;
+  const Recording rec = ReadRecording(rec_path);
+  ASSERT_EQ(rec.samples.size(), 2000u);
+  EXPECT_TRUE(rec.info.floating_base);
+  EXPECT_EQ(rec.info.wrench_frames, (std::vector<std::string>{"left_foot_ft", "right_foot_ft"}));
+  for (std::size_t i = 1; i < rec.samples.size(); ++i)
+    ASSERT_EQ(rec.samples[i].stamp_ns - rec.samples[i - 1].stamp_ns, 1'000'000);
+  // The robot stands on its feet: the foot cells carry its weight (~88.8 kg) once settled.
+  const RecordSample& s = rec.samples.back();
+  EXPECT_TRUE(s.base_valid);
+  EXPECT_NEAR(s.wrenches[0][2] + s.wrenches[1][2], 88.8 * 9.81, 150.0);
+  // heft-identify's preparation accepts it.
+  const dyn::Model model = dyn::LoadModelFromUrdfFile(
+      std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid.urdf", dyn::ModelOptions{});
+  const Dataset d = PrepareDataset(model, {rec}, DatasetOptions{});
+  EXPECT_GT(d.samples.size(), 150u);
+}
+
+TEST(HeftdRecording, RecordingWithoutAPathIsRefused) {
+  const HeftdRun r = Heftd(Config("  recording: {enabled: true}\n"), "0.1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("host.recording"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("path"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(".yaml"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace heft::ident
