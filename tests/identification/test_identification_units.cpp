@@ -18,6 +18,7 @@
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/sdp.hpp"
+#include "heft/plugin/plugin_config.hpp"
 #include "motion.hpp"
 
 namespace heft::ident {
@@ -226,6 +227,40 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
     }
   }
   EXPECT_GE(compared, 38);
+}
+
+TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
+  const dyn::Model nominal = Nominal();
+  const dyn::Model truth = test::PerturbedTruth(nominal);
+  const Problem p = MakeProblem(nominal, {"torso", "left_forearm"}, false);
+  Identifiability rep;
+  rep.identifiable_share = Eigen::VectorXd::Ones(p.size());
+  rep.sigma = Eigen::VectorXd::Zero(p.size());
+  const std::string path = TempPath("params.yaml");
+  std::ofstream(path) << ParametersYaml(p, p.selection.Gather(truth), rep, FitStatistics{});
+  dyn::Model m = nominal;
+  plugin::ApplyNominalParameters(path, m);
+  for (const char* link : {"torso", "left_forearm"}) {
+    const int b = m.body_index(link);
+    EXPECT_LT((m.bodies[b].parameters - truth.bodies[b].parameters).norm(), 1e-6) << link;
+  }
+  const int other = m.body_index("right_forearm");
+  EXPECT_EQ(m.bodies[other].parameters, nominal.bodies[other].parameters);
+  auto refused = [&](const std::string& text, const std::string& what) {
+    const std::string bad = TempPath("bad_params.yaml");
+    std::ofstream(bad) << text;
+    dyn::Model mm = nominal;
+    try {
+      plugin::ApplyNominalParameters(bad, mm);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad_params.yaml"), std::string::npos) << e.what();
+    }
+  };
+  refused("links:\n  torsoo: {pi: [1,0,0,0,1,0,0,1,0,1]}\n", "'torsoo' is not a moving link");
+  refused("links:\n  torso: {pi: [1,0,0,0]}\n", "links.torso.pi");
+  refused("links:\n  torso: {pi: [1,0,0,0,1,0,0,1,0,-1]}\n", "not physically consistent");
 }
 
 }  // namespace

@@ -349,9 +349,14 @@ int main(int argc, char** argv) {
     for (const auto& [name, d] : valid) std::printf(" %14s", name.c_str());
     std::printf(" %12s\n", "consistent");
     const Eigen::VectorXd prior = problem.prior;
+    std::vector<std::pair<std::string, double>> bias_rows;
     auto row = [&](const std::string& name, const Eigen::VectorXd& x) {
       std::printf("%-10s %12.4f", name.c_str(), PredictTorques(problem, train, x).rmse);
-      for (const auto& [vn, d] : valid) std::printf(" %14.4f", PredictTorques(problem, d, x).rmse);
+      for (const auto& [vn, d] : valid) {
+        const Prediction pr = PredictTorques(problem, d, x);
+        std::printf(" %14.4f", pr.rmse);
+        if (&d == &valid.front().second) bias_rows.emplace_back(name, pr.bias_rms);
+      }
       int ok = 0;
       for (int b = 0; b < problem.selection.size(); ++b)
         ok += dyn::IsPhysicallyConsistent(x.segment<10>(10 * b)) ? 1 : 0;
@@ -367,6 +372,14 @@ int main(int argc, char** argv) {
     }
     for (const Result& r : results) row(r.name, r.x);
 
+    if (!valid.empty()) {
+      std::printf(
+          "\nConstant residual per joint on %s (what start-up bias calibration absorbs), "
+          "RMS over joints [N·m]:",
+          valid.front().first.c_str());
+      for (const auto& [name, b] : bias_rows) std::printf("  %s %.4f", name.c_str(), b);
+      std::printf("\n");
+    }
     const std::string chosen = !output_method.empty() ? output_method
                                : has("sdp")           ? std::string("sdp")
                                                       : results.front().name;

@@ -260,7 +260,7 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   const int nv = m.nv, ni = problem.inertial_size();
   const int base = m.floating_base ? 6 : 0;
   Eigen::VectorXd tau(nv), contact(nv);
-  Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv);
+  Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
   for (const Sample& s : data.samples) {
     dyn::Rnea(m, ws, s.q, s.v, s.a, tau);
     dyn::ContactTerm(m, ws, data.frames, s.wrenches, contact);
@@ -273,14 +273,18 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
       }
     }
     sq += (tau - s.tau).cwiseAbs2();
+    sum += s.tau - tau;
   }
   Prediction p;
   const double ns = static_cast<double>(std::max<std::size_t>(1, data.samples.size()));
-  double total = 0.0;
+  double total = 0.0, bias = 0.0;
   for (int i = base; i < nv; ++i) {
     p.joint_rmse.push_back(std::sqrt(sq[i] / ns));
+    p.joint_bias.push_back(sum[i] / ns);
     total += sq[i];
+    bias += (sum[i] / ns) * (sum[i] / ns);
   }
+  p.bias_rms = std::sqrt(bias / std::max(1, nv - base));
   p.rmse = std::sqrt(total / (ns * std::max(1, nv - base)));
   return p;
 }

@@ -105,6 +105,10 @@ LeastSquaresResult SolveLeastSquares(const NormalEquations& ne, const Problem& p
 struct Prediction {
   double rmse = 0.0;               // N·m over all joints and samples
   std::vector<double> joint_rmse;  // per joint (model joint order)
+  // Mean of measured − predicted per joint: the constant part a start-up bias calibration would
+  // have to absorb, and its RMS over the joints.
+  std::vector<double> joint_bias;
+  double bias_rms = 0.0;
 };
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x);
 
