@@ -141,6 +141,7 @@ TEST(Identification, MinimalSensorTestFailsWithoutBaseInformation) {
   for (Sample& s : bad.samples) {
     s.wrenches = {dyn::Vector6::Zero()};
     s.contact = {1};
+    s.near_contact_switch = false;
   }
   const NormalEquations ne = Accumulate(p, bad, Method::kNullSpace, NoiseModel{});
   EXPECT_EQ(ne.sensor_test_failures, 50);

@@ -363,10 +363,11 @@ int main(int argc, char** argv) {
       std::printf(" %9d/%d\n", ok, problem.selection.size());
     };
     row("urdf", prior);
+    Eigen::VectorXd xr;
     if (!reference_urdf.empty()) {
       const dyn::Model ref_model = dyn::LoadModelFromUrdfFile(reference_urdf, mopt);
       if (ref_model.nv != model.nv) Die(reference_urdf + ": a different robot");
-      Eigen::VectorXd xr = prior;
+      xr = prior;
       xr.head(problem.inertial_size()) = problem.selection.Gather(ref_model);
       row("reference", xr);
     }
@@ -379,6 +380,28 @@ int main(int argc, char** argv) {
           valid.front().first.c_str());
       for (const auto& [name, b] : bias_rows) std::printf("  %s %.4f", name.c_str(), b);
       std::printf("\n");
+    }
+    if (xr.size() > 0) {
+      // Recovery against the reference, over the inertial unknowns each method identifies.
+      std::printf(
+          "\nRecovery vs the reference (inertial unknowns identified alone; error / "
+          "plausible size):\n%-10s %10s %8s %8s %14s\n",
+          "method", "identified", "p95", "worst", "total mass");
+      const Eigen::VectorXd scale = PriorScale(problem);
+      double mass_ref = 0;
+      for (int b = 0; b < problem.selection.size(); ++b) mass_ref += xr[10 * b];
+      for (const Result& r : results) {
+        std::vector<double> e;
+        for (int i = 0; i < problem.inertial_size(); ++i)
+          if (r.report.relative_sigma[i] < 0.1) e.push_back(std::abs(r.x[i] - xr[i]) / scale[i]);
+        std::sort(e.begin(), e.end());
+        double mass = 0;
+        for (int b = 0; b < problem.selection.size(); ++b) mass += r.x[10 * b];
+        std::printf(
+            "%-10s %10zu %8.3f %8.3f %+13.3f%%\n", r.name.c_str(), e.size(),
+            e.empty() ? 0.0 : e[static_cast<std::size_t>(0.95 * static_cast<double>(e.size() - 1))],
+            e.empty() ? 0.0 : e.back(), 100.0 * (mass - mass_ref) / mass_ref);
+      }
     }
     const std::string chosen = !output_method.empty() ? output_method
                                : has("sdp")           ? std::string("sdp")

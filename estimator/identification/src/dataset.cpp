@@ -124,6 +124,7 @@ Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& re
           for (int k = 0; k < 6; ++k) ch[nj + nv + nj + 6 * w + k][i] = s.wrenches[w][k];
       }
       for (auto& c : ch) FiltFilt(lp, c);
+      const std::size_t first = out.samples.size();
       for (std::size_t i = trim; i + trim < n; i += step) {
         if (i == 0 || i + 1 >= n) continue;
         const RecordSample& s = rec.samples[begin + i];
@@ -154,6 +155,14 @@ Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& re
           smp.contact[w] = smp.wrenches[w].head<3>().norm() > options.contact_force ? 1 : 0;
         }
         out.samples.push_back(std::move(smp));
+      }
+      // Flag samples near a contact change (within this segment).
+      const int margin = static_cast<int>(std::ceil(options.switch_margin_s * rate / step));
+      for (std::size_t i = first + 1; i < out.samples.size(); ++i) {
+        if (out.samples[i].contact == out.samples[i - 1].contact) continue;
+        const std::size_t lo = i > first + margin ? i - margin : first;
+        const std::size_t hi = std::min(out.samples.size(), i + margin);
+        for (std::size_t k = lo; k < hi; ++k) out.samples[k].near_contact_switch = true;
       }
       begin = end;
     }

@@ -139,6 +139,10 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
         Sigma = Sigma_lambda;
         break;
       case Method::kNullSpace: {
+        if (s.near_contact_switch) {
+          V.resize(nv, 0);
+          break;
+        }
         int nc = 0;
         for (int c = 0; c < nw; ++c) nc += s.contact[c];
         if (nc == 0) {
@@ -238,7 +242,7 @@ LeastSquaresResult SolveLeastSquares(const NormalEquations& ne, const Problem& p
   rep.sigma = var.cwiseSqrt();
   rep.relative_sigma = rep.sigma.cwiseQuotient(PriorScale(problem));
   for (int i = 0; i < n; ++i) {
-    if (rep.identifiable_share[i] < 0.99) rep.relative_sigma[i] = INFINITY;
+    if (rep.identifiable_share[i] < 1.0 - 1e-6) rep.relative_sigma[i] = INFINITY;
     rep.identified += rep.relative_sigma[i] < 0.1 ? 1 : 0;
   }
   out.x = prior + dinv.asDiagonal() * z;

@@ -12,11 +12,12 @@
 namespace heft::ident {
 
 struct DatasetOptions {
-  double cutoff_hz = 8.0;       // zero-phase Butterworth cut-off (forward-backward: −6 dB here)
-  double rate_hz = 100.0;       // identification rate after filtering (decimation)
-  double contact_force = 50.0;  // N: a foot is in contact when its cell's |f| exceeds this
-  double trim_s = 0.05;         // s dropped at both ends of every valid segment (filter edges)
-  double min_segment_s = 0.5;   // shorter valid stretches are dropped
+  double cutoff_hz = 8.0;        // zero-phase Butterworth cut-off (forward-backward: −6 dB here)
+  double rate_hz = 100.0;        // identification rate after filtering (decimation)
+  double contact_force = 50.0;   // N: a foot is in contact when its cell's |f| exceeds this
+  double trim_s = 0.05;          // s dropped at both ends of every valid segment (filter edges)
+  double min_segment_s = 0.5;    // shorter valid stretches are dropped
+  double switch_margin_s = 0.1;  // samples this close to a contact change are flagged
 };
 
 struct Sample {
@@ -25,6 +26,9 @@ struct Sample {
   Eigen::VectorXd tau;                 // nv, joint torques at the joints' v indices, 0 on the base
   std::vector<dyn::Vector6> wrenches;  // per Dataset::frames
   std::vector<unsigned char> contact;  // per Dataset::frames
+  // A contact changes within DatasetOptions::switch_margin_s: the contact set is ambiguous here
+  // (the low-pass spreads a lift-off over tens of ms), so contact-set methods leave it out.
+  bool near_contact_switch = false;
 };
 
 struct Dataset {

@@ -51,7 +51,7 @@ struct NormalEquations {
   double c = 0.0;
   long rows = 0;
   long samples = 0;
-  long samples_skipped = 0;  // null-space rows with no free direction
+  long samples_skipped = 0;  // no rows: near a contact change (null space) or no free direction
   // Mistry et al.'s minimal-sensor test, per sample: V_x spans the null space of the generalized
   // force directions of the sensors NOT used (A_x: joint torques for kContactOnly, the contact
   // Jacobians of the feet in contact for kNullSpace); the base must stay observable through the
