@@ -73,6 +73,13 @@ double Number(const std::string& opt, const std::string& v) {
   return x;
 }
 
+std::string SensorVerdict(const dyn::Model& model, const NormalEquations& ne) {
+  if (!model.floating_base) return "n/a (fixed base)";
+  if (ne.sensor_test_failures == 0) return "rank 6: ok";
+  return "FAILS " + std::to_string(ne.sensor_test_failures) + "/" + std::to_string(ne.samples) +
+         " (rank " + std::to_string(ne.min_base_rank) + ")";
+}
+
 struct Timer {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   double Seconds() const {
@@ -286,20 +293,14 @@ int main(int argc, char** argv) {
     };
 
     std::printf("\n== Identifiability (stacked regressor, column-scaled) ==\n");
-    std::printf("%-10s %9s %6s %10s %11s %14s\n", "rows", "unknowns", "rank", "condition",
+    std::printf("%-10s %9s %6s %10s %11s %14s\n", "method", "unknowns", "rank", "condition",
                 "identified", "sensor test");
     for (const auto& m : methods) {
       if (m == "sdp") continue;
       const NormalEquations& ne = equations(m);
       LeastSquaresResult ls = SolveLeastSquares(ne, problem, lsopt);
-      std::printf(
-          "%-10s %9d %6d %10.3g %11d %14s\n", m.c_str(), problem.size(), ls.report.rank,
-          ls.report.condition, ls.report.identified,
-          ne.sensor_test_failures == 0
-              ? "rank 6: ok"
-              : ("FAILS " + std::to_string(ne.sensor_test_failures) + "/" +
-                 std::to_string(ne.samples) + " (rank " + std::to_string(ne.min_base_rank) + ")")
-                    .c_str());
+      std::printf("%-10s %9d %6d %10.3g %11d %14s\n", m.c_str(), problem.size(), ls.report.rank,
+                  ls.report.condition, ls.report.identified, SensorVerdict(model, ne).c_str());
       results.push_back({m, ls.x, ls.report, ne.samples});
       ls_results.emplace(m, std::move(ls));
     }
