@@ -55,16 +55,26 @@ void DriverLoop::CountError(int bus, std::uint32_t classes) noexcept {
     ++c.other_errors;
 }
 
-void DriverLoop::Gap(Channel& ch, std::uint8_t counter, hal::ChannelHealth& health) noexcept {
+void DriverLoop::Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
+                     hal::ChannelHealth& health) noexcept {
   if (ch.last_counter >= 0) {
     const auto step =
         static_cast<std::uint8_t>(counter - static_cast<std::uint8_t>(ch.last_counter));
-    if (step > 1) {  // step 0 is a repeat, not a loss
-      counters_.lost_samples += step - 1u;
-      health.lost_samples += step - 1u;
+    std::uint64_t lost = step > 1 ? step - 1u : 0u;  // step 0 is a repeat, not a loss
+    // The 8-bit counter wraps every 256 samples: after a longer silence (a bus off for a while)
+    // the time since the device's last sample at its nominal 1 ms period says how many turns.
+    const std::int64_t periods = (now_ns - ch.last_seen_ns + 500'000) / 1'000'000;
+    if (periods > 256) {
+      lost = static_cast<std::uint8_t>(step - 1u);
+      const std::int64_t turns =
+          (periods - 1 - static_cast<std::int64_t>(lost) + 128) / 256;  // nearest
+      if (turns > 0) lost += 256u * static_cast<std::uint64_t>(turns);
     }
+    counters_.lost_samples += lost;
+    health.lost_samples += static_cast<std::uint32_t>(lost);
   }
   ch.last_counter = counter;
+  ch.last_seen_ns = now_ns;
 }
 
 void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) noexcept {
@@ -106,13 +116,11 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       hal::WrenchSample& ws = sample_.wrenches[slot.index];
       FtReading r;
       Reject why = Reject::kNone;
+      // An abandoned frame A (its frame B never came) is a lost sample: the counter gap at the
+      // next complete sample counts it, once.
       bool dropped = false;
       const auto result =
           assemblers_[slot.index].Feed(f, config_.ft_cells[slot.index].ft, r, why, dropped);
-      if (dropped) {
-        ++counters_.lost_samples;
-        ++ws.health.lost_samples;
-      }
       if (result == FtAssembler::Result::kRejected) return reject(why, &ws.health);
       if (result != FtAssembler::Result::kComplete) return;
       return Accept(cells_[slot.index], ws.health, r.counter, r.status, r.usable, now_ns, [&] {

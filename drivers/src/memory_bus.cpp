@@ -8,7 +8,8 @@
 namespace heft::drivers {
 
 hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
-  if (down_.load(std::memory_order_acquire)) return hal::IoStatus::kDown;
+  if (down_.load(std::memory_order_acquire) || off_.load(std::memory_order_acquire))
+    return hal::IoStatus::kDown;
   const std::uint64_t head = head_.load(std::memory_order_relaxed);
   if (head - tail_.load(std::memory_order_acquire) >= kCapacity) {
     drops_.fetch_add(1, std::memory_order_relaxed);
@@ -22,6 +23,18 @@ hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
     if (frame.id & kErrBusOff) bus_off_.fetch_add(1, std::memory_order_relaxed);
   }
   return hal::IoStatus::kOk;
+}
+
+bool MemoryBus::enter_bus_off(std::int64_t stamp_ns) noexcept {
+  if (off_.load(std::memory_order_acquire)) return false;
+  hal::CanFrame error;
+  error.flags = hal::CanFrame::kError;
+  error.id = kErrBusOff;
+  error.len = 8;
+  error.stamp_ns = stamp_ns;
+  (void)send(error);  // counted as an error frame and a bus-off event (lost if the queue is full)
+  off_.store(true, std::memory_order_release);
+  return true;
 }
 
 hal::IoStatus MemoryBus::receive(hal::CanFrame& frame) noexcept {
@@ -56,12 +69,13 @@ hal::CanBusStats MemoryBus::stats() const noexcept {
   s.error_frames = errors_.load(std::memory_order_relaxed);
   s.bus_off = bus_off_.load(std::memory_order_relaxed);
   s.restarts = restarts_.load(std::memory_order_relaxed);
-  s.up = !down_.load(std::memory_order_relaxed);
+  s.up = !down_.load(std::memory_order_relaxed) && !off_.load(std::memory_order_relaxed);
   return s;
 }
 
 bool MemoryBus::restart() noexcept {
   down_.store(false, std::memory_order_release);
+  off_.store(false, std::memory_order_release);
   restarts_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -1,22 +1,32 @@
 #include "heft/drivers/socketcan_transport.hpp"
 
-#include <fcntl.h>
 #include <libsocketcan.h>
 #include <linux/can.h>
 #include <linux/can/error.h>
 #include <linux/can/raw.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace heft::drivers {
 
-SocketCanTransport::SocketCanTransport(std::string interface) : name_(std::move(interface)) {
+SocketCanTransport::SocketCanTransport(std::string interface, std::span<const CanIdFilter> filters)
+    : name_(std::move(interface)) {
+  if (name_.empty() || name_.size() >= IFNAMSIZ)
+    throw std::runtime_error("CAN interface '" + name_ + "': not a valid interface name");
+  if (filters.size() > kMaxFilters)
+    throw std::runtime_error("CAN interface '" + name_ + "': more than " +
+                             std::to_string(kMaxFilters) + " receive filters");
   auto fail = [&](const char* what) {
     const std::string msg = "CAN interface '" + name_ + "': " + what + ": " + std::strerror(errno);
     if (fd_ >= 0) ::close(fd_);
@@ -32,6 +42,8 @@ SocketCanTransport::SocketCanTransport(std::string interface) : name_(std::move(
       CAN_ERR_BUSOFF | CAN_ERR_CRTL | CAN_ERR_ACK | CAN_ERR_RESTARTED | CAN_ERR_TX_TIMEOUT;
   if (setsockopt(fd_, SOL_CAN_RAW, CAN_RAW_ERR_FILTER, &mask, sizeof(mask)) != 0)
     fail("CAN_RAW_ERR_FILTER");
+  filters_.assign(filters.begin(), filters.end());
+  if (!ApplyFilters()) fail("CAN_RAW_FILTER");
   if (setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on)) != 0) fail("SO_RXQ_OVFL");
   const unsigned index = if_nametoindex(name_.c_str());
   if (index == 0) fail("no such interface");
@@ -39,11 +51,46 @@ SocketCanTransport::SocketCanTransport(std::string interface) : name_(std::move(
   addr.can_family = AF_CAN;
   addr.can_ifindex = static_cast<int>(index);
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) fail("bind failed");
-  stats_.up = true;
+  ifindex_.store(static_cast<int>(index), std::memory_order_relaxed);
+  stats_.up = InterfaceUp();
 }
 
 SocketCanTransport::~SocketCanTransport() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+bool SocketCanTransport::ApplyFilters() noexcept {
+  // No filters: one that passes every data frame (the kernel's default, which it forgets when the
+  // interface goes away).
+  std::array<can_filter, kMaxFilters> kernel{};
+  std::size_t n = 1;
+  if (!filters_.empty()) {
+    n = std::min(filters_.size(), kernel.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const CanIdFilter& f = filters_[i];
+      const canid_t bits = f.extended ? CAN_EFF_MASK : CAN_SFF_MASK;
+      kernel[i].can_id = (f.id & bits) | (f.extended ? CAN_EFF_FLAG : 0U);
+      kernel[i].can_mask = (f.mask & bits) | CAN_EFF_FLAG;  // the identifier kind always counts
+    }
+  }
+  return setsockopt(fd_, SOL_CAN_RAW, CAN_RAW_FILTER, kernel.data(),
+                    static_cast<socklen_t>(n * sizeof(can_filter))) == 0;
+}
+
+bool SocketCanTransport::InterfaceUp() const noexcept {
+  ifreq req{};
+  std::memcpy(req.ifr_name, name_.c_str(), name_.size() + 1);  // size < IFNAMSIZ (constructor)
+  if (::ioctl(fd_, SIOCGIFINDEX, &req) != 0 ||
+      req.ifr_ifindex != ifindex_.load(std::memory_order_relaxed))
+    return false;  // gone, or deleted and created again: restart() binds to the new one
+  if (::ioctl(fd_, SIOCGIFFLAGS, &req) != 0) return false;
+  return (req.ifr_flags & IFF_UP) != 0;
+}
+
+hal::CanBusStats SocketCanTransport::stats() const noexcept {
+  hal::CanBusStats s = stats_;
+  s.restarts = restarts_.load(std::memory_order_relaxed);
+  return s;
 }
 
 hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
@@ -57,10 +104,19 @@ hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
   msg.msg_controllen = sizeof(control);
   const ssize_t n = ::recvmsg(fd_, &msg, MSG_DONTWAIT);
   if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return hal::IoStatus::kEmpty;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      if (stats_.up) return hal::IoStatus::kEmpty;
+      // The kernel reported the interface down (or gone) once; it stays down until it is back.
+      if (!InterfaceUp()) return hal::IoStatus::kDown;
+      stats_.up = true;
+      return hal::IoStatus::kEmpty;
+    }
     ++stats_.io_errors;
-    stats_.up = errno != ENETDOWN && errno != ENODEV;
-    return stats_.up ? hal::IoStatus::kError : hal::IoStatus::kDown;
+    if (errno == ENETDOWN || errno == ENODEV) {
+      stats_.up = false;
+      return hal::IoStatus::kDown;
+    }
+    return hal::IoStatus::kError;
   }
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
@@ -72,6 +128,7 @@ hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
     ++stats_.io_errors;
     return hal::IoStatus::kError;
   }
+  stats_.up = true;
   out = hal::CanFrame{};
   out.flags = n == CANFD_MTU ? hal::CanFrame::kFd : 0;
   if (frame.can_id & CAN_ERR_FLAG) {
@@ -96,8 +153,12 @@ hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
 
 hal::IoStatus SocketCanTransport::send(const hal::CanFrame& in) noexcept {
   canfd_frame frame{};
-  frame.can_id =
-      in.id | (in.is_extended() ? CAN_EFF_FLAG : 0u) | (in.is_remote() ? CAN_RTR_FLAG : 0u);
+  if (in.is_error()) {
+    frame.can_id = (in.id & CAN_ERR_MASK) | CAN_ERR_FLAG;
+  } else {
+    frame.can_id =
+        in.id | (in.is_extended() ? CAN_EFF_FLAG : 0u) | (in.is_remote() ? CAN_RTR_FLAG : 0u);
+  }
   frame.len = in.len;
   if (in.flags & hal::CanFrame::kBrs) frame.flags |= CANFD_BRS;
   std::memcpy(frame.data, in.data.data(), std::min<std::size_t>(in.len, sizeof(frame.data)));
@@ -105,24 +166,49 @@ hal::IoStatus SocketCanTransport::send(const hal::CanFrame& in) noexcept {
   const ssize_t n = ::write(fd_, &frame, size);
   if (n == static_cast<ssize_t>(size)) {
     ++stats_.tx_frames;
+    stats_.up = true;
     return hal::IoStatus::kOk;
   }
   if (n < 0 && (errno == EAGAIN || errno == ENOBUFS)) return hal::IoStatus::kEmpty;
   ++stats_.io_errors;
-  return (errno == ENETDOWN || errno == ENODEV) ? hal::IoStatus::kDown : hal::IoStatus::kError;
+  if (n < 0 && (errno == ENETDOWN || errno == ENODEV)) {
+    stats_.up = false;
+    return hal::IoStatus::kDown;
+  }
+  return hal::IoStatus::kError;
 }
 
 bool SocketCanTransport::wait(std::int64_t timeout_ns) noexcept {
+  const std::int64_t ms =
+      timeout_ns <= 0 ? 0 : std::min<std::int64_t>((timeout_ns + 999'999) / 1'000'000, INT_MAX);
   pollfd p{fd_, POLLIN, 0};
-  return ::poll(&p, 1, static_cast<int>(timeout_ns / 1'000'000)) > 0 && (p.revents & POLLIN);
+  // POLLERR: the kernel has an error to report (the interface went down): receive() returns it.
+  return ::poll(&p, 1, static_cast<int>(ms)) > 0 && (p.revents & (POLLIN | POLLERR));
 }
 
 bool SocketCanTransport::restart() noexcept {
+  // The loop asks again on every tick a bus is down, so the cases a restart cannot help return at
+  // once, without netlink traffic (or libsocketcan's messages on stderr): the interface is gone
+  // (an unplugged adapter) or administratively down (taken down on purpose).
+  const unsigned index = if_nametoindex(name_.c_str());
+  if (index == 0) return false;
+  // Deleted and created again (a re-plugged adapter): a new index. The kernel unbound the socket
+  // and dropped its filters when the old interface went away: set them again and bind.
+  if (static_cast<int>(index) != ifindex_.load(std::memory_order_relaxed)) {
+    sockaddr_can addr{};
+    addr.can_family = AF_CAN;
+    addr.can_ifindex = static_cast<int>(index);
+    if (!ApplyFilters() || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+      return false;
+    ifindex_.store(static_cast<int>(index), std::memory_order_relaxed);
+    restarts_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (!InterfaceUp()) return false;  // administratively down: not a bus-off, nothing to restart
   // libsocketcan: restart a bus-off controller. A virtual interface has no CAN link state: the call
-  // fails cleanly there, and the interface needs no restart.
+  // fails cleanly there (with a message on stderr), and the interface needs no restart.
   if (can_do_restart(name_.c_str()) == 0) {
-    ++stats_.restarts;
-    stats_.up = true;
+    restarts_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   return false;

@@ -177,6 +177,7 @@ bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
     const double m = pi[10 * k];
     if (filter_.kind() == FilterKind::kLogCholesky && !(m > 0.0)) return false;
     if (!(m <= nominal_[10 * k] + config_.max_added_mass)) return false;
+    if (!(m >= config_.min_mass_fraction * nominal_[10 * k])) return false;
     if (m > 0.0 && pi.segment<3>(10 * k + 1).norm() > config_.max_com_distance * m) return false;
   }
   return true;

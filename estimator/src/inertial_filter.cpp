@@ -1,6 +1,7 @@
 #include "heft/estimator/inertial_filter.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace heft::est {
 
@@ -20,8 +21,13 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
       A_(Eigen::MatrixXd::Zero(n_, n_)),
       G_(Eigen::MatrixXd::Identity(10, n_)),
-      H_(Eigen::MatrixXd::Zero(rows, n_)),
-      tmp_(Eigen::MatrixXd::Zero(rows, 1)),
+      Hc_(Eigen::MatrixXd::Zero(rows, n_)),
+      U_(Eigen::MatrixXd::Zero(rows, n_)),
+      S_(Eigen::MatrixXd::Zero(rows, rows)),
+      yc_(Eigen::VectorXd::Zero(rows)),
+      w_(Eigen::VectorXd::Zero(rows)),
+      pi_trial_(Eigen::VectorXd::Zero(n_)),
+      res_(Eigen::VectorXd::Zero(rows)),
       llt_(n_) {}
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -61,18 +67,63 @@ void InertialFilter::Predict(const dyn::Vector10& q_per_second, double dt) noexc
 bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                               const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept {
   const int m = static_cast<int>(H_pi.rows());
-  if (m > H_.rows() || H_pi.cols() != n_) return false;
-  auto H = H_.topRows(m);
-  if (kind_ == FilterKind::kLogCholesky) {
+  if (m > Hc_.rows() || H_pi.cols() != n_ || z.size() != m) return false;
+  // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
+  double nis = 0.0;
+  int rows = 0;
+  for (int i = 0; i < m; ++i) {
+    const double innovation = z[i] - H_pi.row(i).dot(pi_);
+    if ((H_pi.row(i).array() == 0.0).all()) {
+      nis += innovation * innovation;
+      continue;
+    }
+    yc_[rows] = innovation;
+    U_.row(rows) = H_pi.row(i);
+    ++rows;
+  }
+  auto H = Hc_.topRows(rows);
+  if (kind_ == FilterKind::kLogCholesky) {  // H = H_π G(θ), block by block
     for (int j = 0; j < k_; ++j)
       H.middleCols<10>(10 * j).noalias() =
-          H_pi.middleCols<10>(10 * j) * G_.block<10, 10>(0, 10 * j);
+          U_.topRows(rows).middleCols<10>(10 * j) * G_.block<10, 10>(0, 10 * j);
   } else {
-    H = H_pi;
+    H = U_.topRows(rows);
   }
-  auto y = tmp_.col(0).head(m);
-  y = z;
-  y.noalias() -= H_pi * pi_;  // innovation ỹ = z − h(x⁻)
+  double nis_rows = 0.0;
+  bool ok = true;
+  out.covariance_form = false;
+  if (rows == 0) {
+    dx_.setZero();
+    P_candidate_ = P_;
+  } else if (rows < n_ && CovarianceUpdate(rows, nis_rows)) {
+    out.covariance_form = true;
+  } else {
+    ok = InformationUpdate(rows, nis_rows);
+  }
+  // Damping (EKF): backtrack along dx until the nonlinear MAP cost decreases.
+  double fraction = 1.0;
+  if (ok && rows > 0 && kind_ == FilterKind::kLogCholesky) {
+    const double cost0 = Residual(H_pi, z, 0.0);
+    int halvings = 0;
+    while (halvings <= kMaxHalvings &&
+           !(Residual(H_pi, z, fraction) + fraction * fraction * prior_cost_ < cost0)) {
+      fraction *= 0.5;
+      ++halvings;
+    }
+    if (halvings > kMaxHalvings) fraction = 0.0;  // no descent along dx: keep the mean
+  }
+  out.step_fraction = fraction;
+  x_candidate_ = x_ + fraction * dx_;
+  out.nis = nis + nis_rows;
+  out.dof = m;
+  out.rows_used = rows;
+  out.step = fraction * dx_.cwiseAbs().maxCoeff();
+  return ok && std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
+}
+
+bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
+  const auto H = Hc_.topRows(m);
+  const auto y = yc_.head(m);
   // A = P⁻¹ + HᵀH.
   llt_.compute(P_);
   if (llt_.info() != Eigen::Success) return false;
@@ -86,11 +137,53 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   llt_.solveInPlace(dx_);
   P_candidate_.setIdentity();
   llt_.solveInPlace(P_candidate_);
-  x_candidate_ = x_ + dx_;
-  out.nis = y.squaredNorm() - b_.dot(dx_);
-  out.dof = m;
-  out.step = dx_.cwiseAbs().maxCoeff();
-  return std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
+  nis = y.squaredNorm() - b_.dot(dx_);
+  auto Hdx = res_.head(m);
+  Hdx.noalias() = H * dx_;
+  prior_cost_ = b_.dot(dx_) - Hdx.squaredNorm();  // A dx = b, A = P⁻¹ + HᵀH
+  return true;
+}
+
+double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                                const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
+  for (int j = 0; j < k_; ++j) {
+    const dyn::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
+    pi_trial_.segment<10>(10 * j) = dyn::LogCholeskyToParameters(theta);
+  }
+  auto residual = res_.head(z.size());
+  residual = z;
+  residual.noalias() -= H_pi * pi_trial_;
+  const double r = residual.squaredNorm();
+  return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
+}
+
+bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
+  const auto H = Hc_.topRows(m);
+  auto V = U_.topRows(m);
+  V.noalias() = H * P_;  // H P, made L⁻¹ H P below
+  Eigen::Ref<Eigen::MatrixXd> S(S_.topLeftCorner(m, m));
+  S.triangularView<Eigen::Lower>() = V * H.transpose();
+  S.diagonal().array() += 1.0;
+  const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(S);  // in place: no allocation
+  if (llt.info() != Eigen::Success) return false;
+  llt.matrixL().solveInPlace(V);
+  auto w = w_.head(m);
+  w = yc_.head(m);
+  llt.matrixL().solveInPlace(w);
+  nis = w.squaredNorm();
+  dx_.noalias() = V.transpose() * w;
+  // dxᵀP⁻¹dx = (H dx)ᵀ S⁻¹ỹ, since dx = P Hᵀ S⁻¹ỹ.
+  llt.matrixU().solveInPlace(w);  // w = S⁻¹ỹ now
+  auto Hdx = res_.head(m);
+  Hdx.noalias() = H * dx_;
+  prior_cost_ = Hdx.dot(w);
+  P_candidate_ = P_;
+  P_candidate_.selfadjointView<Eigen::Lower>().rankUpdate(V.transpose(), -1.0);
+  for (int j = 1; j < n_; ++j)
+    for (int i = 0; i < j; ++i) P_candidate_(i, j) = P_candidate_(j, i);
+  // Cancellation in P − VᵀV can cost definiteness when a measurement is very informative.
+  llt_.compute(P_candidate_);
+  return llt_.info() == Eigen::Success && P_candidate_.allFinite();
 }
 
 bool InertialFilter::Apply() noexcept {

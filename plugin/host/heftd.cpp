@@ -88,8 +88,58 @@ struct HostConfig {
   bool lock_memory = true;
   double walking_after = 0.5;
   SimOptions sim;
-  std::vector<std::string> fault_names;  // per fault: the joint or F/T frame it hits
+  std::vector<std::string> fault_names;   // per fault: the joint, F/T frame or bus it hits
+  std::vector<config::Node> fault_nodes;  // per fault: where it is written (for errors)
 };
+
+// One entry of simulation.faults (schema: config/README.md). Names are resolved later, against
+// the drivers' joints, F/T frames and buses.
+SimFault ParseFault(const config::Node& f, std::string& name) {
+  using K = SimFault::Kind;
+  static constexpr K kinds[] = {K::kEncoder, K::kTorque, K::kForceTorque, K::kCrc,
+                                K::kLoss,    K::kBurst,  K::kBusOff};
+  SimFault fault;
+  fault.kind =
+      kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off"})];
+  constexpr config::Range kTime{0.0, 1e6};
+  switch (fault.kind) {
+    case K::kCrc:
+      f.AllowOnly({"device", "from", "to"});
+      break;
+    case K::kLoss:
+      f.AllowOnly({"device", "name", "probability", "from", "to"});
+      break;
+    case K::kBurst:
+      f.AllowOnly({"device", "name", "from", "to", "repeat", "period"});
+      break;
+    default:
+      f.AllowOnly({"device", "name", "from", "to"});
+  }
+  if (fault.kind == K::kLoss) {
+    fault.probability = f.Get<double>("probability", {0.0, 1.0});
+    fault.from = f.Get<double>("from", 0.0, kTime);
+    fault.to = f.Get<double>("to", kTime.max, kTime);
+    name = f.Get<std::string>("name", std::string(), {});  // empty: every bus
+  } else {
+    fault.from = f.Get<double>("from", kTime);
+    fault.to = f.Get<double>("to", kTime);
+    if (fault.kind != K::kCrc) name = f.Get<std::string>("name");
+  }
+  if (fault.to <= fault.from) f["to"].Fail(fmt::format("must be after from ({:g} s)", fault.from));
+  if (fault.kind == K::kBurst) {
+    fault.repeat = f.Get<int>("repeat", 1, {1, 1000000});
+    if (fault.repeat > 1) {
+      fault.period = f.Get<double>("period", kTime);
+      if (fault.period <= fault.to - fault.from)
+        f["period"].Fail(fmt::format(
+            "back-to-back bursts must start further apart than one burst lasts ({:g} s)",
+            fault.to - fault.from));
+    } else if (f.Has("period")) {
+      f["period"].Fail("only with repeat > 1");
+    }
+  }
+  return fault;
+}
 
 HostConfig ParseHost(const config::Node& root) {
   HostConfig h;
@@ -113,7 +163,7 @@ HostConfig ParseHost(const config::Node& root) {
   }
   if (auto s = root.Optional("simulation")) {
     s->AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
-                  "noise", "faults"});
+                  "noise", "faults", "candump"});
     h.sim.scenario = s->Get<std::string>("scenario");
     const auto names = scenarios::ScenarioNames();
     if (std::find(names.begin(), names.end(), h.sim.scenario) == names.end()) {
@@ -126,20 +176,14 @@ HostConfig ParseHost(const config::Node& root) {
     h.lockstep = s->Get<bool>("lockstep", true, {});
     h.sim.seed = static_cast<std::uint64_t>(s->Get<int>("seed", 1, {0, 1 << 30}));
     h.walking_after = s->Get<double>("walking_after", 0.5, {0.0, 60.0});
+    h.sim.candump = s->Get<std::string>("candump", std::string(), {});
     if (auto faults = s->Optional("faults")) {
       for (const config::Node& f : faults->Elements()) {
-        f.AllowOnly({"device", "name", "from", "to"});
-        SimFault fault;
-        const std::size_t kind = f.Enum("device", {"encoder", "torque", "ft", "crc"});
-        fault.kind = kind == 0   ? SimFault::Kind::kEncoder
-                     : kind == 1 ? SimFault::Kind::kTorque
-                     : kind == 2 ? SimFault::Kind::kForceTorque
-                                 : SimFault::Kind::kCrc;
-        fault.from = f.Get<double>("from", {0.0, 1e6});
-        fault.to = f.Get<double>("to", {0.0, 1e6});
-        // Devices by name, resolved against the drivers' order once they are read.
-        h.fault_names.push_back(f.Get<std::string>("name", std::string(), {}));
-        h.sim.faults.push_back(fault);
+        std::string name;
+        h.sim.faults.push_back(ParseFault(f, name));
+        // Devices and buses by name, resolved against the drivers once they are read.
+        h.fault_names.push_back(name);
+        h.fault_nodes.push_back(f);
       }
     }
     if (auto n = s->Optional("noise")) {
@@ -220,6 +264,39 @@ double Percentile(std::vector<std::int64_t> v, double p) {
   const auto i = static_cast<std::size_t>(
       std::min<double>(static_cast<double>(v.size() - 1), p * static_cast<double>(v.size())));
   return static_cast<double>(v[i]);
+}
+
+// simulation.faults[i].name → joint, F/T cell or bus index (drivers order).
+void ResolveFaultNames(HostConfig& host, const drivers::DriverConfig& d) {
+  using K = SimFault::Kind;
+  for (std::size_t i = 0; i < host.sim.faults.size(); ++i) {
+    SimFault& f = host.sim.faults[i];
+    const std::string& name = host.fault_names[i];
+    if (f.kind == K::kCrc) continue;
+    if (f.kind == K::kLoss && name.empty()) {
+      f.device = -1;  // every bus
+      continue;
+    }
+    std::vector<std::string> candidates;
+    const char* what = "a joint of drivers.joints";
+    if (f.kind == K::kForceTorque) {
+      for (const auto& c : d.ft_cells) candidates.push_back(c.frame);
+      what = "an F/T frame of drivers.ft_cells";
+    } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff) {
+      candidates = d.buses;
+      what = "a bus of drivers.buses";
+    } else {
+      for (const auto& j : d.joints) candidates.push_back(j.joint);
+    }
+    const auto it = std::find(candidates.begin(), candidates.end(), name);
+    if (it == candidates.end()) {
+      std::string allowed;
+      for (const auto& c : candidates) allowed += (allowed.empty() ? "" : ", ") + c;
+      host.fault_nodes[i]["name"].Fail("'" + name + "' is not " + what + "; allowed: " +
+                                       (allowed.empty() ? std::string("none") : allowed));
+    }
+    f.device = static_cast<int>(it - candidates.begin());
+  }
 }
 
 int Run(int argc, char** argv) {
@@ -324,22 +401,8 @@ int Run(int argc, char** argv) {
   std::vector<std::unique_ptr<drivers::SocketCanTransport>> sockets;
   std::vector<hal::CanTransport*> buses;
   if (host.backend == "simulated") {
-    for (std::size_t i = 0; i < host.sim.faults.size(); ++i) {  // names → device indices
-      SimFault& f = host.sim.faults[i];
-      const std::string& name = host.fault_names[i];
-      if (f.kind == SimFault::Kind::kCrc) continue;
-      f.device = -1;
-      if (f.kind == SimFault::Kind::kForceTorque) {
-        for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
-          if (pcfg.drivers.ft_cells[k].frame == name) f.device = static_cast<int>(k);
-      } else {
-        for (std::size_t k = 0; k < pcfg.drivers.joints.size(); ++k)
-          if (pcfg.drivers.joints[k].joint == name) f.device = static_cast<int>(k);
-      }
-      if (f.device < 0)
-        throw config::ConfigError(config_path + ": simulation.faults[" + std::to_string(i) +
-                                  "].name: '" + name + "' is not a configured joint or F/T frame");
-    }
+    ResolveFaultNames(host, pcfg.drivers);
+    host.sim.candump_wait = host.lockstep;  // real time: a full log queue drops, never waits
     sim = std::make_unique<SimulatedRobot>(host.sim, pcfg.drivers, model);
     buses = sim->buses();
     if (host.duration <= 0.0) host.duration = sim->duration();
@@ -352,7 +415,8 @@ int Run(int argc, char** argv) {
     }
   }
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
-  std::unique_ptr<host::StateRecorder> recorder = host::MakeRecorder(doc.root(), pcfg, model.floating_base, state, log);
+  std::unique_ptr<host::StateRecorder> recorder =
+      host::MakeRecorder(doc.root(), pcfg, model.floating_base, state, log);
   drivers::BusSupervisor supervisor(loop, buses);
 
   // Telemetry: plugin records (+ truth when simulated), written by this (non-real-time) thread.
@@ -443,14 +507,16 @@ int Run(int argc, char** argv) {
   if (sim) {
     producer = std::thread([&] {
       hal::InertialEstimate estimate;
+      bool walking_sent = false;  // once, at the first millisecond at or past walking_after
       for (std::int64_t k = 1; k <= total_ms && !g_stop.load(); ++k) {
         if (!lockstep)
           SleepUntil(t0 + k * 1'000'000 - 200'000);  // frames land just before the driver tick
         const bool fresh = k % 3 == 1 && hand_off.read_latest(estimate);
         sim->Step(fresh ? &estimate : nullptr);
-        if (static_cast<double>(k) * 1e-3 >= host.walking_after &&
-            static_cast<double>(k - 1) * 1e-3 < host.walking_after)
+        if (!walking_sent && static_cast<double>(k) * 1e-3 >= host.walking_after) {
           plug->command(plugin::Command::kRobotWalking);
+          walking_sent = true;
+        }
         if (k % 3 == 0) {
           Truth tr{};
           tr.t_ns = k * 1'000'000;
@@ -524,7 +590,11 @@ int Run(int argc, char** argv) {
   while (!stopping()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     drain();
-    supervisor.Poll();
+    if (const int restarted = supervisor.Poll(); restarted > 0)
+      log->warn("drivers: restarted {} bus(es) on request (bus-off or interface down){}", restarted,
+                sim ? fmt::format(" at simulated t ≈ {:.3f} s",
+                                  1e-3 * static_cast<double>(ms_ready.load()))
+                    : "");
     const std::int64_t now = Now();
     if (now - last_watchdog > 500'000'000) {
       sd_notify(0, "WATCHDOG=1");
@@ -564,6 +634,54 @@ int Run(int argc, char** argv) {
         1e-3 * Percentile(stats.lateness_ns, 1.0));
   log->info("drivers: {} samples published, {} frames rejected, {} lost samples, {} stale events",
             c.published, c.rejected_total(), c.lost_samples, c.stale_events);
+  {  // Per channel: the ones that lost most, and those not ok at the end.
+    struct Lost {
+      std::uint32_t n;
+      std::string channel;
+    };
+    std::vector<Lost> lost;
+    int not_ok = 0;
+    const hal::RobotStateSample& last_sample = loop.last_sample();
+    auto add = [&](const hal::ChannelHealth& health, const std::string& channel) {
+      if (health.lost_samples > 0) lost.push_back({health.lost_samples, channel});
+      not_ok += !health.ok();
+    };
+    for (std::size_t i = 0; i < pcfg.drivers.joints.size(); ++i) {
+      add(last_sample.joints[i].encoder, pcfg.drivers.joints[i].joint + " encoder");
+      add(last_sample.joints[i].torque_sensor, pcfg.drivers.joints[i].joint + " torque");
+    }
+    for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
+      add(last_sample.wrenches[k].health, pcfg.drivers.ft_cells[k].frame);
+    std::sort(lost.begin(), lost.end(), [](const Lost& a, const Lost& b) { return a.n > b.n; });
+    std::string most;
+    for (std::size_t i = 0; i < std::min<std::size_t>(lost.size(), 3); ++i)
+      most += fmt::format("{}{} {}", i ? ", " : "", lost[i].channel, lost[i].n);
+    log->info("channels: {} not ok at the end, {} with lost samples{}", not_ok, lost.size(),
+              lost.empty() ? std::string() : "; most: " + most);
+  }
+  for (int b = 0; b < loop.num_buses(); ++b) {
+    const drivers::BusCounters& bc = loop.bus(b);
+    log->info(
+        "bus {}: {} frames, {} error frames ({} bus-off), {} ticks down, {} restart requests, {} "
+        "restarts",
+        pcfg.drivers.buses[b], bc.frames, bc.error_frames, bc.bus_off, bc.down_ticks,
+        bc.restart_requests, buses[b]->stats().restarts);
+  }
+  if (sim) {
+    for (std::size_t b = 0; b < sim->bus_counters().size(); ++b) {
+      const SimBusCounters& sc = sim->bus_counters()[b];
+      log->info(
+          "simulated bus {}: {} frames put on the bus; lost {} at random, {} in bursts, {} while "
+          "off; {} bus-off events",
+          pcfg.drivers.buses[b], sc.frames, sc.lost_random, sc.lost_burst, sc.lost_bus_off,
+          sc.bus_off);
+    }
+    if (sim->candump()) {
+      sim->CloseCandump();
+      log->info("candump log: {} frames in {} ({} left out: queue full)", sim->candump()->written(),
+                sim->candump()->path(), sim->candump()->dropped());
+    }
+  }
   hal::InertialEstimate last;
   if (hand_off.read_latest(last)) {
     for (std::size_t k = 0; k < last.num_links; ++k)

@@ -2,14 +2,87 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
+#include "heft/drivers/error_frames.hpp"
+
 namespace heft::host {
+
+bool SimFault::Active(double t) const noexcept {
+  if (kind != Kind::kBurst) return t >= from && t < to;
+  for (int r = 0; r < repeat; ++r) {
+    const double start = from + r * period;
+    if (t >= start && t < start + (to - from)) return true;
+  }
+  return false;
+}
+
+// Between the emulated devices and one in-memory bus: what the bus loses (at random, in bursts,
+// while it is off) and, for every frame that makes it onto the bus, a line in the candump log
+// (queued, written by the log's own thread).
+class SimulatedRobot::Link final : public hal::CanTransport {
+ public:
+  Link(drivers::MemoryBus& bus, int index, SimBusCounters& counters, std::mt19937_64& rng,
+       drivers::CandumpWriter* log)
+      : bus_(bus), index_(index), counters_(counters), rng_(rng), log_(log) {}
+  double loss = 0.0;   // probability that a frame is lost, this millisecond
+  bool burst = false;  // every frame is lost, this millisecond
+
+  std::string_view name() const noexcept override { return bus_.name(); }
+  hal::IoStatus receive(hal::CanFrame& frame) noexcept override { return bus_.receive(frame); }
+  hal::IoStatus send(const hal::CanFrame& frame) noexcept override {
+    if (bus_.bus_off()) {
+      ++counters_.lost_bus_off;
+      return hal::IoStatus::kDown;
+    }
+    if (burst) {
+      ++counters_.lost_burst;
+      return hal::IoStatus::kOk;  // sent; nobody received it
+    }
+    if (loss > 0.0 && static_cast<double>(rng_() >> 11) * 0x1.0p-53 < loss) {
+      ++counters_.lost_random;
+      return hal::IoStatus::kOk;
+    }
+    const hal::IoStatus s = bus_.send(frame);
+    if (s == hal::IoStatus::kOk) Logged(frame);
+    return s;
+  }
+  bool wait(std::int64_t timeout_ns) noexcept override { return bus_.wait(timeout_ns); }
+  hal::CanBusStats stats() const noexcept override { return bus_.stats(); }
+  bool restart() noexcept override { return bus_.restart(); }
+
+  // The bus goes off now: its error frame is on the bus (and in the log).
+  void BusOff(std::int64_t now_ns) noexcept {
+    if (!bus_.enter_bus_off(now_ns)) return;
+    ++counters_.bus_off;
+    hal::CanFrame error;
+    error.flags = hal::CanFrame::kError;
+    error.id = drivers::kErrBusOff;
+    error.len = 8;
+    error.stamp_ns = now_ns;
+    Logged(error);
+  }
+
+ private:
+  void Logged(const hal::CanFrame& frame) noexcept {
+    ++counters_.frames;
+    if (log_) log_->Log(index_, frame);
+  }
+  drivers::MemoryBus& bus_;
+  int index_;
+  SimBusCounters& counters_;
+  std::mt19937_64& rng_;
+  drivers::CandumpWriter* log_;
+};
 
 SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
                                const dyn::Model& urdf_model)
-    : faults_(options.faults), rng_(options.seed), noise_(options.noise) {
+    : faults_(options.faults),
+      rng_(options.seed),
+      fault_rng_(options.seed ^ 0x9E3779B97F4A7C15ull),
+      noise_(options.noise) {
   scenarios::ScenarioOptions so;
   so.adaptation = options.adaptation;
   so.duration_scale = options.duration_scale;
@@ -39,9 +112,21 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
                                   "' with the same axes");
     ft_offsets_.push_back(f.p - foot.p);
   }
-  for (const auto& name : drivers.buses) {
-    buses_.push_back(std::make_unique<drivers::MemoryBus>(name));
+  if (!options.candump.empty())
+    candump_ = std::make_unique<drivers::CandumpWriter>(
+        options.candump, drivers.buses, options.candump_wait,
+        options.candump_epoch_ns >= 0 ? options.candump_epoch_ns
+                                      : std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                                .count() *
+                                            1'000'000'000);
+  bus_counters_.resize(drivers.buses.size());
+  for (std::size_t b = 0; b < drivers.buses.size(); ++b) {
+    buses_.push_back(std::make_unique<drivers::MemoryBus>(drivers.buses[b]));
     bus_ptrs_.push_back(buses_.back().get());
+    links_.push_back(std::make_unique<Link>(*buses_.back(), static_cast<int>(b), bus_counters_[b],
+                                            fault_rng_, candump_.get()));
+    link_ptrs_.push_back(links_.back().get());
   }
   encoder_ = std::make_unique<drivers::SampleEncoder>(drivers);
   torque_bias_.assign(drivers.joints.size(), noise_.torque_bias);
@@ -50,11 +135,25 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   torque_on_.assign(drivers.joints.size(), 1);
   ft_on_.assign(drivers.ft_cells.size(), 1);
   for (const SimFault& f : faults_) {
-    const std::size_t limit =
-        f.kind == SimFault::Kind::kForceTorque ? ft_on_.size() : encoder_on_.size();
-    if (f.device < 0 || static_cast<std::size_t>(f.device) >= limit)
+    using K = SimFault::Kind;
+    if (f.kind == K::kCrc) continue;
+    const bool on_bus = f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff;
+    const std::size_t limit = f.kind == K::kForceTorque ? ft_on_.size()
+                              : on_bus                  ? buses_.size()
+                                                        : encoder_on_.size();
+    const int lowest = f.kind == K::kLoss ? -1 : 0;
+    if (f.device < lowest || f.device >= static_cast<int>(limit))
       throw std::invalid_argument("simulation.faults: device index out of range");
+    if (f.to < f.from || (f.kind == K::kBurst && (f.repeat < 1 || f.period < 0.0)) ||
+        (f.kind == K::kLoss && !(f.probability >= 0.0 && f.probability <= 1.0)))
+      throw std::invalid_argument("simulation.faults: inconsistent fault");
   }
+}
+
+SimulatedRobot::~SimulatedRobot() = default;
+
+void SimulatedRobot::CloseCandump() {
+  if (candump_) candump_->Close();
 }
 
 std::vector<hal::CanTransport*> SimulatedRobot::buses() {
@@ -105,13 +204,18 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
     }
   }
   now_ns_ += 1'000'000;
-  // Faults on request: silent devices and corrupted CRCs while their window is open.
+  // Faults on request, while their window is open: silent devices, corrupted CRCs, frames lost at
+  // random or in bursts, buses going off.
   drivers::EmitOptions emit;
   std::fill(encoder_on_.begin(), encoder_on_.end(), 1);
   std::fill(torque_on_.begin(), torque_on_.end(), 1);
   std::fill(ft_on_.begin(), ft_on_.end(), 1);
+  for (auto& link : links_) {
+    link->loss = 0.0;
+    link->burst = false;
+  }
   for (const SimFault& f : faults_) {
-    if (t < f.from || t >= f.to) continue;
+    if (!f.Active(t)) continue;
     switch (f.kind) {
       case SimFault::Kind::kEncoder:
         encoder_on_[f.device] = 0;
@@ -125,12 +229,23 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
       case SimFault::Kind::kCrc:
         emit.corrupt_crc = true;
         break;
+      case SimFault::Kind::kLoss:
+        for (std::size_t b = 0; b < links_.size(); ++b)
+          if (f.device < 0 || static_cast<std::size_t>(f.device) == b)  // independent losses
+            links_[b]->loss = 1.0 - (1.0 - links_[b]->loss) * (1.0 - f.probability);
+        break;
+      case SimFault::Kind::kBurst:
+        links_[f.device]->burst = true;
+        break;
+      case SimFault::Kind::kBusOff:
+        links_[f.device]->BusOff(now_ns_);  // again after a restart inside the window
+        break;
     }
   }
   emit.encoder_enabled = encoder_on_;
   emit.torque_enabled = torque_on_;
   emit.ft_enabled = ft_on_;
-  encoder_->Emit(measured_, now_ns_, bus_ptrs_, emit);
+  encoder_->Emit(measured_, now_ns_, link_ptrs_, emit);
   ++tick_;
 }
 

@@ -1,14 +1,18 @@
 // heftd's simulated robot: a named scenario (tests/scenarios: MuJoCo plant, payload schedule,
 // whole-body controller) whose sensors are emulated as the real devices' CAN frames — noise, bias
 // and the spec's quantisation — written into in-memory buses that the same driver loop reads.
-// Step() is one simulated millisecond; the controller takes the latest hand-off every 3 ms.
+// Step() is one simulated millisecond; the controller takes the latest hand-off every 3 ms. Faults
+// on request (silent devices, CRC errors, frame loss, bursts, bus-off) and a candump log of every
+// frame put on the buses (written by its own thread, never in Step()).
 #pragma once
 
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "heft/drivers/candump_writer.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/estimator/model.hpp"
@@ -27,12 +31,32 @@ struct SimNoise {
   double force_bias = 0.0;    // N, constant per cell (what a start-up tare would remove)
 };
 
-// A sensor fault on request: a device falls silent (or, kind crc, sends frames with a broken CRC)
-// between `from` and `to` seconds of simulated time.
+// A fault on request, in simulated seconds. Device faults: a device falls silent (or, kind crc,
+// every torque sensor sends frames with a broken CRC) between `from` and `to`. Bus faults (device
+// = a bus index, -1 for every bus with kLoss): kLoss drops each frame with `probability`
+// (deterministic for the seed); kBurst loses every frame on the bus from `from` to `to`, `repeat`
+// times, bursts starting `period` apart; kBusOff takes the bus off (an error frame of class
+// bus-off, then silence) for the window — a restart inside it finds the bus off again, the first
+// restart after it brings the frames back.
 struct SimFault {
-  enum class Kind { kEncoder, kTorque, kForceTorque, kCrc } kind = Kind::kTorque;
-  int device = 0;  // joint index (drivers order) or F/T cell index
+  enum class Kind { kEncoder, kTorque, kForceTorque, kCrc, kLoss, kBurst, kBusOff };
+  Kind kind = Kind::kTorque;
+  int device = 0;  // joint index (drivers order), F/T cell index or bus index
   double from = 0.0, to = 0.0;
+  double probability = 0.0;  // kLoss
+  int repeat = 1;            // kBurst
+  double period = 0.0;       // kBurst, s between the starts of back-to-back bursts
+  // True while the fault is active at simulated time t.
+  bool Active(double t) const noexcept;
+};
+
+// What the simulator did to its frames, per bus (for the summary and the tests).
+struct SimBusCounters {
+  std::uint64_t frames = 0;        // put on the bus (what a candump on it would see)
+  std::uint64_t lost_random = 0;   // kLoss
+  std::uint64_t lost_burst = 0;    // kBurst
+  std::uint64_t lost_bus_off = 0;  // not sent: the bus was off
+  std::uint64_t bus_off = 0;       // bus-off events raised
 };
 
 struct SimOptions {
@@ -42,6 +66,11 @@ struct SimOptions {
   std::uint64_t seed = 1;
   SimNoise noise;
   std::vector<SimFault> faults;
+  std::string candump;       // path of a `candump -l` log of every frame; empty: none
+  bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
+  // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
+  // when the simulator starts (candump logs carry absolute times).
+  std::int64_t candump_epoch_ns = -1;
 };
 
 class SimulatedRobot {
@@ -49,26 +78,41 @@ class SimulatedRobot {
   // `drivers` gives the buses, devices and joint order; `urdf_model` the frames of the F/T cells.
   SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
                  const dyn::Model& urdf_model);
+  ~SimulatedRobot();
   // One millisecond: payloads, the controller (with the latest hand-off when `estimate` is set), a
-  // plant step, and every device's frames on the buses.
+  // plant step, and every device's frames on the buses (through the faults on request).
   void Step(const hal::InertialEstimate* estimate) noexcept;
   std::vector<hal::CanTransport*> buses();
   const hal::BaseSample& base() const { return truth_.base; }
   double time() const { return plant_->time(); }
   double duration() const { return scenario_.duration; }
   const scenarios::Scenario& scenario() const { return scenario_; }
+  // MuJoCo's state after the last step (ground truth for tests).
+  const scenarios::Plant& plant() const { return *plant_; }
+  // The F/T frames' origins in their foot frames (cells in drivers order).
+  const std::vector<Eigen::Vector3d>& ft_offsets() const { return ft_offsets_; }
   // Truth for telemetry: π of each payload link now, and the controller's task errors.
   Eigen::VectorXd TruePayload() const;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
+  // What the faults did, per bus (drivers order). Read after the run (or between steps).
+  const std::vector<SimBusCounters>& bus_counters() const { return bus_counters_; }
+  // The candump log (when configured): finishes writing it; throws on an I/O error. Idempotent.
+  void CloseCandump();
+  const drivers::CandumpWriter* candump() const { return candump_.get(); }
 
  private:
+  class Link;  // between the devices and one bus: faults, the candump log
   double Normal() noexcept;
   scenarios::Scenario scenario_;
   std::unique_ptr<scenarios::Plant> plant_;
   std::vector<int> payload_bodies_;
   std::vector<std::unique_ptr<drivers::MemoryBus>> buses_;
   std::vector<hal::CanTransport*> bus_ptrs_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<hal::CanTransport*> link_ptrs_;
+  std::vector<SimBusCounters> bus_counters_;
+  std::unique_ptr<drivers::CandumpWriter> candump_;
   std::unique_ptr<drivers::SampleEncoder> encoder_;
   std::vector<Eigen::Vector3d> ft_offsets_;  // F/T frame origin in the foot frame
   std::vector<double> torque_bias_;
@@ -77,6 +121,7 @@ class SimulatedRobot {
   std::vector<SimFault> faults_;
   std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
   std::mt19937_64 rng_;
+  std::mt19937_64 fault_rng_;  // its own stream: frame loss does not change the sensor noise
   SimNoise noise_;
   std::int64_t now_ns_ = 0;
   int tick_ = 0;

@@ -47,7 +47,8 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   const config::Node e = root["estimator"];
   e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
                "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
-               "wait_for_walking", "control_period", "max_added_mass", "max_com_distance"});
+               "wait_for_walking", "control_period", "min_mass_fraction", "max_added_mass",
+               "max_com_distance"});
   est::EstimatorConfig& ec = cfg.estimator;
   for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
   if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
@@ -97,6 +98,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     ec.calibration.window = c->Get<double>("window", ec.calibration.window, {0.01, 600.0});
     ec.calibration.max_speed = c->Get<double>("max_speed", ec.calibration.max_speed, {0.0, 100.0});
   }
+  ec.min_mass_fraction = e.Get<double>("min_mass_fraction", ec.min_mass_fraction, {0.0, 1.0});
   ec.max_added_mass = e.Get<double>("max_added_mass", ec.max_added_mass, {0.0, 1e4});
   ec.max_com_distance = e.Get<double>("max_com_distance", ec.max_com_distance, {1e-3, 100.0});
   cfg.mapping.difference_samples = e.Get<int>("difference_samples", 2, {1, 31});

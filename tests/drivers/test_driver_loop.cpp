@@ -106,6 +106,57 @@ TEST(DriverLoop, DroppedFramesAreCountedAsCounterGaps) {
   EXPECT_EQ(rig.out().joints[3].encoder.lost_samples, 0u);
 }
 
+// Forwards every frame to `bus` except one chosen identifier, `times` times.
+class DroppingLink final : public hal::CanTransport {
+ public:
+  explicit DroppingLink(hal::CanTransport& bus) : bus_(bus) {}
+  void Drop(std::uint32_t id, int times) {
+    id_ = id;
+    times_ = times;
+  }
+  std::string_view name() const noexcept override { return bus_.name(); }
+  hal::IoStatus receive(hal::CanFrame& f) noexcept override { return bus_.receive(f); }
+  hal::IoStatus send(const hal::CanFrame& f) noexcept override {
+    if (f.id == id_ && times_ > 0) {
+      --times_;
+      return hal::IoStatus::kOk;
+    }
+    return bus_.send(f);
+  }
+  bool wait(std::int64_t t) noexcept override { return bus_.wait(t); }
+  hal::CanBusStats stats() const noexcept override { return bus_.stats(); }
+  bool restart() noexcept override { return bus_.restart(); }
+
+ private:
+  hal::CanTransport& bus_;
+  std::uint32_t id_ = 0;
+  int times_ = 0;
+};
+
+TEST(DriverLoop, ALostHalfOfAnFtSampleCountsOneLostSample) {
+  Rig rig;
+  DroppingLink link0(rig.can0), link1(rig.can1);
+  std::vector<hal::CanTransport*> links{&link0, &link1};
+  auto step = [&] {
+    rig.now += kMs;
+    rig.encoder.Emit(rig.truth, rig.now, links);
+    rig.loop.Tick(rig.now);
+  };
+  step();
+  const std::uint32_t base = rig.cfg.ft_cells[0].ft.base_id;
+  link0.Drop(base + 1, 1);  // frame B of one sample: frame A is abandoned
+  step();
+  step();
+  EXPECT_EQ(rig.loop.counters().lost_samples, 1u);
+  EXPECT_EQ(rig.out().wrenches[0].health.lost_samples, 1u);
+  link0.Drop(base, 1);  // frame A of one sample: frame B arrives unpaired and is rejected
+  step();
+  step();
+  EXPECT_EQ(rig.loop.counters().lost_samples, 2u);
+  EXPECT_EQ(rig.loop.counters().rejected[static_cast<std::size_t>(Reject::kUnpaired)], 1u);
+  EXPECT_TRUE(rig.out().wrenches[0].health.ok());
+}
+
 TEST(DriverLoop, StaleDeviceIsMarkedAndRecovers) {
   Rig rig;
   rig.Step();
@@ -207,6 +258,41 @@ TEST(DriverLoop, ErrorFramesByClassBusOffAndRestart) {
   EXPECT_EQ(supervisor.Poll(), 0);  // served once
   rig.Step();
   EXPECT_TRUE(rig.out().joints[on_can1].encoder.ok());
+}
+
+TEST(DriverLoop, BusOffArrivesThroughTheErrorPathAndTheSupervisorRestartsTheBus) {
+  Rig rig;
+  rig.Step();
+  EXPECT_TRUE(rig.can1.enter_bus_off(rig.now));
+  EXPECT_FALSE(rig.can1.enter_bus_off(rig.now));  // already off
+  EXPECT_FALSE(rig.can1.stats().up);
+  for (int k = 0; k < 5; ++k) rig.Step();  // can1's devices cannot send
+  const BusCounters& c1 = rig.loop.bus(1);
+  EXPECT_EQ(c1.error_frames, 1u);
+  EXPECT_EQ(c1.bus_off, 1u);
+  EXPECT_EQ(c1.restart_requests, 1u);
+  EXPECT_EQ(rig.loop.bus(0).error_frames, 0u);
+  const std::size_t on_can1 = rig.cfg.joints.size() - 1;
+  EXPECT_EQ(rig.out().joints[on_can1].encoder.state, hal::ChannelState::kStale);
+  EXPECT_EQ(rig.out().wrenches[1].health.state, hal::ChannelState::kStale);
+  EXPECT_TRUE(rig.out().joints[0].encoder.ok());
+  BusSupervisor supervisor(rig.loop, rig.buses);
+  EXPECT_EQ(supervisor.Poll(), 1);
+  EXPECT_TRUE(rig.can1.stats().up);
+  EXPECT_EQ(rig.can1.stats().restarts, 1u);
+  EXPECT_EQ(rig.can1.stats().bus_off, 1u);
+  rig.Step();
+  EXPECT_TRUE(rig.out().joints[on_can1].encoder.ok());
+  EXPECT_TRUE(rig.out().wrenches[1].health.ok());
+  EXPECT_EQ(rig.out().joints[on_can1].encoder.lost_samples, 5u);  // the samples sent while off
+  EXPECT_EQ(rig.out().joints[0].encoder.lost_samples, 0u);
+  // Off for longer than the 8-bit counter's 256 samples: the time since the last sample tells.
+  EXPECT_TRUE(rig.can1.enter_bus_off(rig.now));
+  for (int k = 0; k < 300; ++k) rig.Step();
+  EXPECT_EQ(supervisor.Poll(), 1);
+  rig.Step();
+  EXPECT_EQ(rig.out().joints[on_can1].encoder.lost_samples, 5u + 300u);
+  EXPECT_EQ(rig.out().wrenches[1].health.lost_samples, 5u + 300u);
 }
 
 TEST(DriverLoop, OneSilentBusIsReportedAndDisturbsNothingElse) {

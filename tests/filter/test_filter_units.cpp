@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/LU>
+#include <algorithm>
+#include <numeric>
 #include <random>
+#include <vector>
 
 #include "heft/estimator/bias_calibration.hpp"
 #include "heft/estimator/gating.hpp"
@@ -36,28 +39,52 @@ Textbook TextbookUpdate(const Eigen::VectorXd& x, const Eigen::MatrixXd& P,
           innovation.dot(S.inverse() * innovation)};
 }
 
-TEST(InertialFilter, KalmanUpdateEqualsTheCovarianceForm) {
-  std::mt19937_64 rng(4);
+// Both forms of the update (information form for m' ≥ n, covariance form for m' < n), with and
+// without rows that carry no information, against the textbook update.
+struct UpdateCase {
+  int bodies, rows, zero_rows;
+};
+class KalmanUpdate : public ::testing::TestWithParam<UpdateCase> {};
+
+TEST_P(KalmanUpdate, EqualsTheTextbookCovarianceForm) {
+  const UpdateCase uc = GetParam();
+  std::mt19937_64 rng(4 + uc.rows);
   std::normal_distribution<double> n(0.0, 1.0);
-  InertialFilter f(FilterKind::kKalman, 2, 12);
-  Eigen::VectorXd pi0(20);
-  pi0 << Consistent(rng), Consistent(rng);
+  const int states = 10 * uc.bodies;
+  InertialFilter f(FilterKind::kKalman, uc.bodies, uc.rows);
+  Eigen::VectorXd pi0(states);
+  for (int k = 0; k < uc.bodies; ++k) pi0.segment<10>(10 * k) = Consistent(rng);
   ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.5)));
   f.Predict(Vector10::Constant(0.1), 0.01);
   const Eigen::MatrixXd P = f.covariance();
-  Eigen::MatrixXd H(12, 20);
-  Eigen::VectorXd z(12);
+  Eigen::MatrixXd H(uc.rows, states);
+  Eigen::VectorXd z(uc.rows);
   for (int i = 0; i < H.size(); ++i) H.data()[i] = n(rng);
-  for (int i = 0; i < 12; ++i) z[i] = n(rng);
+  for (int i = 0; i < uc.rows; ++i) z[i] = n(rng);
+  std::vector<int> order(uc.rows);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  for (int i = 0; i < uc.zero_rows; ++i) H.row(order[i]).setZero();
   const Textbook ref = TextbookUpdate(pi0, P, H, z - H * pi0);
   InertialFilter::Candidate c;
   ASSERT_TRUE(f.Evaluate(H, z, c));
   EXPECT_NEAR(c.nis, ref.nis, 1e-9 * ref.nis);
-  EXPECT_EQ(c.dof, 12);
+  EXPECT_EQ(c.dof, uc.rows);
+  EXPECT_EQ(c.rows_used, uc.rows - uc.zero_rows);
+  EXPECT_EQ(c.covariance_form, c.rows_used > 0 && c.rows_used < states);
   ASSERT_TRUE(f.Apply());
   EXPECT_LT((f.parameters() - ref.x).norm(), 1e-10 * ref.x.norm());
   EXPECT_LT((f.covariance() - ref.P).norm(), 1e-10 * ref.P.norm());
+  EXPECT_EQ((f.covariance() - f.covariance().transpose()).norm(), 0.0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Forms, KalmanUpdate,
+                         ::testing::Values(UpdateCase{2, 12, 0},   // covariance form
+                                           UpdateCase{2, 30, 0},   // information form
+                                           UpdateCase{2, 30, 12},  // 18 rows left: covariance
+                                           UpdateCase{1, 35, 20},  // 15 rows left: information
+                                           UpdateCase{4, 35, 35},  // nothing to learn
+                                           UpdateCase{4, 35, 15}));
 
 TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
   std::mt19937_64 rng(5);
@@ -82,24 +109,62 @@ TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
   EXPECT_TRUE(dyn::IsPhysicallyConsistent(f.parameters().head<10>(), 0.0));
 }
 
+// A forearm of 1.5 kg suddenly carrying 7 kg: the full linearised step in θ overshoots (g is
+// exponential in α); the damped step lowers the nonlinear cost, the KF's is never damped.
+TEST(InertialFilter, ExtendedStepIsDampedWhenTheLinearisationOvershoots) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Vector10 nominal;
+  nominal << 1.5, 0.0, 0.0, -0.2, 0.09, 0.0, 0.0, 0.09, 0.0, 0.002;
+  Vector10 truth = nominal;
+  truth[0] = 7.0;
+  truth.segment<3>(1) *= 7.0 / 1.5;
+  truth.tail<6>() *= 7.0 / 1.5;
+  Eigen::MatrixXd H(29, 10);
+  for (int i = 0; i < H.size(); ++i) H.data()[i] = 20.0 * n(rng);
+  const Eigen::VectorXd z = H * truth;
+  for (const FilterKind kind : {FilterKind::kLogCholesky, FilterKind::kKalman}) {
+    InertialFilter f(kind, 1, 29);
+    ASSERT_TRUE(f.Reset(nominal, Vector10::Constant(0.5)));
+    InertialFilter::Candidate c;
+    ASSERT_TRUE(f.Evaluate(H, z, c));
+    const double before = (z - H * nominal).squaredNorm();
+    ASSERT_TRUE(f.Apply());
+    const double after = (z - H * f.parameters()).squaredNorm();
+    if (kind == FilterKind::kKalman) {
+      EXPECT_EQ(c.step_fraction, 1.0);
+      continue;
+    }
+    EXPECT_LT(c.step_fraction, 1.0);
+    EXPECT_GT(c.step_fraction, 0.0);
+    EXPECT_LT(after, before);
+    EXPECT_NEAR(f.parameters()[0], 7.0, 3.5) << "one damped step lands near the new mass";
+  }
+}
+
 TEST(InertialFilter, UpdatesAllocateNothing) {
   std::mt19937_64 rng(6);
-  InertialFilter f(FilterKind::kLogCholesky, 4, 35);
-  Eigen::VectorXd pi0(40);
-  for (int k = 0; k < 4; ++k) pi0.segment<10>(10 * k) = Consistent(rng);
-  ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.2)));
-  const Eigen::MatrixXd H = Eigen::MatrixXd::Random(35, 40);
-  const Eigen::VectorXd z = Eigen::VectorXd::Random(35);
-  Eigen::MatrixXd cov(40, 40);
-  InertialFilter::Candidate c;
-  heft::test::AllocationScope scope;
-  for (int i = 0; i < 3; ++i) {
-    f.Predict(Vector10::Constant(1e-3), 0.003);
-    f.Evaluate(H, z, c);
-    f.Apply();
-    f.ParameterCovariance(cov);
+  for (const int bodies : {1, 4}) {  // information and covariance forms
+    InertialFilter f(FilterKind::kLogCholesky, bodies, 35);
+    Eigen::VectorXd pi0(10 * bodies);
+    for (int k = 0; k < bodies; ++k) pi0.segment<10>(10 * k) = Consistent(rng);
+    ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.2)));
+    Eigen::MatrixXd H = Eigen::MatrixXd::Random(35, 10 * bodies);
+    H.middleRows(10, 8).setZero();
+    const Eigen::VectorXd z = Eigen::VectorXd::Random(35);
+    Eigen::MatrixXd cov(10 * bodies, 10 * bodies);
+    InertialFilter::Candidate c;
+    f.Evaluate(H, z, c);  // warm-up
+    heft::test::AllocationScope scope;
+    for (int i = 0; i < 3; ++i) {
+      f.Predict(Vector10::Constant(1e-3), 0.003);
+      f.Evaluate(H, z, c);
+      f.Apply();
+      f.ParameterCovariance(cov);
+    }
+    EXPECT_EQ(scope.count(), 0u) << bodies << " bodies";
+    EXPECT_EQ(c.covariance_form, bodies == 4);
   }
-  EXPECT_EQ(scope.count(), 0u);
 }
 
 TEST(Gating, ChiSquareQuantilesMatchTables) {

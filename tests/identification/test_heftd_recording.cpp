@@ -10,10 +10,13 @@
 #include <sstream>
 #include <string>
 
+#include "heft/drivers/candump.hpp"
+#include "heft/identification/candump_convert.hpp"
 #include "heft/identification/dataset.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/recording.hpp"
 #include "heft/identification/sdp.hpp"
+#include "heft/plugin/plugin_config.hpp"
 
 namespace heft::ident {
 namespace {
@@ -110,6 +113,42 @@ TEST(HeftdRecording, MujocoDumbbellCurlRecordingIdentifiesTheLoadedForearm) {
       "forearm + dumbbell: mass %.3f kg (true %.3f), h_z %.4f (true %.4f); torque RMSE "
       "%.3f -> %.3f N·m\n",
       ls.x[0], mass, ls.x[3], hz, before, after);
+}
+
+TEST(HeftdRecording, CandumpOfTheSimulatedBusesConvertsToWhatHeftdRecorded) {
+  // The simulator logs its CAN traffic (simulation.candump) while heftd records; converting the log
+  // with the configuration gives the same joint and F/T channels, millisecond by millisecond.
+  const std::string rec_path = testing::TempDir() + "/heftd_both.heftrec";
+  const std::string log_path = testing::TempDir() + "/heftd_both.log";
+  std::string cfg = Config("  recording: {path: " + rec_path + "}\n");
+  {
+    std::string text = Slurp(cfg);
+    text.replace(text.find("  seed: 1"), 9, "  seed: 1\n  candump: " + log_path);
+    std::ofstream(cfg) << text;
+  }
+  const HeftdRun r = Heftd(cfg, "1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Recording live = ReadRecording(rec_path);
+  std::ifstream in(log_path);
+  std::vector<drivers::CandumpError> errors;
+  const auto records = drivers::ReadCandump(in, errors);
+  EXPECT_TRUE(errors.empty());
+  const plugin::PluginConfig pc = plugin::LoadPluginConfig(cfg);
+  const Recording conv = ConvertCandump(pc.drivers, records, true, log_path);
+  ASSERT_FALSE(conv.samples.empty());
+  const std::int64_t second = conv.samples.front().stamp_ns / 1'000'000'000 * 1'000'000'000;
+  int matched = 0, equal = 0;
+  for (const RecordSample& c : conv.samples) {
+    const std::int64_t k = (c.stamp_ns - second) / 1'000'000;  // heftd stamps k ms in lockstep
+    if (k < 1 || k > static_cast<std::int64_t>(live.samples.size())) continue;
+    const RecordSample& l = live.samples[static_cast<std::size_t>(k - 1)];
+    ASSERT_EQ(l.stamp_ns, k * 1'000'000);
+    ++matched;
+    equal += c.q == l.q && c.v == l.v && c.tau == l.tau && c.wrenches == l.wrenches &&
+             c.encoder_valid == l.encoder_valid && c.torque_valid == l.torque_valid;
+  }
+  EXPECT_GT(matched, 900);
+  EXPECT_GE(equal, matched - 2) << "of " << matched;
 }
 
 }  // namespace

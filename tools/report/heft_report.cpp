@@ -2,7 +2,8 @@
 //
 // RUN_DIR holds, per scenario S, the telemetry S-adaptive.csv and S-nominal.csv and the logs
 // S-adaptive.log / S-nominal.log written by heftd (tools/main-job.sh makes them), plus optional
-// walk-kf.csv (the baseline KF on the walk) and step-in-place-nogate.csv (no innovation gating).
+// S-kf.csv (the baseline KF), step-in-place-nogate.csv (no innovation gating), forearm-load-rl*.csv
+// (the hand-off rate limit swept) and dumbbell-curl-realtime.log (a real-time run: wake-up jitter).
 // Writes RUN_DIR/report.md and PNG figures (gnuplot), prints the summary, and with --check exits
 // non-zero when a checked target is missed.
 #include <algorithm>
@@ -131,11 +132,12 @@ int main(int argc, char** argv) {
             "|\n|---|---|---|---|---|---|\n";
   per << "| scenario | mass error | CoM error | inertia error | converge (5 %) | gated / released "
          "| rate-limited | "
-         "consistent (handed / raw) | tick median / 99.9 % / worst | overruns "
+         "consistent: handed / raw EKF / raw KF | tick median / 99.9 % / worst | overruns "
          "|\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Scenario& s : scenarios) {
     const Table on = Read(dir + "/" + s.name + "-adaptive.csv");
     const Table off = Read(dir + "/" + s.name + "-nominal.csv");
+    const Table kf = Read(dir + "/" + s.name + "-kf.csv");
     if (!on.ok) continue;
     const double rms_on = Rms(on.column(s.error)),
                  rms_off = off.ok ? Rms(off.column(s.error)) : NAN;
@@ -204,9 +206,10 @@ int main(int argc, char** argv) {
         << " | " << Fmt("%.1f %%", 100 * ie) << " | " << Fmt("%.3f s", t5) << " | " << gated
         << " / " << released << " | " << Fmt("%.1f %%", 100 * rate_frac) << " | "
         << Fmt("%.1f %%", 100.0 * (1.0 - handed_bad / static_cast<double>(on.rows.size()))) << " / "
-        << Fmt("%.1f %%", 100 * raw_consistent) << " | " << Fmt("%.0f", Quantile(cu, 0.5)) << " / "
-        << Fmt("%.0f", Quantile(cu, 0.999)) << " / " << Fmt("%.0f µs", Quantile(cu, 1.0)) << " | "
-        << overruns << " |\n";
+        << Fmt("%.1f %%", 100 * raw_consistent) << " / "
+        << (kf.ok ? Fmt("%.1f %%", 100 * Fraction(kf.column("consistent"), 1.0)) : "—") << " | "
+        << Fmt("%.0f", Quantile(cu, 0.5)) << " / " << Fmt("%.0f", Quantile(cu, 0.999)) << " / "
+        << Fmt("%.0f µs", Quantile(cu, 1.0)) << " | " << overruns << " |\n";
     targets.push_back(
         {s.name + ": every handed parameter set physically consistent",
          std::to_string(on.rows.size() - handed_bad) + " / " + std::to_string(on.rows.size()),
@@ -217,10 +220,10 @@ int main(int argc, char** argv) {
          "< 300 µs, < 3000 µs", Quantile(cu, 0.999) < 300 && Quantile(cu, 1.0) < 3000, false});
     if (s.name == "forearm-load")
       targets.push_back({"elbow RMSE reduced by adaptation (forearm-load)", Fmt("%.1f×", ratio),
-                         "≥ 7×", ratio >= 7, false});
+                         "≥ 7×", ratio >= 7, true});
     if (s.name == "torso-load")
       targets.push_back({"pelvis-height RMSE reduced by adaptation (torso-load)",
-                         Fmt("%.1f×", ratio), "≥ 2.2×", ratio >= 2.2, false});
+                         Fmt("%.1f×", ratio), "≥ 2.2×", ratio >= 2.2, true});
     if (s.name == "dumbbell-curl") {
       targets.push_back({"dumbbell: forearm + dumbbell mass at steady state",
                          Fmt("%.2f %%", 100 * me), "≤ 2 %", me <= 0.02, true});
@@ -291,6 +294,49 @@ int main(int argc, char** argv) {
               "/step-in-place-adaptive.csv' using 't':'torso_true_m' with lines lw 2 title "
               "'truth'"});
   }
+  // The hand-off's rate limit swept on forearm-load: what a limit costs a fast-changing load.
+  std::ostringstream sweep;
+  {
+    struct Limit {
+      std::string label, mass_rate;
+    };
+    const std::vector<Limit> limits = {
+        {"rl3", "3 kg/s (paper, hardware)"}, {"rl60", "60 kg/s"}, {"adaptive", "600 kg/s"}};
+    std::vector<std::string> series;
+    for (const Limit& l : limits) {
+      const std::string f = dir + "/forearm-load-" + l.label + ".csv";
+      const Table tb = Read(f);
+      if (!tb.ok) continue;
+      const auto hm = tb.column("left_forearm_m"), mt = tb.column("left_forearm_true_m");
+      double e = 0;
+      for (std::size_t i = 0; i < hm.size(); ++i) e += std::abs(hm[i] - mt[i]);
+      sweep << "| " << l.mass_rate << " | " << Fmt("%.4f rad", Rms(tb.column("left_elbow_error")))
+            << " | " << Fmt("%.3f kg", e / static_cast<double>(hm.size())) << " | "
+            << Fmt("%.1f %%", 100 * Fraction(tb.column("rate_limited"), 1.0)) << " |\n";
+      series.push_back("'" + f + "' using 't':'left_forearm_m' with lines title 'handed, " +
+                       l.mass_rate + "'");
+    }
+    if (!series.empty()) {
+      series.push_back(
+          "'" + dir +
+          "/forearm-load-adaptive.csv' using 't':'left_forearm_true_m' with lines lw 2 "
+          "dt 2 title 'truth'");
+      Plot(dir, "forearm-rate-limit.png", "forearm-load: handed mass under three rate limits",
+           "mass [kg]", series);
+    }
+  }
+  // Wake-up jitter of the real-time run, from heftd's summary lines.
+  std::string jitter;
+  {
+    std::ifstream log(dir + "/dumbbell-curl-realtime.log");
+    for (std::string line; std::getline(log, line);) {
+      for (const char* key :
+           {"control tick compute:", "control wake-up lateness:", "stopped after"}) {
+        const auto at = line.find(key);
+        if (at != std::string::npos) jitter += "- " + line.substr(at) + "\n";
+      }
+    }
+  }
   md << "## Table II, beside the paper's\n\n"
      << table2.str() << "\n## Per scenario (adaptive runs)\n\n"
      << per.str()
@@ -301,7 +347,17 @@ int main(int argc, char** argv) {
         "come within 5 % of the true mass after the estimator starts or the true mass jumps. Tick: "
         "compute time of the "
         "333 Hz update in µs.\n\n"
-     << extra.str() << "\n## Targets\n\n| target | measured | wanted | met |\n|---|---|---|---|\n";
+     << extra.str();
+  if (!sweep.str().empty())
+    md << "\n## The hand-off's rate limit on forearm-load\n\nA rate limit protects the controller "
+          "from large steps of its model (start-up, glitches) and delays every genuine change "
+          "by step / limit. Table I's forearm load steps 6 kg at once:\n\n| mass rate limit | "
+          "elbow RMSE | mean handed-mass error | ticks rate-limited |\n|---|---|---|---|\n"
+       << sweep.str() << "\n![](forearm-rate-limit.png)\n";
+  if (!jitter.empty())
+    md << "\n## Real time (dumbbell-curl, absolute-time sleeps; no real-time kernel here)\n\n"
+       << jitter;
+  md << "\n## Targets\n\n| target | measured | wanted | met |\n|---|---|---|---|\n";
   int missed_checked = 0;
   for (const Target& tg : targets) {
     md << "| " << tg.what << " | " << tg.figure << " | " << tg.target << " | "
@@ -319,6 +375,9 @@ int main(int argc, char** argv) {
     if (std::filesystem::exists(dir + "/" + f)) md << "![](" << f << ")\n";
   std::ofstream(dir + "/report.md") << md.str();
   std::printf("%s\n%s\n%s", table2.str().c_str(), per.str().c_str(), extra.str().c_str());
+  if (!sweep.str().empty())
+    std::printf("\nforearm-load, hand-off rate limit swept:\n%s", sweep.str().c_str());
+  if (!jitter.empty()) std::printf("\nreal-time run (dumbbell-curl):\n%s", jitter.c_str());
   std::printf("\nTargets:\n");
   for (const Target& tg : targets)
     std::printf("  [%s] %s: %s (wanted %s)%s\n", tg.met ? "met" : "MISSED", tg.what.c_str(),

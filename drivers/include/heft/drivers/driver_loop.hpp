@@ -81,17 +81,19 @@ class DriverLoop {
   };
   struct Channel {
     std::int64_t last_usable_ns = -1;
+    std::int64_t last_seen_ns = -1;  // last well-formed sample, usable or not
     int last_counter = -1;
     bool fault = false;
     bool was_ok = false;
   };
   void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
-  void Gap(Channel& ch, std::uint8_t counter, hal::ChannelHealth& health) noexcept;
+  void Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
+           hal::ChannelHealth& health) noexcept;
   // A well-formed sample: counter gaps, status, and — when the device calls it usable — `store`.
   template <typename Store>
   void Accept(Channel& ch, hal::ChannelHealth& health, std::uint8_t counter, std::uint8_t status,
               bool usable, std::int64_t now_ns, Store store) noexcept {
-    Gap(ch, counter, health);
+    Gap(ch, counter, now_ns, health);
     health.status_bits = status;
     ch.fault = !usable;
     if (!usable) {

@@ -1,8 +1,9 @@
 // An in-memory CAN bus: a lock-free single-producer/single-consumer queue behind the CanTransport
 // interface. The producer (the simulated robot, a test, a candump replay) calls send(); the driver
 // loop calls receive(). Faults on request: the bus goes down (receive/send report kDown until
-// restart()), frames are lost when the queue is full (counted as kernel drops, as SO_RXQ_OVFL
-// would).
+// restart()), the bus goes bus-off (as a SocketCAN interface does: an error frame of class
+// bus-off reaches the reader, then nothing can be sent until restart()), frames are lost when the
+// queue is full (counted as kernel drops, as SO_RXQ_OVFL would).
 #pragma once
 
 #include <array>
@@ -31,6 +32,11 @@ class MemoryBus final : public hal::CanTransport {
 
   // Fault injection: the bus goes down (bus-off) until restart().
   void set_down(bool down) noexcept { down_.store(down, std::memory_order_release); }
+  // Fault injection: the controller goes bus-off. An error frame (class bus-off) is queued for the
+  // reader, who still drains what was received before it; send() reports kDown until restart().
+  // Producer side. Returns false when the bus is already off.
+  bool enter_bus_off(std::int64_t stamp_ns) noexcept;
+  bool bus_off() const noexcept { return off_.load(std::memory_order_acquire); }
   std::size_t queued() const noexcept;
 
  private:
@@ -42,6 +48,7 @@ class MemoryBus final : public hal::CanTransport {
   alignas(64) std::atomic<std::uint64_t> head_{0};
   alignas(64) std::atomic<std::uint64_t> tail_{0};
   std::atomic<bool> down_{false};
+  std::atomic<bool> off_{false};
   std::atomic<std::uint64_t> rx_{0}, tx_{0}, drops_{0}, restarts_{0}, errors_{0}, bus_off_{0};
 };
 

@@ -48,8 +48,10 @@ struct EstimatorConfig {
   RateLimits rate_limits;
   CalibrationConfig calibration;
   // Divergence guard: an update whose estimate leaves these bounds is thrown away (last good state
-  // kept). Mass in (0, nominal + max_added_mass]; centre of mass within max_com_distance of the
-  // link origin.
+  // kept). Mass in [min_mass_fraction · nominal, nominal + max_added_mass]; centre of mass within
+  // max_com_distance of the link origin. (A link does not lose most of its own mass: an estimate
+  // that does has diverged.)
+  double min_mass_fraction = 0.1;
   double max_added_mass = 50.0;   // kg
   double max_com_distance = 1.0;  // m
 };

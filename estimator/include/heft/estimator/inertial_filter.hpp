@@ -4,11 +4,24 @@
 // - kLogCholesky: the extended filter in θ (eq. 18-21): x = θ, π = g(θ), H = Y_est G(θ).
 // The process model is a random walk, x_k = x_{k-1} + η (eq. 12, 18).
 //
-// The update runs in information form on a whitened measurement (unit noise, rows W·Δτ):
-//   P⁺ = (P⁻¹ + HᵀH)⁻¹,  x⁺ = x⁻ + P⁺ Hᵀ ỹ,  NIS = ỹᵀS⁻¹ỹ = ỹᵀỹ − bᵀP⁺b with b = Hᵀỹ,
-// which factorises two n×n matrices (n = 10k) instead of the m×m innovation covariance S (m ≈ 35),
-// and keeps P symmetric positive definite by construction. Gating (eq. 22) is decided from the NIS
-// before anything is applied.
+// The update works on a whitened measurement (unit noise, rows W·Δτ). Rows of H that are exactly
+// zero (joints that support none of the estimated links) carry no information on x: they are left
+// out of the update and add only ỹᵢ² to the NIS, exactly. On the m' rows left, the cheaper of two
+// algebraically equal forms runs:
+// - information form when m' ≥ n (n = 10k states; one body against a whole humanoid's rows):
+//     P⁺ = (P⁻¹ + HᵀH)⁻¹,  x⁺ = x⁻ + P⁺ Hᵀ ỹ,  NIS = ỹᵀỹ − bᵀP⁺b with b = Hᵀỹ,
+//   two n×n factorisations, P⁺ positive definite by construction;
+// - covariance form when m' < n (several bodies):
+//     S = H P Hᵀ + 1 = L Lᵀ,  V = L⁻¹ H P,  P⁺ = P − VᵀV,  x⁺ = x⁻ + Vᵀ L⁻¹ỹ,  NIS = |L⁻¹ỹ|²,
+//   one m'×m' factorisation; P⁺ is checked positive definite (Cholesky) and the information form
+//   runs instead in the rare case cancellation made it lose definiteness.
+// Gating (eq. 22) is decided from the NIS before anything is applied.
+//
+// The EKF's mean step is damped: g(θ) is exponential in the log-Cholesky coordinates, so a full
+// linearised step from far away (a 1.5 kg forearm suddenly holding 7 kg) overshoots by a factor
+// of several. The step along dx is halved (at most kMaxHalvings times) until the nonlinear MAP cost
+// |z − H_π g(θ⁻ + s·dx)|² + s²·dxᵀP⁻¹dx is below its value at s = 0 — a backtracking line search
+// on the Gauss-Newton step. The KF's model is linear: its step is never damped.
 //
 // Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
 #pragma once
@@ -45,7 +58,11 @@ class InertialFilter {
     double nis = 0.0;   // normalised innovation squared, χ²(m) under the model
     int dof = 0;        // m
     double step = 0.0;  // largest |Δx| of the update
+    int rows_used = 0;  // m': rows that carry information on x
+    bool covariance_form = false;
+    double step_fraction = 1.0;  // s of the damped step (1: the full Kalman step)
   };
+  static constexpr int kMaxHalvings = 8;
   bool Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
@@ -69,11 +86,20 @@ class InertialFilter {
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_
+  // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
+  // the NIS of those rows; false if unusable.
+  bool InformationUpdate(int m, double& nis) noexcept;
+  bool CovarianceUpdate(int m, double& nis) noexcept;
+  // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
+  double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                  const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
 
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, H_, tmp_;
+  Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, Hc_, U_, S_;
+  Eigen::VectorXd yc_, w_, pi_trial_, res_;
+  double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 

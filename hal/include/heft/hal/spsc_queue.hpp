@@ -39,6 +39,10 @@ class SpscQueue {
     tail_.store(tail + 1, std::memory_order_release);
     return true;
   }
+  /// Producer thread only: no free slot now (a push would fail).
+  [[nodiscard]] bool full() const noexcept {
+    return head_.load(std::memory_order_relaxed) - tail_.load(std::memory_order_acquire) >= N;
+  }
   [[nodiscard]] std::uint64_t drops() const noexcept {
     return drops_.load(std::memory_order_relaxed);
   }
