@@ -104,6 +104,7 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
       amp = arm ? 0.7 : waist ? 0.3 : 0.03;
       freqs = {0.12, 0.31};
     }
+    if (spec.motion == Motion::kStanding) amp = 0.0;
     for (double f : freqs) {
       w.a.push_back(amp / static_cast<double>(freqs.size()) * (0.6 + 0.8 * uni(rng) / kTwoPi));
       w.w.push_back(kTwoPi * f * (0.8 + 0.4 * uni(rng) / kTwoPi));
@@ -149,8 +150,11 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
       sway_amp = 0.045;
       lift_period = 1.6;
       lift_len = 0.6;
-    } else {
+    } else if (spec.motion == Motion::kReaching) {
       sway_amp = 0.01;
+      lift_period = 0.0;
+    } else {
+      sway_amp = 0.0;
       lift_period = 0.0;
     }
     // Lifts: left foot in the first half of every lift_period, right foot in the second half.
@@ -164,12 +168,13 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
     const double sway = sway_amp * std::sin(ws_ * t), dsway = sway_amp * ws_ * std::cos(ws_ * t),
                  ddsway = -sway_amp * ws_ * ws_ * std::sin(ws_ * t);
     const double depth = spec.motion == Motion::kSquatSway ? 0.12 : 0.0;
-    q.head<3>() << 0.01 * std::sin(0.7 * t), sway, 0.92 - depth * sq;
-    v.head<3>() << 0.007 * std::cos(0.7 * t), dsway, -depth * dsq;
-    a.head<3>() << -0.0049 * std::sin(0.7 * t), ddsway, -depth * ddsq;
-    const double ps = 0.06 * std::sin(0.9 * t) + 0.04 * std::sin(1.7 * t + 1.0);
-    const double dps = 0.054 * std::cos(0.9 * t) + 0.068 * std::cos(1.7 * t + 1.0);
-    const double ddps = -0.0486 * std::sin(0.9 * t) - 0.1156 * std::sin(1.7 * t + 1.0);
+    const double still = spec.motion == Motion::kStanding ? 0.0 : 1.0;
+    q.head<3>() << still * 0.01 * std::sin(0.7 * t), sway, 0.92 - depth * sq;
+    v.head<3>() << still * 0.007 * std::cos(0.7 * t), dsway, -depth * dsq;
+    a.head<3>() << -still * 0.0049 * std::sin(0.7 * t), ddsway, -depth * ddsq;
+    const double ps = still * (0.06 * std::sin(0.9 * t) + 0.04 * std::sin(1.7 * t + 1.0));
+    const double dps = still * (0.054 * std::cos(0.9 * t) + 0.068 * std::cos(1.7 * t + 1.0));
+    const double ddps = still * (-0.0486 * std::sin(0.9 * t) - 0.1156 * std::sin(1.7 * t + 1.0));
     const Eigen::Quaterniond quat(Eigen::AngleAxisd(ps, axis));
     q.segment<4>(3) << quat.w(), quat.x(), quat.y(), quat.z();
     v.segment<3>(3) = axis * dps;

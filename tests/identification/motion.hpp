@@ -18,6 +18,7 @@ enum class Motion {
                // foot lifts, arm and waist motion (Mistry et al.'s training set)
   kStepping,   // out of distribution: a different gait, faster alternating steps, arm swing
   kReaching,   // out of distribution: a new task, standing and reaching with both arms, bending
+  kStanding,   // standing still in the squat's start posture (what start-up calibration sees)
 };
 
 struct SimNoise {
