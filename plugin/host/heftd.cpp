@@ -38,6 +38,7 @@
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "heft/plugin/plugin_config.hpp"
+#include "recorder.hpp"
 #include "sim_backend.hpp"
 
 namespace heft::host {
@@ -146,7 +147,7 @@ HostConfig ParseHost(const config::Node& root) {
   h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
-    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime"});
+    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording"});
     h.shm = n->Get<std::string>("shm", std::string(), {});
     if (h.shm.find('/') != std::string::npos) (*n)["shm"].Fail("a shared-memory name has no '/'");
     h.plugin = n->Get<std::string>("plugin", std::string(), {});
@@ -414,6 +415,8 @@ int Run(int argc, char** argv) {
     }
   }
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
+  std::unique_ptr<host::StateRecorder> recorder =
+      host::MakeRecorder(doc.root(), pcfg, model.floating_base, state, log);
   drivers::BusSupervisor supervisor(loop, buses);
 
   // Telemetry: plugin records (+ truth when simulated), written by this (non-real-time) thread.
@@ -470,6 +473,7 @@ int Run(int argc, char** argv) {
       }
       const hal::BaseSample* base = sim ? &sim->base() : nullptr;
       loop.Tick(lockstep ? k * 1'000'000 : Now(), base);
+      if (recorder) recorder->OnDriverTick();
       ms_driven.store(k, std::memory_order_release);
     }
   });

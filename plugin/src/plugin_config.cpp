@@ -1,5 +1,7 @@
 #include "heft/plugin/plugin_config.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 
 namespace heft::plugin {
@@ -21,7 +23,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   PluginConfig cfg;
   cfg.file = root.file();
   const config::Node robot = root["robot"];
-  robot.AllowOnly({"urdf", "floating_base", "repair_inertia"});
+  robot.AllowOnly({"urdf", "floating_base", "repair_inertia", "parameters"});
   const std::string urdf = robot.Get<std::string>("urdf");
   cfg.urdf_path = std::filesystem::path(urdf).is_absolute()
                       ? urdf
@@ -29,6 +31,14 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   if (!std::filesystem::exists(cfg.urdf_path)) robot["urdf"].Fail("no such file: " + cfg.urdf_path);
   cfg.floating_base = robot.Get<bool>("floating_base", true, {});
   cfg.repair_inertia = robot.Get<bool>("repair_inertia", false, {});
+  if (robot.Has("parameters")) {
+    const std::string p = robot.Get<std::string>("parameters");
+    cfg.parameters_path = std::filesystem::path(p).is_absolute()
+                              ? p
+                              : (std::filesystem::path(config_dir) / p).string();
+    if (!std::filesystem::exists(cfg.parameters_path))
+      robot["parameters"].Fail("no such file: " + cfg.parameters_path);
+  }
 
   cfg.drivers = drivers::ParseDriverConfig(root["drivers"]);
   for (const auto& j : cfg.drivers.joints) cfg.mapping.joints.push_back(j.joint);
@@ -103,6 +113,28 @@ PluginConfig LoadPluginConfig(const std::string& path) {
       ParsePluginConfig(doc.root(), std::filesystem::path(path).parent_path().string());
   drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, path);
   return cfg;
+}
+
+void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
+  const config::Document doc = config::Document::Load(path);
+  const config::Node links = doc.root()["links"];
+  if (!links.IsMap()) links.Fail("expected a map of link names");
+  for (const auto& entry : YAML::LoadFile(path)["links"]) {
+    const std::string name = entry.first.as<std::string>();
+    const config::Node link = links[name];
+    int body = -1;
+    try {
+      body = model.body_index(name);
+    } catch (const std::exception&) {
+      link.Fail("'" + name + "' is not a moving link of the URDF");
+    }
+    const std::vector<double> v = link["pi"].Numbers(10);
+    dyn::Vector10 pi;
+    for (int k = 0; k < 10; ++k) pi[k] = v[k];
+    if (!dyn::IsPhysicallyConsistent(pi, 0.0))
+      link["pi"].Fail("not physically consistent (pseudo-inertia not positive definite)");
+    dyn::SetBodyParameters(model, body, pi);
+  }
 }
 
 }  // namespace heft::plugin

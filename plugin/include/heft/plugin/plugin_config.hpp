@@ -19,6 +19,8 @@ struct PluginConfig {
   std::string urdf_path;  // absolute or relative to the working directory
   bool floating_base = true;
   bool repair_inertia = false;
+  // robot.parameters: heft-identify's YAML; its links' π replace the URDF's as the nominal model.
+  std::string parameters_path;  // empty: the URDF's inertials
   drivers::DriverConfig drivers;
   est::EstimatorConfig estimator;
   est::SampleMappingConfig mapping;
@@ -28,6 +30,10 @@ struct PluginConfig {
 // Reads `robot`, `drivers` and `estimator` (other top-level sections are the host's and are
 // ignored here). Throws config::ConfigError.
 PluginConfig LoadPluginConfig(const std::string& path);
+// Replaces the π of every link listed under `links` (each with `pi: [10 numbers]`, the format
+// heft-identify writes) in `model`. Throws config::ConfigError naming the file, line and key for an
+// unknown link, a missing or malformed π, or a physically inconsistent one.
+void ApplyNominalParameters(const std::string& path, dyn::Model& model);
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 
 }  // namespace heft::plugin

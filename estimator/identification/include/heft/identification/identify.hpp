@@ -1,0 +1,118 @@
+// Batch identification of inertial parameters (and optionally joint friction) from prepared
+// samples: the stacked regressor of the chosen bodies in three sensing variants, accumulated as
+// whitened normal equations, least squares with the unidentifiable directions kept at the prior,
+// and the identifiability report.
+//
+// Unknowns x = [π of the chosen bodies (10 each, selection order); friction (Coulomb f_c and
+// viscous f_v per joint, in joint order) when enabled]. The measured joint torque is modelled as
+// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v with s(v) = tanh(v / 0.01) a smoothed sign.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heft/estimator/regressor.hpp"
+#include "heft/identification/dataset.hpp"
+
+namespace heft::ident {
+
+enum class Method {
+  kFullWls,      // every row: Y π = Sᵀτ + Σ J_cᵀ λ (joint torques and F/T cells)
+  kContactOnly,  // the six floating-base rows: F/T cells only, no joint torque sensing
+  kNullSpace,    // rows projected onto the null space of the contact Jacobians: joint torques only
+};
+const char* MethodName(Method m) noexcept;
+
+struct NoiseModel {           // measurement σ, for the weights
+  double joint_torque = 0.3;  // N·m
+  double force = 2.0;         // N
+  double moment = 0.2;        // N·m
+  double floor = 0.05;        // σ added to every row (model error, acceleration noise)
+};
+
+double FrictionSign(double v) noexcept;
+
+struct Problem {
+  const dyn::Model* model = nullptr;
+  dyn::RegressorSelection selection;
+  bool friction = false;
+  std::vector<int> friction_v;     // v index of each joint with friction unknowns
+  std::vector<std::string> names;  // per unknown, e.g. "torso.m", "left_knee.fc"
+  int size() const { return static_cast<int>(names.size()); }
+  int inertial_size() const { return 10 * selection.size(); }
+  Eigen::VectorXd prior;  // x of the model (friction 0)
+};
+Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction);
+
+// Whitened normal equations: A = Σ Ỹᵀ Ỹ, b = Σ Ỹᵀ ỹ, c = Σ ỹᵀ ỹ over `rows` rows.
+struct NormalEquations {
+  Eigen::MatrixXd A;
+  Eigen::VectorXd b;
+  double c = 0.0;
+  long rows = 0;
+  long samples = 0;
+  long samples_skipped = 0;  // no rows: near a contact change (null space) or no free direction
+  // Mistry et al.'s minimal-sensor test, per sample: V_x spans the null space of the generalized
+  // force directions of the sensors NOT used (A_x: joint torques for kContactOnly, the contact
+  // Jacobians of the feet in contact for kNullSpace); the base must stay observable through the
+  // projection, rank(S_b V_x) = 6. Counts the samples that fail and the smallest rank seen.
+  long sensor_test_failures = 0;
+  int min_base_rank = 6;
+};
+
+NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
+                           const NoiseModel& noise);
+
+struct LeastSquaresOptions {
+  double rank_tolerance = 1e-6;  // relative singular value below which a direction is dropped
+};
+
+struct Identifiability {
+  int unknowns = 0;
+  int rank = 0;
+  double condition = 0.0;           // σ_max / σ_min over the retained directions (column-scaled)
+  Eigen::VectorXd singular_values;  // column-scaled, descending
+  // Per unknown: share of it that lies in the identified subspace (1 = identifiable alone,
+  // 0 = not at all, between = only in combination with others), and its standard deviation.
+  Eigen::VectorXd identifiable_share;
+  Eigen::VectorXd sigma;
+  // σ relative to the plausible size of each unknown (PriorScale): below 0.1 an unknown counts as
+  // identified by the data; otherwise it stays essentially what the prior says.
+  Eigen::VectorXd relative_sigma;
+  int identified = 0;  // unknowns with relative_sigma < 0.1
+  // The identified combinations, strongest first: each is a unit vector over the column-scaled
+  // unknowns (scale: Identifiability::scale).
+  Eigen::MatrixXd combinations;
+  Eigen::VectorXd scale;
+};
+
+struct LeastSquaresResult {
+  Eigen::VectorXd x;
+  Identifiability report;
+  double weighted_rms = 0.0;  // of the whitened residual (≈ 1 when the noise model is right)
+};
+
+// Plausible size of each unknown, from the prior: mass 0.2 m + 0.1 kg, first moment 0.2 |h| +
+// m·2 cm, inertia 0.3·tr(I)/3 + 1e-4 kg·m², friction 1 N·m and 1 N·m·s/rad.
+Eigen::VectorXd PriorScale(const Problem& problem);
+
+// Minimises ‖Ỹx − ỹ‖² in the retained directions; x keeps the prior in the others.
+LeastSquaresResult SolveLeastSquares(const NormalEquations& ne, const Problem& problem,
+                                     const LeastSquaresOptions& options = {});
+
+// Torque-prediction error on a dataset: joint torques predicted by inverse dynamics with the
+// parameters x (and friction) and the measured contact wrenches, against the measured torques.
+struct Prediction {
+  double rmse = 0.0;               // N·m over all joints and samples
+  std::vector<double> joint_rmse;  // per joint (model joint order)
+  // Mean of measured − predicted per joint: the constant part a start-up bias calibration would
+  // have to absorb, and its RMS over the joints.
+  std::vector<double> joint_bias;
+  double bias_rms = 0.0;
+};
+Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x);
+
+// Applies x to a copy of the model (friction is not part of the model).
+dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x);
+
+}  // namespace heft::ident

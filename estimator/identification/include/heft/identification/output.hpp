@@ -1,0 +1,43 @@
+// Output of an identification: the input URDF with its inertials replaced, the parameter YAML, and
+// bounding ellipsoids for the SDP from the URDF's collision geometry or the prior's inertia.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heft/identification/sdp.hpp"
+
+namespace heft::ident {
+
+// The URDF text with every chosen body's <inertial> replaced by the identified one (written on the
+// body's own link; links merged into it on fixed joints lose theirs, their share is included).
+// Throws std::runtime_error when a link element cannot be found.
+std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& identified,
+                             const Problem& problem);
+
+// Per chosen body: an ellipsoid enclosing the collision geometry (boxes, cylinders, spheres) of the
+// body's links, when it has some; otherwise, when inertia_scale > 0, the uniform solid ellipsoid
+// with the prior's mass distribution, its semi-axes scaled by inertia_scale (at least min_axis).
+std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const std::string& urdf_xml,
+                                                         const Problem& problem,
+                                                         double inertia_scale,
+                                                         double min_axis = 0.03);
+
+struct FitStatistics {
+  std::string method;
+  int samples = 0;
+  int rank = 0;
+  int unknowns = 0;
+  double condition = 0.0;
+  double fit_rmse = 0.0;        // N·m, torque prediction on the identification data
+  double validation_rmse = -1;  // N·m, on validation data (< 0: none)
+  bool consistent = false;      // every body's pseudo-inertia positive definite
+};
+
+// YAML for the estimator's nominal model: per link mass, com, inertia at the CoM, π, its
+// identifiability share and σ; friction per joint; the fit statistics.
+std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
+                           const Identifiability& report, const FitStatistics& stats);
+
+}  // namespace heft::ident

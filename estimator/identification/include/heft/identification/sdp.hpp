@@ -1,0 +1,51 @@
+// Physically consistent identification as a semidefinite program (solved by CSDP):
+//
+//   minimise   ‖W^½ (Y x − y)‖² + μ ‖D (x − x_prior)‖²
+//   subject to J(π_b) ⪰ ε 1 for every chosen body (pseudo-inertia, positive definite),
+//              tr(J(π_b) Q_b) ≥ 0 for bodies with a bounding ellipsoid (mass inside it),
+//              f_c ≥ 0, f_v ≥ 0 for friction unknowns.
+//
+// The least-squares term enters through its normal equations, reduced to an n × n triangular
+// factor R (RᵀR = A + μD², so the SDP's size depends on the unknowns only, never on the samples)
+// and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective t; ζ = D(x −
+// x_prior) are the column-scaled unknowns.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heft/identification/identify.hpp"
+
+namespace heft::ident {
+
+// {x : (x − c)ᵀ R diag(1/a²) Rᵀ (x − c) ≤ 1} in the body frame.
+struct Ellipsoid {
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();
+  Eigen::Vector3d semi_axes = Eigen::Vector3d::Ones();
+  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
+};
+// The 4×4 Q with tr(J(π) Q) = ∫ρ (1 − (x−c)ᵀ A (x−c)) ≥ 0 when the mass lies in the ellipsoid.
+Eigen::Matrix4d EllipsoidMatrix(const Ellipsoid& e);
+// Ellipsoid's content in a body with parameters π: tr(J(π) Q) / m ∈ (−∞, 1].
+double EllipsoidMargin(const Eigen::Matrix<double, 10, 1>& pi, const Ellipsoid& e);
+
+struct SdpOptions {
+  double regularisation = 1e-6;  // μ, relative to the unit-diagonal scaled information
+  double epsilon = 1e-7;         // smallest eigenvalue of every pseudo-inertia
+  std::vector<std::optional<Ellipsoid>> ellipsoids;  // per chosen body, or empty for none
+  bool friction_nonnegative = true;
+  bool verbose = false;  // CSDP's iteration log on stdout
+};
+
+struct SdpResult {
+  Eigen::VectorXd x;
+  int status = -1;  // CSDP's return code: 0 solved, 3 solved to reduced accuracy, else failure
+  bool ok = false;
+  double seconds = 0.0;
+  std::string message;
+};
+
+SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpOptions& options);
+
+}  // namespace heft::ident

@@ -1,0 +1,296 @@
+#include "heft/identification/identify.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace heft::ident {
+
+const char* MethodName(Method m) noexcept {
+  switch (m) {
+    case Method::kFullWls:
+      return "wls";
+    case Method::kContactOnly:
+      return "contact";
+    case Method::kNullSpace:
+      return "nullspace";
+  }
+  return "?";
+}
+
+double FrictionSign(double v) noexcept {
+  return std::tanh(v / 0.01);
+}
+
+Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies,
+                    bool friction) {
+  std::vector<std::string> chosen = bodies;
+  if (chosen.empty())
+    for (const dyn::Body& b : model.bodies) chosen.push_back(b.name);
+  Problem p{&model, dyn::RegressorSelection(model, chosen), friction, {}, {}, {}};
+  static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
+  for (int b : p.selection.bodies())
+    for (const char* s : kPi) p.names.push_back(model.bodies[b].name + "." + s);
+  if (friction) {
+    for (const dyn::Body& b : model.bodies) {
+      if (b.joint.type == dyn::JointType::kFree) continue;
+      p.friction_v.push_back(b.v_index);
+    }
+    // names in v order
+    std::vector<std::pair<int, std::string>> joints;
+    for (const dyn::Body& b : model.bodies)
+      if (b.joint.type != dyn::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
+    std::sort(joints.begin(), joints.end());
+    p.friction_v.clear();
+    for (const auto& [vi, name] : joints) p.friction_v.push_back(vi);
+    for (const auto& [vi, name] : joints) p.names.push_back(name + ".fc");
+    for (const auto& [vi, name] : joints) p.names.push_back(name + ".fv");
+  }
+  p.prior = Eigen::VectorXd::Zero(p.size());
+  p.prior.head(p.inertial_size()) = p.selection.Gather(model);
+  return p;
+}
+
+namespace {
+
+// Generalized force of each unit wrench component of each F/T cell: columns of G (nv × 6W).
+void ContactMap(const dyn::Model& model, dyn::Workspace& ws, const std::vector<int>& frames,
+                Eigen::MatrixXd& G) {
+  const int nw = static_cast<int>(frames.size());
+  G.resize(model.nv, 6 * nw);
+  std::vector<dyn::Vector6> unit(nw, dyn::Vector6::Zero());
+  Eigen::VectorXd out(model.nv);
+  for (int c = 0; c < 6 * nw; ++c) {
+    unit[c / 6][c % 6] = 1.0;
+    dyn::ContactTerm(model, ws, frames, unit, out);
+    G.col(c) = out;
+    unit[c / 6][c % 6] = 0.0;
+  }
+}
+
+Eigen::VectorXd StackWrenches(const std::vector<dyn::Vector6>& w) {
+  Eigen::VectorXd out(6 * w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) out.segment<6>(6 * i) = w[i];
+  return out;
+}
+
+}  // namespace
+
+NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
+                           const NoiseModel& noise) {
+  const dyn::Model& model = *problem.model;
+  if (method == Method::kContactOnly && !model.floating_base)
+    throw std::invalid_argument("contact-force-only identification needs a floating base");
+  const int nv = model.nv, n = problem.size(), ni = problem.inertial_size();
+  const int nw = static_cast<int>(data.frames.size());
+  dyn::Workspace ws(model);
+  NormalEquations ne;
+  ne.A = Eigen::MatrixXd::Zero(n, n);
+  ne.b = Eigen::VectorXd::Zero(n);
+  constexpr int kChunk = 2048;
+  Eigen::MatrixXd buf(kChunk + nv, n);
+  Eigen::VectorXd ybuf(kChunk + nv);
+  int filled = 0;
+  auto flush = [&]() {
+    if (filled == 0) return;
+    ne.A.selfadjointView<Eigen::Lower>().rankUpdate(buf.topRows(filled).transpose());
+    ne.b.noalias() += buf.topRows(filled).transpose() * ybuf.head(filled);
+    ne.c += ybuf.head(filled).squaredNorm();
+    filled = 0;
+  };
+  Eigen::MatrixXd Y(nv, ni), K(nv, n), G, Jc, V;
+  Eigen::VectorXd tau_nom(nv), f(nv);
+  Eigen::VectorXd sig_lambda(6 * nw);
+  for (int i = 0; i < 6 * nw; ++i) sig_lambda[i] = i % 6 < 3 ? noise.force : noise.moment;
+  dyn::Matrix6X Jf(6, nv);
+  for (const Sample& s : data.samples) {
+    dyn::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
+    K.setZero();
+    K.leftCols(ni) = Y;
+    if (problem.friction) {
+      const int nj = static_cast<int>(problem.friction_v.size());
+      for (int j = 0; j < nj; ++j) {
+        const int vi = problem.friction_v[j];
+        K(vi, ni + j) = FrictionSign(s.v[vi]);
+        K(vi, ni + nj + j) = s.v[vi];
+      }
+    }
+    ContactMap(model, ws, data.frames, G);
+    const Eigen::VectorXd lambda = StackWrenches(s.wrenches);
+    Eigen::MatrixXd Sigma = Eigen::MatrixXd::Zero(nv, nv);
+    const int base = model.floating_base ? 6 : 0;
+    for (int i = base; i < nv; ++i) Sigma(i, i) = noise.joint_torque * noise.joint_torque;
+    const Eigen::MatrixXd Sigma_lambda =
+        G * sig_lambda.array().square().matrix().asDiagonal() * G.transpose();
+    f = s.tau - tau_nom;
+    switch (method) {
+      case Method::kFullWls:
+        V = Eigen::MatrixXd::Identity(nv, nv);
+        f += G * lambda;
+        Sigma += Sigma_lambda;
+        break;
+      case Method::kContactOnly:
+        V = Eigen::MatrixXd::Identity(nv, 6);
+        f += G * lambda;
+        Sigma = Sigma_lambda;
+        break;
+      case Method::kNullSpace: {
+        if (s.near_contact_switch) {
+          V.resize(nv, 0);
+          break;
+        }
+        int nc = 0;
+        for (int c = 0; c < nw; ++c) nc += s.contact[c];
+        if (nc == 0) {
+          V = Eigen::MatrixXd::Identity(nv, nv);
+          break;
+        }
+        dyn::ForwardKinematics(model, ws, s.q);
+        Jc.resize(nv, 6 * nc);
+        for (int c = 0, k = 0; c < nw; ++c) {
+          if (!s.contact[c]) continue;
+          dyn::FrameJacobian(model, ws, data.frames[c], Jf);
+          Jc.middleCols(6 * k++, 6) = Jf.transpose();
+        }
+        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Jc);
+        qr.setThreshold(1e-9);
+        const int r = static_cast<int>(qr.rank());
+        const Eigen::MatrixXd Q = qr.householderQ();
+        V = Q.rightCols(nv - r);
+        break;
+      }
+    }
+    const int m = static_cast<int>(V.cols());
+    if (m == 0) {
+      ++ne.samples_skipped;
+      continue;
+    }
+    if (model.floating_base) {
+      Eigen::JacobiSVD<Eigen::MatrixXd> svd(V.topRows(6));
+      const auto& sv = svd.singularValues();
+      int rank = 0;
+      for (int i = 0; i < sv.size(); ++i) rank += sv[i] > 1e-6 ? 1 : 0;
+      if (rank < 6) ++ne.sensor_test_failures;
+      ne.min_base_rank = std::min(ne.min_base_rank, rank);
+    }
+    Eigen::MatrixXd cov = V.transpose() * Sigma * V;
+    cov.diagonal().array() += noise.floor * noise.floor;
+    const Eigen::LLT<Eigen::MatrixXd> llt(cov);
+    if (filled + m > kChunk) flush();
+    buf.middleRows(filled, m) = llt.matrixL().solve(V.transpose() * K);
+    ybuf.segment(filled, m) = llt.matrixL().solve(V.transpose() * f);
+    filled += m;
+    ne.rows += m;
+    ++ne.samples;
+  }
+  flush();
+  ne.A.triangularView<Eigen::StrictlyUpper>() = ne.A.transpose();
+  return ne;
+}
+
+Eigen::VectorXd PriorScale(const Problem& problem) {
+  Eigen::VectorXd s(problem.size());
+  const int ni = problem.inertial_size();
+  for (int b = 0; b < problem.selection.size(); ++b) {
+    const dyn::Vector10 pi = problem.prior.segment<10>(10 * b);
+    const double m = std::abs(pi[0]);
+    s[10 * b] = 0.2 * m + 0.1;
+    for (int k = 1; k < 4; ++k) s[10 * b + k] = 0.2 * pi.segment<3>(1).norm() + 0.02 * m + 1e-3;
+    const double tr = std::abs(pi[4] + pi[7] + pi[9]);
+    for (int k = 4; k < 10; ++k) s[10 * b + k] = 0.1 * tr + 1e-4;
+  }
+  for (int i = ni; i < problem.size(); ++i) s[i] = 1.0;
+  return s;
+}
+
+LeastSquaresResult SolveLeastSquares(const NormalEquations& ne, const Problem& problem,
+                                     const LeastSquaresOptions& options) {
+  const Eigen::VectorXd& prior = problem.prior;
+  const int n = static_cast<int>(ne.A.rows());
+  LeastSquaresResult out;
+  Identifiability& rep = out.report;
+  rep.unknowns = n;
+  rep.scale.resize(n);
+  for (int i = 0; i < n; ++i) rep.scale[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
+  const Eigen::VectorXd dinv = rep.scale.cwiseInverse();
+  const Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(As);
+  // Descending order.
+  const Eigen::VectorXd lam = eig.eigenvalues().reverse().cwiseMax(0.0);
+  const Eigen::MatrixXd Vs = eig.eigenvectors().rowwise().reverse();
+  rep.singular_values = lam.cwiseSqrt();
+  const double smax = rep.singular_values.size() ? rep.singular_values[0] : 0.0;
+  rep.rank = 0;
+  for (int i = 0; i < n; ++i)
+    if (rep.singular_values[i] > options.rank_tolerance * smax && smax > 0) ++rep.rank;
+  rep.condition = rep.rank > 0 ? smax / rep.singular_values[rep.rank - 1] : INFINITY;
+  rep.combinations = Vs.leftCols(rep.rank);
+  const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
+  rep.identifiable_share = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd var = Eigen::VectorXd::Zero(n);
+  for (int i = 0; i < rep.rank; ++i) {
+    const auto v = Vs.col(i);
+    z += v * (v.dot(bs) / lam[i]);
+    rep.identifiable_share += v.cwiseAbs2();
+    var += (dinv.asDiagonal() * v).cwiseAbs2() / lam[i];
+  }
+  rep.sigma = var.cwiseSqrt();
+  rep.relative_sigma = rep.sigma.cwiseQuotient(PriorScale(problem));
+  for (int i = 0; i < n; ++i) {
+    if (rep.identifiable_share[i] < 1.0 - 1e-6) rep.relative_sigma[i] = INFINITY;
+    rep.identified += rep.relative_sigma[i] < 0.1 ? 1 : 0;
+  }
+  out.x = prior + dinv.asDiagonal() * z;
+  const double res = out.x.dot(ne.A * out.x) - 2.0 * ne.b.dot(out.x) + ne.c;
+  out.weighted_rms =
+      ne.rows > 0 ? std::sqrt(std::max(0.0, res) / static_cast<double>(ne.rows)) : 0.0;
+  return out;
+}
+
+dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x) {
+  dyn::Model m = *problem.model;
+  problem.selection.Scatter(m, x.head(problem.inertial_size()));
+  return m;
+}
+
+Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x) {
+  const dyn::Model m = WithParameters(problem, x);
+  dyn::Workspace ws(m);
+  const int nv = m.nv, ni = problem.inertial_size();
+  const int base = m.floating_base ? 6 : 0;
+  Eigen::VectorXd tau(nv), contact(nv);
+  Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
+  for (const Sample& s : data.samples) {
+    dyn::Rnea(m, ws, s.q, s.v, s.a, tau);
+    dyn::ContactTerm(m, ws, data.frames, s.wrenches, contact);
+    tau -= contact;
+    if (problem.friction) {
+      const int nj = static_cast<int>(problem.friction_v.size());
+      for (int j = 0; j < nj; ++j) {
+        const int vi = problem.friction_v[j];
+        tau[vi] += x[ni + j] * FrictionSign(s.v[vi]) + x[ni + nj + j] * s.v[vi];
+      }
+    }
+    sq += (tau - s.tau).cwiseAbs2();
+    sum += s.tau - tau;
+  }
+  Prediction p;
+  const double ns = static_cast<double>(std::max<std::size_t>(1, data.samples.size()));
+  double total = 0.0, bias = 0.0;
+  for (int i = base; i < nv; ++i) {
+    p.joint_rmse.push_back(std::sqrt(sq[i] / ns));
+    p.joint_bias.push_back(sum[i] / ns);
+    total += sq[i];
+    bias += (sum[i] / ns) * (sum[i] / ns);
+  }
+  p.bias_rms = std::sqrt(bias / std::max(1, nv - base));
+  p.rmse = std::sqrt(total / (ns * std::max(1, nv - base)));
+  return p;
+}
+
+}  // namespace heft::ident

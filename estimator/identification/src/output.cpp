@@ -1,0 +1,225 @@
+#include "heft/identification/output.hpp"
+
+#include <urdf_parser/urdf_parser.h>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace heft::ident {
+
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// [begin, end) of the <link name="..."> element.
+std::pair<std::size_t, std::size_t> FindLink(const std::string& xml, const std::string& name) {
+  const std::string key = "name=\"" + name + "\"";
+  std::size_t pos = 0;
+  while ((pos = xml.find("<link", pos)) != std::string::npos) {
+    const std::size_t close = xml.find('>', pos);
+    if (close == std::string::npos) break;
+    const std::string tag = xml.substr(pos, close - pos + 1);
+    if ((tag.size() > 5 && (tag[5] == ' ' || tag[5] == '\n' || tag[5] == '\t')) &&
+        tag.find(key) != std::string::npos) {
+      if (tag[tag.size() - 2] == '/') return {pos, close + 1};
+      const std::size_t end = xml.find("</link>", close);
+      if (end == std::string::npos) break;
+      return {pos, end + 7};
+    }
+    pos = close;
+  }
+  throw std::runtime_error("URDF: no <link name=\"" + name + "\"> element");
+}
+
+std::string WithoutInertial(std::string link) {
+  const std::size_t b = link.find("<inertial");
+  if (b == std::string::npos) return link;
+  const std::size_t e = link.find("</inertial>", b);
+  if (e == std::string::npos) throw std::runtime_error("URDF: unterminated <inertial>");
+  std::size_t line_start = link.rfind('\n', b);
+  line_start = line_start == std::string::npos ? b : line_start;
+  link.erase(line_start, e + 11 - line_start);
+  return link;
+}
+
+std::string InertialXml(const dyn::Vector10& pi, const std::string& indent) {
+  const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+  const Eigen::Matrix3d& I = in.inertia_com;
+  std::ostringstream o;
+  o << indent << "<inertial>\n"
+    << indent << "  <origin xyz=\"" << Num(in.com.x()) << ' ' << Num(in.com.y()) << ' '
+    << Num(in.com.z()) << "\" rpy=\"0 0 0\"/>\n"
+    << indent << "  <mass value=\"" << Num(in.mass) << "\"/>\n"
+    << indent << "  <inertia ixx=\"" << Num(I(0, 0)) << "\" ixy=\"" << Num(I(0, 1)) << "\" ixz=\""
+    << Num(I(0, 2)) << "\" iyy=\"" << Num(I(1, 1)) << "\" iyz=\"" << Num(I(1, 2)) << "\" izz=\""
+    << Num(I(2, 2)) << "\"/>\n"
+    << indent << "</inertial>\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& identified,
+                             const Problem& problem) {
+  std::string xml = urdf_xml;
+  for (int b : problem.selection.bodies()) {
+    for (const dyn::Frame& f : identified.frames) {
+      if (f.body != b) continue;
+      auto [begin, end] = FindLink(xml, f.name);
+      std::string link = WithoutInertial(xml.substr(begin, end - begin));
+      if (f.name == identified.bodies[b].name) {
+        if (link.size() > 2 && link[link.size() - 2] == '/' &&
+            link.find("</link>") == std::string::npos) {
+          link.erase(link.size() - 2, 1);  // <link name="x"/> → <link name="x"> … </link>
+          link.append("\n").append(InertialXml(identified.bodies[b].parameters, "    "));
+          link.append("  </link>");
+        } else {
+          const std::size_t close = link.rfind("</link>");
+          link.insert(close, InertialXml(identified.bodies[b].parameters, "    ") + "  ");
+          // Tidy the indentation of the closing tag.
+          const std::size_t ws = link.find_last_not_of(" \t", close - 1);
+          if (ws != std::string::npos && link[ws] == '\n') link.erase(ws + 1, close - ws - 1);
+        }
+      }
+      xml.replace(begin, end - begin, link);
+    }
+  }
+  return xml;
+}
+
+std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const std::string& urdf_xml,
+                                                         const Problem& problem,
+                                                         double inertia_scale, double min_axis) {
+  const dyn::Model& model = *problem.model;
+  const urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDF(urdf_xml);
+  if (!urdf) throw std::runtime_error("URDF: cannot parse");
+  std::vector<std::optional<Ellipsoid>> out;
+  for (int b : problem.selection.bodies()) {
+    std::vector<Eigen::Vector3d> points;
+    for (const dyn::Frame& f : model.frames) {
+      if (f.body != b) continue;
+      const urdf::LinkConstSharedPtr link = urdf->getLink(f.name);
+      if (!link) continue;
+      for (const auto& col : link->collision_array) {
+        if (!col || !col->geometry) continue;
+        Eigen::Vector3d half;
+        switch (col->geometry->type) {
+          case urdf::Geometry::BOX: {
+            const auto* box = dynamic_cast<const urdf::Box*>(col->geometry.get());
+            half = 0.5 * Eigen::Vector3d(box->dim.x, box->dim.y, box->dim.z);
+            break;
+          }
+          case urdf::Geometry::CYLINDER: {
+            const auto* c = dynamic_cast<const urdf::Cylinder*>(col->geometry.get());
+            half = Eigen::Vector3d(c->radius, c->radius, 0.5 * c->length);
+            break;
+          }
+          case urdf::Geometry::SPHERE: {
+            const auto* s = dynamic_cast<const urdf::Sphere*>(col->geometry.get());
+            half = Eigen::Vector3d::Constant(s->radius);
+            break;
+          }
+          default:
+            continue;  // meshes: not bounded here
+        }
+        const urdf::Pose& o = col->origin;
+        double qx, qy, qz, qw;
+        o.rotation.getQuaternion(qx, qy, qz, qw);
+        const Eigen::Matrix3d Rc = Eigen::Quaterniond(qw, qx, qy, qz).toRotationMatrix();
+        const Eigen::Vector3d pc(o.position.x, o.position.y, o.position.z);
+        for (int corner = 0; corner < 8; ++corner) {
+          const Eigen::Vector3d local(corner & 1 ? half.x() : -half.x(),
+                                      corner & 2 ? half.y() : -half.y(),
+                                      corner & 4 ? half.z() : -half.z());
+          points.push_back(f.R * (Rc * local + pc) + f.p);
+        }
+      }
+    }
+    if (!points.empty()) {
+      Eigen::Vector3d lo = points[0], hi = points[0];
+      for (const auto& p : points) {
+        lo = lo.cwiseMin(p);
+        hi = hi.cwiseMax(p);
+      }
+      Ellipsoid e;
+      e.center = 0.5 * (lo + hi);
+      // The ellipsoid through the box's corners with the box's proportions.
+      e.semi_axes = (0.5 * (hi - lo) * std::sqrt(3.0)).cwiseMax(min_axis);
+      out.emplace_back(e);
+      continue;
+    }
+    const dyn::Vector10& pi = model.bodies[b].parameters;
+    if (inertia_scale > 0.0 && pi[0] > 0.0) {
+      const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+      const Eigen::Matrix3d second =
+          0.5 * in.inertia_com.trace() * Eigen::Matrix3d::Identity() - in.inertia_com;
+      const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(second / in.mass);
+      Ellipsoid e;
+      e.center = in.com;
+      e.R = eig.eigenvectors();
+      e.semi_axes = (5.0 * eig.eigenvalues().cwiseMax(0.0)).cwiseSqrt() * inertia_scale;
+      e.semi_axes = e.semi_axes.cwiseMax(min_axis);
+      out.emplace_back(e);
+      continue;
+    }
+    out.emplace_back(std::nullopt);
+  }
+  return out;
+}
+
+std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
+                           const Identifiability& report, const FitStatistics& stats) {
+  const dyn::Model& model = *problem.model;
+  std::ostringstream y;
+  y << "# heft-identify: identified nominal parameters (π = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, "
+       "Iyz, Izz],\n# inertia about the link origin, link frame). identifiable: share of each "
+       "entry of π in the\n# identified subspace (1: alone, 0: not at all); sigma: its standard "
+       "deviation.\n";
+  y << "format: heft-parameters/1\n";
+  y << "fit:\n  method: " << stats.method << "\n  samples: " << stats.samples
+    << "\n  rank: " << stats.rank << "\n  unknowns: " << stats.unknowns
+    << "\n  condition: " << Num(stats.condition) << "\n  fit_rmse: " << Num(stats.fit_rmse) << "\n";
+  if (stats.validation_rmse >= 0) y << "  validation_rmse: " << Num(stats.validation_rmse) << "\n";
+  y << "  physically_consistent: " << (stats.consistent ? "true" : "false") << "\n";
+  y << "links:\n";
+  const auto& bodies = problem.selection.bodies();
+  auto list = [&](const Eigen::VectorXd& v, int from, int count) {
+    std::string s = "[";
+    for (int i = 0; i < count; ++i) s += (i ? ", " : "") + Num(v[from + i]);
+    return s + "]";
+  };
+  for (std::size_t k = 0; k < bodies.size(); ++k) {
+    const dyn::Vector10 pi = x.segment<10>(10 * k);
+    const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+    const Eigen::Matrix3d& I = in.inertia_com;
+    const int o = static_cast<int>(10 * k);
+    y << "  " << model.bodies[bodies[k]].name << ":\n    mass: " << Num(in.mass) << "\n    com: ["
+      << Num(in.com.x()) << ", " << Num(in.com.y()) << ", " << Num(in.com.z())
+      << "]\n    inertia_com: [" << Num(I(0, 0)) << ", " << Num(I(0, 1)) << ", " << Num(I(0, 2))
+      << ", " << Num(I(1, 1)) << ", " << Num(I(1, 2)) << ", " << Num(I(2, 2))
+      << "]\n    pi: " << list(x, o, 10)
+      << "\n    identifiable: " << list(report.identifiable_share, o, 10)
+      << "\n    sigma: " << list(report.sigma, o, 10) << "\n";
+  }
+  if (problem.friction) {
+    const int nj = static_cast<int>(problem.friction_v.size());
+    const int ni = problem.inertial_size();
+    y << "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n";
+    for (int j = 0; j < nj; ++j) {
+      std::string name = problem.names[ni + j];
+      name = name.substr(0, name.size() - 3);
+      y << "  " << name << ": {fc: " << Num(x[ni + j]) << ", fv: " << Num(x[ni + nj + j]) << "}\n";
+    }
+  }
+  return y.str();
+}
+
+}  // namespace heft::ident

@@ -1,0 +1,191 @@
+#include "heft/identification/recording.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+
+#include "heft/identification/candump_convert.hpp"
+
+namespace heft::ident {
+
+static_assert(std::endian::native == std::endian::little,
+              "the recording format is little-endian; add byte swapping for this host");
+
+namespace {
+
+constexpr std::size_t kFixedHeader = 8 + 6 * 4 + 8;
+constexpr std::size_t kBaseValues = 13;
+
+template <typename T>
+void Append(std::vector<unsigned char>& out, const T& value) {
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.insert(out.end(), bytes, bytes + sizeof(T));
+}
+
+template <typename T>
+T Take(const unsigned char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+std::size_t ValidityBytes(std::size_t j, std::size_t w) {
+  return 1 + 2 * j + w;
+}
+
+}  // namespace
+
+std::size_t RecordSize(std::size_t joints, std::size_t wrenches) noexcept {
+  const std::size_t raw =
+      8 + 8 * (kBaseValues + 3 * joints + 6 * wrenches) + ValidityBytes(joints, wrenches);
+  return (raw + 7) / 8 * 8;
+}
+
+RecordingWriter::RecordingWriter(const std::string& path, const RecordingInfo& info)
+    : path_(path), info_(info), out_(path, std::ios::binary | std::ios::trunc) {
+  if (!out_) throw RecordingError(path + ": cannot create the recording file");
+  std::vector<unsigned char> names;
+  for (const auto* list : {&info.joints, &info.wrench_frames}) {
+    for (const std::string& n : *list) {
+      if (n.size() > 0xffff) throw RecordingError(path + ": name too long: " + n.substr(0, 40));
+      Append(names, static_cast<std::uint16_t>(n.size()));
+      names.insert(names.end(), n.begin(), n.end());
+    }
+  }
+  std::vector<unsigned char> header(kRecordingMagic, kRecordingMagic + 8);
+  Append(header, kRecordingVersion);
+  Append(header, static_cast<std::uint32_t>(kFixedHeader + names.size()));
+  Append(header,
+         static_cast<std::uint32_t>(RecordSize(info.joints.size(), info.wrench_frames.size())));
+  Append(header, static_cast<std::uint32_t>(info.joints.size()));
+  Append(header, static_cast<std::uint32_t>(info.wrench_frames.size()));
+  Append(header, static_cast<std::uint32_t>(info.floating_base ? 1u : 0u));
+  Append(header, info.nominal_rate);
+  header.insert(header.end(), names.begin(), names.end());
+  out_.write(reinterpret_cast<const char*>(header.data()),
+             static_cast<std::streamsize>(header.size()));
+  if (!out_) throw RecordingError(path + ": write failed");
+}
+
+void RecordingWriter::Put(const RecordSample& s) {
+  const std::size_t j = info_.joints.size(), w = info_.wrench_frames.size();
+  const std::size_t start = buffer_.size();
+  Append(buffer_, s.stamp_ns);
+  for (double x : s.base) Append(buffer_, x);
+  for (const auto* vec : {&s.q, &s.v, &s.tau})
+    for (std::size_t i = 0; i < j; ++i) Append(buffer_, i < vec->size() ? (*vec)[i] : 0.0);
+  for (std::size_t i = 0; i < w; ++i)
+    for (int k = 0; k < 6; ++k) Append(buffer_, i < s.wrenches.size() ? s.wrenches[i][k] : 0.0);
+  buffer_.push_back(s.base_valid ? 1 : 0);
+  for (const auto* vec : {&s.encoder_valid, &s.torque_valid})
+    for (std::size_t i = 0; i < j; ++i) buffer_.push_back(i < vec->size() && (*vec)[i] ? 1 : 0);
+  for (std::size_t i = 0; i < w; ++i)
+    buffer_.push_back(i < s.wrench_valid.size() && s.wrench_valid[i] ? 1 : 0);
+  buffer_.resize(start + RecordSize(j, w), 0);
+  ++records_;
+  if (buffer_.size() >= (1u << 16)) Flush();
+}
+
+void RecordingWriter::Write(const RecordSample& sample) {
+  Put(sample);
+}
+
+void RecordingWriter::Write(const hal::RobotStateSample& in) {
+  Put(ToRecord(in, info_.joints.size(), info_.wrench_frames.size(), info_.floating_base));
+}
+
+void RecordingWriter::Flush() {
+  if (buffer_.empty()) return;
+  out_.write(reinterpret_cast<const char*>(buffer_.data()),
+             static_cast<std::streamsize>(buffer_.size()));
+  out_.flush();
+  buffer_.clear();
+  if (!out_) throw RecordingError(path_ + ": write failed (disk full?)");
+}
+
+Recording ReadRecording(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RecordingError(path + ": cannot open");
+  const std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string& what) -> RecordingError {
+    return RecordingError(path + ": " + what);
+  };
+  if (data.size() < kFixedHeader)
+    throw fail("truncated header (" + std::to_string(data.size()) +
+               " bytes); not a heft recording?");
+  if (std::memcmp(data.data(), kRecordingMagic, 8) != 0)
+    throw fail("bad magic: not a heft recording (.heftrec)");
+  const auto version = Take<std::uint32_t>(&data[8]);
+  if (version != kRecordingVersion)
+    throw fail("unsupported version " + std::to_string(version) + " (this build reads version " +
+               std::to_string(kRecordingVersion) + ")");
+  const auto header_size = Take<std::uint32_t>(&data[12]);
+  const auto record_size = Take<std::uint32_t>(&data[16]);
+  const auto nj = Take<std::uint32_t>(&data[20]);
+  const auto nw = Take<std::uint32_t>(&data[24]);
+  const auto flags = Take<std::uint32_t>(&data[28]);
+  Recording rec;
+  rec.source = path;
+  rec.info.floating_base = (flags & 1u) != 0;
+  rec.info.nominal_rate = Take<double>(&data[32]);
+  if (nj > 4096 || nw > 64)
+    throw fail("implausible channel counts (" + std::to_string(nj) + " joints, " +
+               std::to_string(nw) + " wrenches)");
+  if (header_size > data.size()) throw fail("truncated header (names)");
+  if (record_size != RecordSize(nj, nw))
+    throw fail("record size " + std::to_string(record_size) + " does not match " +
+               std::to_string(nj) + " joints and " + std::to_string(nw) + " wrenches (expected " +
+               std::to_string(RecordSize(nj, nw)) + ")");
+  if (!(rec.info.nominal_rate > 0.0 && rec.info.nominal_rate < 1e6)) throw fail("bad nominal rate");
+  std::size_t pos = kFixedHeader;
+  for (std::uint32_t i = 0; i < nj + nw; ++i) {
+    if (pos + 2 > header_size) throw fail("truncated header (names)");
+    const auto len = Take<std::uint16_t>(&data[pos]);
+    pos += 2;
+    if (pos + len > header_size) throw fail("truncated header (names)");
+    std::string name(reinterpret_cast<const char*>(&data[pos]), len);
+    pos += len;
+    (i < nj ? rec.info.joints : rec.info.wrench_frames).push_back(std::move(name));
+  }
+  if (pos != header_size) throw fail("header size does not match its names");
+  const std::size_t body = data.size() - header_size;
+  if (body % record_size != 0)
+    throw fail("truncated record at the end (" + std::to_string(body % record_size) + " of " +
+               std::to_string(record_size) + " bytes)");
+  const std::size_t n = body / record_size;
+  rec.samples.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const unsigned char* p = &data[header_size + r * record_size];
+    RecordSample& s = rec.samples[r];
+    s.stamp_ns = Take<std::int64_t>(p);
+    p += 8;
+    auto value = [&]() {
+      const double x = Take<double>(p);
+      p += 8;
+      if (!std::isfinite(x)) throw fail("non-finite value in record " + std::to_string(r));
+      return x;
+    };
+    for (double& x : s.base) x = value();
+    for (auto* vec : {&s.q, &s.v, &s.tau}) {
+      vec->resize(nj);
+      for (double& x : *vec) x = value();
+    }
+    s.wrenches.resize(nw);
+    for (auto& wr : s.wrenches)
+      for (double& x : wr) x = value();
+    s.base_valid = *p++ != 0;
+    s.encoder_valid.assign(p, p + nj);
+    p += nj;
+    s.torque_valid.assign(p, p + nj);
+    p += nj;
+    s.wrench_valid.assign(p, p + nw);
+    if (r > 0 && s.stamp_ns <= rec.samples[r - 1].stamp_ns)
+      throw fail("time does not increase at record " + std::to_string(r));
+  }
+  return rec;
+}
+
+}  // namespace heft::ident

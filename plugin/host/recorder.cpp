@@ -1,0 +1,84 @@
+#include "recorder.hpp"
+
+#include <chrono>
+
+namespace heft::host {
+
+RecordingConfig ParseRecording(const config::Node& host) {
+  RecordingConfig cfg;
+  const auto r = host.Optional("recording");
+  if (!r) return cfg;
+  r->AllowOnly({"enabled", "path"});
+  cfg.enabled = r->Get<bool>("enabled", true, {});
+  cfg.path = r->Get<std::string>("path");
+  if (cfg.path.empty()) (*r)["path"].Fail("a file name is required");
+  return cfg;
+}
+
+StateRecorder::StateRecorder(const std::string& path, const ident::RecordingInfo& info,
+                             const hal::StateBuffer& state, std::shared_ptr<spdlog::logger> log)
+    : state_(state),
+      log_(std::move(log)),
+      writer_(path, info),
+      queue_(std::make_unique<hal::SpscQueue<hal::RobotStateSample, kQueue>>()) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+StateRecorder::~StateRecorder() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+void StateRecorder::OnDriverTick() noexcept {
+  if (!state_.read_latest(scratch_) || scratch_.sequence == last_sequence_) return;
+  last_sequence_ = scratch_.sequence;
+  queue_->push(scratch_);
+}
+
+void StateRecorder::Run() {
+  auto sample = std::make_unique<hal::RobotStateSample>();
+  std::uint64_t reported_drops = 0;
+  auto drain = [&] {
+    bool any = false;
+    while (queue_->pop(*sample)) {
+      writer_.Write(*sample);
+      records_.fetch_add(1, std::memory_order_relaxed);
+      any = true;
+    }
+    return any;
+  };
+  try {
+    while (!stop_.load()) {
+      if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (queue_->drops() != reported_drops) {
+        reported_drops = queue_->drops();
+        log_->warn("recording: {} samples dropped so far (disk too slow)", reported_drops);
+      }
+    }
+    drain();
+    writer_.Flush();
+    log_->info("recording: {} records written", records_.load());
+  } catch (const std::exception& e) {
+    log_->error("recording stopped: {}", e.what());
+  }
+}
+
+std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
+                                            const plugin::PluginConfig& config, bool floating_base,
+                                            const hal::StateBuffer& state,
+                                            std::shared_ptr<spdlog::logger> log) {
+  const auto host = root.Optional("host");
+  if (!host) return nullptr;
+  const RecordingConfig rc = ParseRecording(*host);
+  if (!rc.enabled) return nullptr;
+  ident::RecordingInfo info;
+  for (const auto& j : config.drivers.joints) info.joints.push_back(j.joint);
+  for (const auto& f : config.drivers.ft_cells) info.wrench_frames.push_back(f.frame);
+  info.floating_base = floating_base;
+  info.nominal_rate = 1000.0;
+  log->info("recording the robot state at 1 kHz to {} ({} joints, {} F/T cells)", rc.path,
+            info.joints.size(), info.wrench_frames.size());
+  return std::make_unique<StateRecorder>(rc.path, info, state, std::move(log));
+}
+
+}  // namespace heft::host

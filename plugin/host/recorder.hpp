@@ -1,0 +1,68 @@
+// heftd's state recorder: every driver-loop sample (q, v, τ_obs, foot wrenches, validity, time) at
+// 1 kHz into a .heftrec recording (estimator/identification/.../recording.hpp) for heft-identify.
+//
+// The driver thread only calls OnDriverTick(): a wait-free copy of the newest sample into a
+// lock-free queue (no allocation, lock, I/O or logging; a full queue drops and counts). A
+// non-real-time thread of the recorder drains the queue and streams the records to disk.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "heft/config/yaml.hpp"
+#include "heft/hal/spsc_queue.hpp"
+#include "heft/hal/state_buffer.hpp"
+#include "heft/identification/recording.hpp"
+#include "heft/plugin/plugin_config.hpp"
+
+namespace heft::host {
+
+// host.recording: {enabled: bool (default true), path: FILE}. Absent: no recording.
+struct RecordingConfig {
+  bool enabled = false;
+  std::string path;
+};
+RecordingConfig ParseRecording(const config::Node& host);
+
+class StateRecorder {
+ public:
+  static constexpr std::size_t kQueue = 1024;  // samples: 1 s of slack for the disk
+  // Opens the file (throws ident::RecordingError) and starts the writer thread.
+  StateRecorder(const std::string& path, const ident::RecordingInfo& info,
+                const hal::StateBuffer& state, std::shared_ptr<spdlog::logger> log);
+  ~StateRecorder();  // drains the queue, flushes, joins
+  StateRecorder(const StateRecorder&) = delete;
+  StateRecorder& operator=(const StateRecorder&) = delete;
+
+  // Driver thread, after each tick: real-time safe.
+  void OnDriverTick() noexcept;
+
+  std::uint64_t records() const { return records_.load(std::memory_order_relaxed); }
+  std::uint64_t drops() const { return queue_->drops(); }
+
+ private:
+  void Run();
+  const hal::StateBuffer& state_;
+  std::shared_ptr<spdlog::logger> log_;
+  ident::RecordingWriter writer_;
+  std::unique_ptr<hal::SpscQueue<hal::RobotStateSample, kQueue>> queue_;
+  hal::RobotStateSample scratch_{};  // driver thread only
+  std::uint64_t last_sequence_ = 0;  // driver thread only
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> records_{0};
+  std::thread thread_;
+};
+
+// The recorder heftd's configuration asks for (host.recording), or null. Joint and F/T channels in
+// the drivers' order, named by URDF joint and frame. Throws when the file cannot be created.
+std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
+                                            const plugin::PluginConfig& config, bool floating_base,
+                                            const hal::StateBuffer& state,
+                                            std::shared_ptr<spdlog::logger> log);
+
+}  // namespace heft::host

@@ -1,0 +1,255 @@
+#include "motion.hpp"
+
+#include <Eigen/Geometry>
+#include <Eigen/SVD>
+#include <cmath>
+#include <random>
+
+#include "heft/estimator/dynamics.hpp"
+#include "heft/identification/identify.hpp"
+
+namespace heft::ident::test {
+
+dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed) {
+  dyn::Model truth = nominal;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (dyn::Body& b : truth.bodies) {
+    if (b.parameters[0] <= 0.0) continue;
+    dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(b.parameters);
+    const double scale = 1.0 + 0.15 * u(rng);
+    in.mass *= scale;
+    in.com += 0.015 * Eigen::Vector3d(u(rng), u(rng), u(rng));
+    // The mass distribution's second moments Σ = ½ tr(I) 1 − I scaled along the body axes
+    // (S Σ S stays positive definite, so I = tr(Σ) 1 − Σ stays physical).
+    const Eigen::Vector3d f(1.0 + 0.2 * u(rng), 1.0 + 0.2 * u(rng), 1.0 + 0.2 * u(rng));
+    const Eigen::Matrix3d S = f.cwiseSqrt().asDiagonal();
+    const Eigen::Matrix3d sigma =
+        S * (0.5 * in.inertia_com.trace() * Eigen::Matrix3d::Identity() - in.inertia_com) * S *
+        scale;
+    in.inertia_com = sigma.trace() * Eigen::Matrix3d::Identity() - sigma;
+    b.parameters = dyn::ParametersFromInertia(in);
+  }
+  // A cable bundle along the torso's back: a thin rod of 1.8 kg, 0.4 m long along z.
+  const int torso = truth.body_index("torso");
+  dyn::RigidBodyInertia cable;
+  cable.mass = 1.8;
+  cable.com = Eigen::Vector3d(-0.12, 0.04, 0.15);
+  const double l = 0.4, r = 0.02;
+  const double it = cable.mass * (3 * r * r + l * l) / 12.0;
+  cable.inertia_com = Eigen::Vector3d(it, it, 0.5 * cable.mass * r * r).asDiagonal();
+  truth.bodies[torso].parameters += dyn::ParametersFromInertia(cable);
+  return truth;
+}
+
+namespace {
+
+struct Wave {  // Σ a sin(w t + p)
+  std::vector<double> a, w, p;
+  double offset = 0;
+  void Eval(double t, double& x, double& dx, double& ddx) const {
+    x = offset;
+    dx = ddx = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      x += a[i] * std::sin(w[i] * t + p[i]);
+      dx += a[i] * w[i] * std::cos(w[i] * t + p[i]);
+      ddx -= a[i] * w[i] * w[i] * std::sin(w[i] * t + p[i]);
+    }
+  }
+};
+
+// Smooth 0 → 1 → 0 bump over [t0, t0 + len] (1 − cos), value and derivatives.
+void Bump(double t, double t0, double len, double& x, double& dx, double& ddx) {
+  x = dx = ddx = 0;
+  if (t < t0 || t > t0 + len) return;
+  const double w = 2 * M_PI / len;
+  x = 0.5 * (1 - std::cos(w * (t - t0)));
+  dx = 0.5 * w * std::sin(w * (t - t0));
+  ddx = 0.5 * w * w * std::cos(w * (t - t0));
+}
+
+bool Has(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
+  const dyn::Model& m = truth;
+  const int nv = m.nv;
+  std::mt19937_64 rng(spec.seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::uniform_real_distribution<double> uni(0.0, 2 * M_PI);
+  const double kTwoPi = 2 * M_PI;
+
+  // Per joint: a wave; squat and lift couplings are added on top.
+  std::vector<Wave> joint(m.bodies.size());
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < m.bodies.size(); ++b) {
+    const dyn::Body& body = m.bodies[b];
+    if (body.joint.type == dyn::JointType::kFree) continue;
+    const std::string& n = body.joint.name;
+    Wave& w = joint[b];
+    if (Has(n, "knee")) w.offset = 0.5;
+    if (Has(n, "hip_pitch") || Has(n, "ankle_pitch")) w.offset = -0.25;
+    if (Has(n, "elbow")) w.offset = -0.7;
+    if (Has(n, "left_shoulder_roll")) w.offset = 0.25;
+    if (Has(n, "right_shoulder_roll")) w.offset = -0.25;
+    const bool arm = Has(n, "shoulder") || Has(n, "elbow") || Has(n, "wrist");
+    const bool waist = Has(n, "waist");
+    double amp = arm ? 0.45 : waist ? 0.15 : 0.06;
+    std::vector<double> freqs = {0.23, 0.41, 0.67};
+    if (spec.motion == Motion::kStepping) freqs = {0.9, 1.4};
+    if (spec.motion == Motion::kReaching) {
+      amp = arm ? 0.7 : waist ? 0.3 : 0.03;
+      freqs = {0.12, 0.31};
+    }
+    if (spec.motion == Motion::kStanding) amp = 0.0;
+    for (double f : freqs) {
+      w.a.push_back(amp / static_cast<double>(freqs.size()) * (0.6 + 0.8 * uni(rng) / kTwoPi));
+      w.w.push_back(kTwoPi * f * (0.8 + 0.4 * uni(rng) / kTwoPi));
+      w.p.push_back(uni(rng));
+    }
+    names.push_back(n);
+  }
+  const Eigen::Vector3d axis = Eigen::Vector3d(1.0, 0.7, 0.3).normalized();
+
+  Recording rec;
+  rec.source = "simulated";
+  std::vector<std::pair<int, std::string>> order;
+  for (const dyn::Body& b : m.bodies)
+    if (b.joint.type != dyn::JointType::kFree) order.emplace_back(b.v_index, b.joint.name);
+  std::sort(order.begin(), order.end());
+  for (const auto& [vi, n] : order) rec.info.joints.push_back(n);
+  rec.info.wrench_frames = {"left_foot_ft", "right_foot_ft"};
+  rec.info.floating_base = m.floating_base;
+  rec.info.nominal_rate = 1000.0;
+  const std::vector<int> feet = {m.frame_index("left_foot_ft"), m.frame_index("right_foot_ft")};
+
+  dyn::Workspace ws(m);
+  Eigen::VectorXd q(m.nq), v(nv), a(nv), tau(nv), out(nv);
+  Eigen::MatrixXd G(nv, 12);
+  const double dt = 0.001;
+  const int n = static_cast<int>(spec.duration / dt);
+  rec.samples.reserve(n);
+  for (int s = 0; s < n; ++s) {
+    const double t = s * dt;
+    // Squat depth (several speeds in turn), sway, foot lifts.
+    double sq = 0, dsq = 0, ddsq = 0;
+    double sway_amp = 0.03, lift_period = 4.0, lift_len = 1.2;
+    if (spec.motion == Motion::kSquatSway) {
+      // 8 s at each speed in turn: whole periods, so position and velocity stay continuous.
+      const double speeds[3] = {0.25, 0.5, 1.0};
+      const double f = speeds[static_cast<int>(t / 8.0) % 3];
+      const double tb = std::fmod(t, 8.0);
+      const double w = kTwoPi * f;
+      sq = 0.5 * (1 - std::cos(w * tb));
+      dsq = 0.5 * w * std::sin(w * tb);
+      ddsq = 0.5 * w * w * std::cos(w * tb);
+    } else if (spec.motion == Motion::kStepping) {
+      sway_amp = 0.045;
+      lift_period = 1.6;
+      lift_len = 0.6;
+    } else if (spec.motion == Motion::kReaching) {
+      sway_amp = 0.01;
+      lift_period = 0.0;
+    } else {
+      sway_amp = 0.0;
+      lift_period = 0.0;
+    }
+    // Lifts: left foot in the first half of every lift_period, right foot in the second half.
+    double liftL = 0, dL = 0, ddL = 0, liftR = 0, dR = 0, ddR = 0;
+    if (lift_period > 0) {
+      const double k = std::floor(t / lift_period) * lift_period;
+      Bump(t, k + 0.1 * lift_period, lift_len * 0.9, liftL, dL, ddL);
+      Bump(t, k + 0.55 * lift_period, lift_len * 0.9, liftR, dR, ddR);
+    }
+    const double ws_ = kTwoPi * (spec.motion == Motion::kStepping ? 0.3125 : 0.25);
+    const double sway = sway_amp * std::sin(ws_ * t), dsway = sway_amp * ws_ * std::cos(ws_ * t),
+                 ddsway = -sway_amp * ws_ * ws_ * std::sin(ws_ * t);
+    const double depth = spec.motion == Motion::kSquatSway ? 0.12 : 0.0;
+    const double still = spec.motion == Motion::kStanding ? 0.0 : 1.0;
+    q.head<3>() << still * 0.01 * std::sin(0.7 * t), sway, 0.92 - depth * sq;
+    v.head<3>() << still * 0.007 * std::cos(0.7 * t), dsway, -depth * dsq;
+    a.head<3>() << -still * 0.0049 * std::sin(0.7 * t), ddsway, -depth * ddsq;
+    const double ps = still * (0.06 * std::sin(0.9 * t) + 0.04 * std::sin(1.7 * t + 1.0));
+    const double dps = still * (0.054 * std::cos(0.9 * t) + 0.068 * std::cos(1.7 * t + 1.0));
+    const double ddps = still * (-0.0486 * std::sin(0.9 * t) - 0.1156 * std::sin(1.7 * t + 1.0));
+    const Eigen::Quaterniond quat(Eigen::AngleAxisd(ps, axis));
+    q.segment<4>(3) << quat.w(), quat.x(), quat.y(), quat.z();
+    v.segment<3>(3) = axis * dps;
+    a.segment<3>(3) = axis * ddps;
+    for (std::size_t b = 0; b < m.bodies.size(); ++b) {
+      const dyn::Body& body = m.bodies[b];
+      if (body.joint.type == dyn::JointType::kFree) continue;
+      double x, dx, ddx;
+      joint[b].Eval(t, x, dx, ddx);
+      const std::string& jn = body.joint.name;
+      const bool left = Has(jn, "left");
+      const double gain = Has(jn, "knee")                                    ? 1.2
+                          : (Has(jn, "hip_pitch") || Has(jn, "ankle_pitch")) ? -0.6
+                                                                             : 0.0;
+      x += gain * sq;
+      dx += gain * dsq;
+      ddx += gain * ddsq;
+      if (Has(jn, "hip_roll") || Has(jn, "ankle_roll")) {
+        const double g = (Has(jn, "hip_roll") ? -3.0 : 3.0);
+        x += g * sway;
+        dx += g * dsway;
+        ddx += g * ddsway;
+      }
+      const double lg = Has(jn, "knee")          ? 0.7
+                        : Has(jn, "hip_pitch")   ? -0.4
+                        : Has(jn, "ankle_pitch") ? -0.3
+                                                 : 0.0;
+      if (lg != 0.0) {
+        x += lg * (left ? liftL : liftR);
+        dx += lg * (left ? dL : dR);
+        ddx += lg * (left ? ddL : ddR);
+      }
+      q[body.q_index] = x;
+      v[body.v_index] = dx;
+      a[body.v_index] = ddx;
+    }
+    dyn::Rnea(m, ws, q, v, a, tau);
+    // Contact: a foot carries load unless it is lifted (bump above 5 %).
+    const bool inL = liftL < 0.05, inR = liftR < 0.05;
+    for (int c = 0; c < 12; ++c) {
+      std::vector<dyn::Vector6> w2(2, dyn::Vector6::Zero());
+      w2[c / 6][c % 6] = 1.0;
+      dyn::ContactTerm(m, ws, feet, w2, out);
+      G.col(c) = out;
+      if ((c < 6 && !inL) || (c >= 6 && !inR)) G.col(c).setZero();
+    }
+    const Eigen::Matrix<double, 12, 1> lambda =
+        G.topRows<6>().jacobiSvd(Eigen::ComputeThinU | Eigen::ComputeThinV).solve(tau.head<6>());
+    Eigen::VectorXd joint_tau = tau - G * lambda;
+    RecordSample r;
+    r.stamp_ns = static_cast<std::int64_t>(s) * 1'000'000;
+    for (int k = 0; k < 7; ++k) r.base[k] = q[k];
+    for (int k = 0; k < 6; ++k) r.base[7 + k] = v[k];
+    for (const auto& [vi, jn] : order) {
+      const int b = m.joint_body_index(jn);
+      double tm = joint_tau[vi] + spec.coulomb * FrictionSign(v[vi]) + spec.viscous * v[vi];
+      tm += spec.noise.joint_torque * gauss(rng);
+      if (spec.noise.torque_quantum > 0)
+        tm = spec.noise.torque_quantum * std::round(tm / spec.noise.torque_quantum);
+      r.q.push_back(q[m.bodies[b].q_index]);
+      r.v.push_back(v[vi] + spec.noise.velocity * gauss(rng));
+      r.tau.push_back(tm);
+    }
+    for (int f = 0; f < 2; ++f) {
+      std::array<double, 6> w{};
+      for (int k = 0; k < 6; ++k)
+        w[k] = lambda[6 * f + k] + (k < 3 ? spec.noise.force : spec.noise.moment) * gauss(rng);
+      r.wrenches.push_back(w);
+    }
+    r.encoder_valid.assign(order.size(), 1);
+    r.torque_valid.assign(order.size(), 1);
+    r.wrench_valid.assign(2, 1);
+    rec.samples.push_back(std::move(r));
+  }
+  return rec;
+}
+
+}  // namespace heft::ident::test

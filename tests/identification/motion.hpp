@@ -1,0 +1,42 @@
+// Test equipment for identification: a "true" humanoid that differs from its URDF (perturbed
+// masses, centres of mass and inertias, a cable-like mass on the torso, joint friction) and
+// recordings of it at 1 kHz from heft's inverse dynamics (checked against MuJoCo's to 1e-14 in
+// test_dynamics_mujoco): joint torques and foot wrenches that produce the motion, with sensor noise
+// and quantisation like the reference robot's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "heft/estimator/model.hpp"
+#include "heft/identification/recording.hpp"
+
+namespace heft::ident::test {
+
+enum class Motion {
+  kSquatSway,  // training / validation: squats at several speeds, side-to-side sway, alternating
+               // foot lifts, arm and waist motion (Mistry et al.'s training set)
+  kStepping,   // out of distribution: a different gait, faster alternating steps, arm swing
+  kReaching,   // out of distribution: a new task, standing and reaching with both arms, bending
+  kStanding,   // standing still in the squat's start posture (what start-up calibration sees)
+};
+
+struct SimNoise {
+  double joint_torque = 0.3, torque_quantum = 0.01, velocity = 0.0005;
+  double force = 2.0, moment = 0.2;
+};
+
+struct SimSpec {
+  Motion motion = Motion::kSquatSway;
+  double duration = 20.0;
+  std::uint64_t seed = 1;
+  SimNoise noise;
+  double coulomb = 0.0, viscous = 0.0;  // true joint friction, same on every joint
+};
+
+// The URDF's model with perturbed parameters (seeded) plus a 1.8 kg cable run on the torso.
+dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed = 7);
+
+Recording Simulate(const dyn::Model& truth, const SimSpec& spec);
+
+}  // namespace heft::ident::test

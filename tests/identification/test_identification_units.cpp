@@ -1,0 +1,268 @@
+// Batch identification, fast parts: the zero-phase filter, the recording format and its refusals,
+// the minimal-sensor test and the URDF/YAML output.
+#include <gtest/gtest.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "heft/drivers/driver_loop.hpp"
+#include "heft/drivers/memory_bus.hpp"
+#include "heft/drivers/sample_encoder.hpp"
+#include "heft/identification/candump_convert.hpp"
+#include "heft/identification/filter.hpp"
+#include "heft/identification/identify.hpp"
+#include "heft/identification/output.hpp"
+#include "heft/identification/sdp.hpp"
+#include "heft/plugin/plugin_config.hpp"
+#include "motion.hpp"
+
+namespace heft::ident {
+namespace {
+
+const std::string kUrdf = std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf";
+
+dyn::Model Nominal() {
+  return dyn::LoadModelFromUrdfFile(kUrdf, dyn::ModelOptions{});
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("heft_ident_" + name)).string();
+}
+
+TEST(ZeroPhaseFilter, SinusoidAttenuationAndNoLag) {
+  const double rate = 1000.0, fc = 10.0;
+  const Biquad f = ButterworthLowPass(fc, rate);
+  for (double freq : {1.0, 10.0, 30.0}) {
+    std::vector<double> x(4000);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(2 * M_PI * freq * static_cast<double>(i) / rate);
+    std::vector<double> y = x;
+    FiltFilt(f, y);
+    // Steady-state amplitude and phase from the middle part (correlation with sin and cos).
+    double s = 0, c = 0;
+    for (std::size_t i = 1000; i < 3000; ++i) {
+      s += y[i] * std::sin(2 * M_PI * freq * static_cast<double>(i) / rate);
+      c += y[i] * std::cos(2 * M_PI * freq * static_cast<double>(i) / rate);
+    }
+    s *= 2.0 / 2000.0;
+    c *= 2.0 / 2000.0;
+    // |H(f)|² of a 2nd-order Butterworth, with the bilinear transform's frequency warping.
+    const double warped = std::tan(M_PI * freq / rate) / std::tan(M_PI * fc / rate);
+    const double expected = 1.0 / (1.0 + std::pow(warped, 4));
+    EXPECT_NEAR(std::hypot(s, c), expected, 2e-3) << freq << " Hz";
+    EXPECT_NEAR(std::atan2(c, s), 0.0, 1e-3) << freq << " Hz: zero phase";
+  }
+  EXPECT_THROW(ButterworthLowPass(600.0, 1000.0), std::invalid_argument);
+}
+
+TEST(Recording, RoundTripAndRefusals) {
+  Recording rec;
+  rec.info.joints = {"a", "b"};
+  rec.info.wrench_frames = {"left_foot_ft"};
+  const std::string path = TempPath("roundtrip.heftrec");
+  {
+    RecordingWriter w(path, rec.info);
+    for (int i = 0; i < 5; ++i) {
+      RecordSample s;
+      s.stamp_ns = 1000000 * i;
+      s.base[3] = 1.0;
+      s.q = {0.1 * i, -0.2};
+      s.v = {1.0, 2.0};
+      s.tau = {3.0, 4.0 + i};
+      s.wrenches = {{1, 2, 3, 4, 5, 6.5}};
+      s.encoder_valid = {1, 1};
+      s.torque_valid = {1, i != 3};
+      s.wrench_valid = {1};
+      w.Write(s);
+    }
+    w.Flush();
+  }
+  const Recording back = ReadRecording(path);
+  ASSERT_EQ(back.samples.size(), 5u);
+  EXPECT_EQ(back.info.joints, rec.info.joints);
+  EXPECT_EQ(back.info.wrench_frames, rec.info.wrench_frames);
+  EXPECT_DOUBLE_EQ(back.samples[4].q[0], 0.4);
+  EXPECT_DOUBLE_EQ(back.samples[2].tau[1], 6.0);
+  EXPECT_DOUBLE_EQ(back.samples[1].wrenches[0][5], 6.5);
+  EXPECT_EQ(back.samples[3].torque_valid[1], 0);
+  EXPECT_EQ(back.samples[4].torque_valid[1], 1);
+
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto refused = [&](std::string data, const std::string& what) {
+    const std::string bad = TempPath("bad.heftrec");
+    std::ofstream(bad, std::ios::binary) << data;
+    try {
+      ReadRecording(bad);
+      ADD_FAILURE() << "accepted a recording with " << what;
+    } catch (const RecordingError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << "names the file";
+    }
+  };
+  std::string b = bytes;
+  b[0] = 'X';
+  refused(b, "bad magic");
+  b = bytes;
+  b[8] = 9;
+  refused(b, "unsupported version 9");
+  refused(bytes.substr(0, bytes.size() - 3), "truncated record");
+  refused(bytes.substr(0, 20), "truncated header");
+  b = bytes;
+  b[16] = static_cast<char>(b[16] + 8);
+  refused(b, "record size");
+  // Time going backwards: swap the stamps of the first two records.
+  const std::size_t header = bytes.size() - 5 * RecordSize(2, 1);
+  b = bytes;
+  std::swap_ranges(b.begin() + header, b.begin() + header + 8,
+                   b.begin() + header + RecordSize(2, 1));
+  refused(b, "time does not increase");
+}
+
+TEST(Identification, MinimalSensorTestFailsWithoutBaseInformation) {
+  // A "contact" measured at a frame of the pelvis: its Jacobian spans the base directions, so the
+  // null space of the unused sensors loses the base rows: rank(S_b V_x) < 6.
+  const dyn::Model nominal = Nominal();
+  test::SimSpec spec;
+  spec.duration = 1.5;
+  const Problem p = MakeProblem(nominal, {"torso"}, false);
+  Dataset bad = PrepareDataset(nominal, {test::Simulate(nominal, spec)}, DatasetOptions{});
+  bad.samples.resize(50);
+  const NormalEquations good = Accumulate(p, bad, Method::kNullSpace, NoiseModel{});
+  EXPECT_EQ(good.sensor_test_failures, 0);
+  EXPECT_EQ(good.min_base_rank, 6);
+  const int pelvis_frame = nominal.frame_index("pelvis");
+  bad.frames = {pelvis_frame};
+  for (Sample& s : bad.samples) {
+    s.wrenches = {dyn::Vector6::Zero()};
+    s.contact = {1};
+    s.near_contact_switch = false;
+  }
+  const NormalEquations ne = Accumulate(p, bad, Method::kNullSpace, NoiseModel{});
+  EXPECT_EQ(ne.sensor_test_failures, 50);
+  EXPECT_EQ(ne.min_base_rank, 0);
+}
+
+TEST(Output, UrdfRoundTripKeepsIdentifiedParameters) {
+  struct {
+    dyn::Model nominal = Nominal();
+    dyn::Model truth = test::PerturbedTruth(Nominal());
+  } d;
+  const Problem p = MakeProblem(d.nominal, {}, false);
+  std::ifstream in(kUrdf);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Eigen::VectorXd x = p.selection.Gather(d.truth);
+  const std::string out = ReplaceInertials(xml, WithParameters(p, x), p);
+  const dyn::Model back = dyn::LoadModelFromUrdfString(out, dyn::ModelOptions{});
+  for (std::size_t b = 0; b < back.bodies.size(); ++b)
+    EXPECT_LT((back.bodies[b].parameters - d.truth.bodies[b].parameters).norm(), 1e-6)
+        << back.bodies[b].name;
+  Identifiability rep;
+  rep.identifiable_share = Eigen::VectorXd::Ones(p.size());
+  rep.sigma = Eigen::VectorXd::Zero(p.size());
+  const std::string yaml = ParametersYaml(p, x, rep, FitStatistics{});
+  EXPECT_NE(yaml.find("torso:"), std::string::npos);
+}
+
+TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
+  using namespace heft::drivers;
+  const dyn::Model model = Nominal();
+  const DriverConfig cfg =
+      ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
+  MemoryBus can0{"can0"}, can1{"can1"};
+  std::vector<hal::CanTransport*> live{&can0, &can1};
+  hal::StateBuffer live_buffer;
+  DriverLoop live_loop(cfg, live, live_buffer);
+  SampleEncoder encoder(cfg);
+  hal::RobotStateSample truth;
+  truth.num_joints = static_cast<std::uint16_t>(cfg.joints.size());
+  truth.num_wrenches = 2;
+  const std::int64_t t0 = 1'700'000'000'000'000'000;
+  std::ostringstream log;
+  std::vector<hal::RobotStateSample> published;
+  for (int k = 1; k <= 40; ++k) {
+    for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+      truth.joints[i].position = std::sin(0.01 * k + static_cast<double>(i));
+      truth.joints[i].torque = 3.0 * std::cos(0.02 * k);
+    }
+    truth.wrenches[0].wrench[2] = 400.0 + k;
+    encoder.Emit(truth, t0 + k * 1'000'000, live);
+    // Log what is on the buses, then let the live loop consume the same frames.
+    std::vector<hal::CanFrame> frames[2];
+    for (int b = 0; b < 2; ++b) {
+      MemoryBus& bus = b == 0 ? can0 : can1;
+      hal::CanFrame f;
+      while (bus.receive(f) == hal::IoStatus::kOk) {
+        log << FormatCandumpLine({f.stamp_ns, std::string(bus.name()), f}) << "\n";
+        frames[b].push_back(f);
+      }
+    }
+    for (int b = 0; b < 2; ++b)
+      for (const auto& f : frames[b]) (b == 0 ? can0 : can1).send(f);
+    live_loop.Tick(t0 + k * 1'000'000);
+    published.push_back(live_loop.last_sample());
+  }
+  std::istringstream in(log.str());
+  std::vector<CandumpError> errors;
+  const auto records = ReadCandump(in, errors);
+  ASSERT_TRUE(errors.empty());
+  const Recording rec = ConvertCandump(cfg, records, model.floating_base, "test.log");
+  ASSERT_GE(rec.samples.size(), 40u);
+  EXPECT_EQ(rec.info.joints, model.joint_names());
+  int compared = 0;
+  for (const auto& p : published) {
+    for (const RecordSample& s : rec.samples) {
+      if (s.stamp_ns != p.stamp_ns) continue;
+      ++compared;
+      for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+        EXPECT_EQ(s.q[i], p.joints[i].position);
+        EXPECT_EQ(s.tau[i], p.joints[i].torque);
+      }
+      EXPECT_EQ(s.wrenches[0][2], p.wrenches[0].wrench[2]);
+      EXPECT_FALSE(s.base_valid) << "the floating base is not on CAN";
+    }
+  }
+  EXPECT_GE(compared, 38);
+}
+
+TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
+  const dyn::Model nominal = Nominal();
+  const dyn::Model truth = test::PerturbedTruth(nominal);
+  const Problem p = MakeProblem(nominal, {"torso", "left_forearm"}, false);
+  Identifiability rep;
+  rep.identifiable_share = Eigen::VectorXd::Ones(p.size());
+  rep.sigma = Eigen::VectorXd::Zero(p.size());
+  const std::string path = TempPath("params.yaml");
+  std::ofstream(path) << ParametersYaml(p, p.selection.Gather(truth), rep, FitStatistics{});
+  dyn::Model m = nominal;
+  plugin::ApplyNominalParameters(path, m);
+  for (const char* link : {"torso", "left_forearm"}) {
+    const int b = m.body_index(link);
+    EXPECT_LT((m.bodies[b].parameters - truth.bodies[b].parameters).norm(), 1e-6) << link;
+  }
+  const int other = m.body_index("right_forearm");
+  EXPECT_EQ(m.bodies[other].parameters, nominal.bodies[other].parameters);
+  auto refused = [&](const std::string& text, const std::string& what) {
+    const std::string bad = TempPath("bad_params.yaml");
+    std::ofstream(bad) << text;
+    dyn::Model mm = nominal;
+    try {
+      plugin::ApplyNominalParameters(bad, mm);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad_params.yaml"), std::string::npos) << e.what();
+    }
+  };
+  refused("links:\n  torsoo: {pi: [1,0,0,0,1,0,0,1,0,1]}\n", "'torsoo' is not a moving link");
+  refused("links:\n  torso: {pi: [1,0,0,0]}\n", "links.torso.pi");
+  refused("links:\n  torso: {pi: [1,0,0,0,1,0,0,1,0,-1]}\n", "not physically consistent");
+}
+
+}  // namespace
+}  // namespace heft::ident
