@@ -103,7 +103,8 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   // Damping (EKF): backtrack along dx until the nonlinear MAP cost decreases.
   double fraction = 1.0;
   if (ok && rows > 0 && kind_ == FilterKind::kLogCholesky) {
-    const double cost0 = Residual(H_pi, z, 0.0);
+    // At s = 0 the residual is the innovation itself, already at hand.
+    const double cost0 = nis + yc_.head(rows).squaredNorm();
     int halvings = 0;
     while (halvings <= kMaxHalvings &&
            !(Residual(H_pi, z, fraction) + fraction * fraction * prior_cost_ < cost0)) {
