@@ -66,6 +66,13 @@ std::vector<Node> Node::Elements() const {
   return out;
 }
 
+std::vector<std::string> Node::Keys() const {
+  if (!node_.IsMap()) Fail("expected a map, found " + Describe(node_));
+  std::vector<std::string> out;
+  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
 void Node::AllowOnly(std::initializer_list<const char*> keys) const {
   if (!node_.IsMap()) Fail("expected a map, found " + Describe(node_));
   for (const auto& kv : node_) {

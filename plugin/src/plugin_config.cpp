@@ -1,7 +1,5 @@
 #include "heft/plugin/plugin_config.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <filesystem>
 
 namespace heft::plugin {
@@ -24,21 +22,19 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   cfg.file = root.file();
   const config::Node robot = root["robot"];
   robot.AllowOnly({"urdf", "floating_base", "repair_inertia", "parameters"});
-  const std::string urdf = robot.Get<std::string>("urdf");
-  cfg.urdf_path = std::filesystem::path(urdf).is_absolute()
-                      ? urdf
-                      : (std::filesystem::path(config_dir) / urdf).string();
-  if (!std::filesystem::exists(cfg.urdf_path)) robot["urdf"].Fail("no such file: " + cfg.urdf_path);
+  // A file named under robot: absolute, or relative to the configuration's folder; it must exist.
+  const auto file = [&](const char* key) {
+    const std::string p = robot.Get<std::string>(key);
+    const std::string resolved = std::filesystem::path(p).is_absolute()
+                                     ? p
+                                     : (std::filesystem::path(config_dir) / p).string();
+    if (!std::filesystem::exists(resolved)) robot[key].Fail("no such file: " + resolved);
+    return resolved;
+  };
+  cfg.urdf_path = file("urdf");
   cfg.floating_base = robot.Get<bool>("floating_base", true, {});
   cfg.repair_inertia = robot.Get<bool>("repair_inertia", false, {});
-  if (robot.Has("parameters")) {
-    const std::string p = robot.Get<std::string>("parameters");
-    cfg.parameters_path = std::filesystem::path(p).is_absolute()
-                              ? p
-                              : (std::filesystem::path(config_dir) / p).string();
-    if (!std::filesystem::exists(cfg.parameters_path))
-      robot["parameters"].Fail("no such file: " + cfg.parameters_path);
-  }
+  if (robot.Has("parameters")) cfg.parameters_path = file("parameters");
 
   cfg.drivers = drivers::ParseDriverConfig(root["drivers"]);
   for (const auto& j : cfg.drivers.joints) cfg.mapping.joints.push_back(j.joint);
@@ -119,8 +115,7 @@ void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
   const config::Document doc = config::Document::Load(path);
   const config::Node links = doc.root()["links"];
   if (!links.IsMap()) links.Fail("expected a map of link names");
-  for (const auto& entry : YAML::LoadFile(path)["links"]) {
-    const std::string name = entry.first.as<std::string>();
+  for (const std::string& name : links.Keys()) {
     const config::Node link = links[name];
     int body = -1;
     try {

@@ -52,6 +52,8 @@ class Node {
   std::optional<Node> Optional(const std::string& key) const;
   // Elements of a sequence.
   std::vector<Node> Elements() const;
+  // Keys of a map, in the file's order.
+  std::vector<std::string> Keys() const;
   // Refuses keys of this map that are not listed.
   void AllowOnly(std::initializer_list<const char*> keys) const;
 
