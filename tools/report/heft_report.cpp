@@ -300,13 +300,22 @@ int main(int argc, char** argv) {
     struct Limit {
       std::string label, mass_rate;
     };
-    const std::vector<Limit> limits = {
-        {"rl3", "3 kg/s (paper, hardware)"}, {"rl60", "60 kg/s"}, {"adaptive", "600 kg/s"}};
+    std::vector<Limit> limits = {{"rl3", ""}, {"rl60", ""}, {"adaptive", ""}};
     std::vector<std::string> series;
-    for (const Limit& l : limits) {
+    for (Limit& l : limits) {
       const std::string f = dir + "/forearm-load-" + l.label + ".csv";
       const Table tb = Read(f);
       if (!tb.ok) continue;
+      // The limit the run had: its configuration's `rate_limits: {mass: X, ...}` (main-job.sh
+      // writes it beside the telemetry).
+      std::ifstream cfg(dir + "/forearm-load-" + l.label + ".yaml");
+      for (std::string line; std::getline(cfg, line);) {
+        const auto at = line.find("rate_limits: {mass: ");
+        if (at == std::string::npos) continue;
+        const std::string rest = line.substr(at + 20);
+        l.mass_rate = rest.substr(0, rest.find(',')) + " kg/s";
+      }
+      if (l.mass_rate.empty()) l.mass_rate = "? kg/s";
       const auto hm = tb.column("left_forearm_m"), mt = tb.column("left_forearm_true_m");
       double e = 0;
       for (std::size_t i = 0; i < hm.size(); ++i) e += std::abs(hm[i] - mt[i]);
@@ -351,7 +360,9 @@ int main(int argc, char** argv) {
   if (!sweep.str().empty())
     md << "\n## The hand-off's rate limit on forearm-load\n\nA rate limit protects the controller "
           "from large steps of its model (start-up, glitches) and delays every genuine change "
-          "by step / limit. Table I's forearm load steps 6 kg at once:\n\n| mass rate limit | "
+          "by step / limit (the paper caps the mass rate at 3 kg/s on hardware). Table I's forearm "
+          "load "
+          "steps 6 kg at once:\n\n| mass rate limit | "
           "elbow RMSE | mean handed-mass error | ticks rate-limited |\n|---|---|---|---|\n"
        << sweep.str() << "\n![](forearm-rate-limit.png)\n";
   if (!jitter.empty())
