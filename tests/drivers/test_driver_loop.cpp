@@ -12,6 +12,7 @@
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/estimator/model.hpp"
 #include "heft/test/alloc_counter.hpp"
+#include "reference_motion.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -48,15 +49,7 @@ struct Rig {
     truth.num_wrenches = 2;
     Set(0.0);
   }
-  void Set(double t) {
-    for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-      truth.joints[i].position = 0.5 * std::sin(t + static_cast<double>(i));
-      truth.joints[i].velocity = 0.5 * std::cos(t + static_cast<double>(i));
-      truth.joints[i].torque = 20.0 * std::sin(2 * t + static_cast<double>(i));
-    }
-    truth.wrenches[0].wrench = {10, -5, 400 + 10 * std::sin(t), 1, -2, 0.5};
-    truth.wrenches[1].wrench = {-3, 4, 350, -0.5, 1.5, -0.2};
-  }
+  void Set(double t) { test::SetReferenceMotion(truth, cfg.joints.size(), t); }
   // One millisecond: devices send, the loop ticks.
   void Step(const EmitOptions& opt = {}) {
     now += kMs;

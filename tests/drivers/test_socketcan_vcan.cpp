@@ -30,6 +30,7 @@
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/drivers/socketcan_transport.hpp"
+#include "reference_motion.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -519,14 +520,7 @@ class VcanDriverLoop : public Vcan {
     // time.
     std::chrono::nanoseconds Step() {
       now += kMs;
-      const double t = 1e-3 * static_cast<double>(now / kMs);
-      for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-        truth.joints[i].position = 0.5 * std::sin(t + static_cast<double>(i));
-        truth.joints[i].velocity = 0.5 * std::cos(t + static_cast<double>(i));
-        truth.joints[i].torque = 20.0 * std::sin(2 * t + static_cast<double>(i));
-      }
-      truth.wrenches[0].wrench = {10, -5, 400 + 10 * std::sin(t), 1, -2, 0.5};
-      truth.wrenches[1].wrench = {-3, 4, 350, -0.5, 1.5, -0.2};
+      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(now / kMs));
       encoder.Emit(truth, now, devices);
       for (auto* bus : buses)
         if (bus->stats().up) static_cast<void>(bus->wait(10 * kMs));  // delivered (loopback)
