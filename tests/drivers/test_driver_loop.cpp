@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "forwarding_transport.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/memory_bus.hpp"
@@ -100,28 +101,22 @@ TEST(DriverLoop, DroppedFramesAreCountedAsCounterGaps) {
 }
 
 // Forwards every frame to `bus` except one chosen identifier, `times` times.
-class DroppingLink final : public hal::CanTransport {
+class DroppingLink final : public test::ForwardingTransport {
  public:
-  explicit DroppingLink(hal::CanTransport& bus) : bus_(bus) {}
+  using ForwardingTransport::ForwardingTransport;
   void Drop(std::uint32_t id, int times) {
     id_ = id;
     times_ = times;
   }
-  std::string_view name() const noexcept override { return bus_.name(); }
-  hal::IoStatus receive(hal::CanFrame& f) noexcept override { return bus_.receive(f); }
   hal::IoStatus send(const hal::CanFrame& f) noexcept override {
     if (f.id == id_ && times_ > 0) {
       --times_;
       return hal::IoStatus::kOk;
     }
-    return bus_.send(f);
+    return inner_.send(f);
   }
-  bool wait(std::int64_t t) noexcept override { return bus_.wait(t); }
-  hal::CanBusStats stats() const noexcept override { return bus_.stats(); }
-  bool restart() noexcept override { return bus_.restart(); }
 
  private:
-  hal::CanTransport& bus_;
   std::uint32_t id_ = 0;
   int times_ = 0;
 };

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "forwarding_transport.hpp"
 #include "heft/drivers/codecs.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
@@ -467,22 +468,14 @@ TEST_F(Vcan, LibsocketcanFailsCleanlyOnVirtualInterfaces) {
 }
 
 // Forwards every data frame as a CAN FD frame with bit-rate switch: the devices of an FD bus.
-class AsFd final : public hal::CanTransport {
+class AsFd final : public test::ForwardingTransport {
  public:
-  explicit AsFd(hal::CanTransport& inner) : inner_(inner) {}
-  std::string_view name() const noexcept override { return inner_.name(); }
-  hal::IoStatus receive(hal::CanFrame& f) noexcept override { return inner_.receive(f); }
+  using ForwardingTransport::ForwardingTransport;
   hal::IoStatus send(const hal::CanFrame& f) noexcept override {
     hal::CanFrame fd = f;
     fd.flags |= hal::CanFrame::kFd | hal::CanFrame::kBrs;
     return inner_.send(fd);
   }
-  bool wait(std::int64_t timeout_ns) noexcept override { return inner_.wait(timeout_ns); }
-  hal::CanBusStats stats() const noexcept override { return inner_.stats(); }
-  bool restart() noexcept override { return inner_.restart(); }
-
- private:
-  hal::CanTransport& inner_;
 };
 
 // The driver loop on the two vcan buses: 12 joints (encoder + torque sensor) and two F/T cells,
