@@ -27,12 +27,8 @@ hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
 
 bool MemoryBus::enter_bus_off(std::int64_t stamp_ns) noexcept {
   if (off_.load(std::memory_order_acquire)) return false;
-  hal::CanFrame error;
-  error.flags = hal::CanFrame::kError;
-  error.id = kErrBusOff;
-  error.len = 8;
-  error.stamp_ns = stamp_ns;
-  (void)send(error);  // counted as an error frame and a bus-off event (lost if the queue is full)
+  // Counted as an error frame and a bus-off event (lost if the queue is full).
+  (void)send(ErrorFrame(kErrBusOff, stamp_ns));
   off_.store(true, std::memory_order_release);
   return true;
 }

@@ -57,12 +57,7 @@ class SimulatedRobot::Link final : public hal::CanTransport {
   void BusOff(std::int64_t now_ns) noexcept {
     if (!bus_.enter_bus_off(now_ns)) return;
     ++counters_.bus_off;
-    hal::CanFrame error;
-    error.flags = hal::CanFrame::kError;
-    error.id = drivers::kErrBusOff;
-    error.len = 8;
-    error.stamp_ns = now_ns;
-    Logged(error);
+    Logged(drivers::ErrorFrame(drivers::kErrBusOff, now_ns));  // the frame the bus queued
   }
 
  private:

@@ -6,12 +6,14 @@
 
 #include <cmath>
 
+#include "forwarding_transport.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/estimator/model.hpp"
 #include "heft/test/alloc_counter.hpp"
+#include "reference_motion.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -48,15 +50,7 @@ struct Rig {
     truth.num_wrenches = 2;
     Set(0.0);
   }
-  void Set(double t) {
-    for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-      truth.joints[i].position = 0.5 * std::sin(t + static_cast<double>(i));
-      truth.joints[i].velocity = 0.5 * std::cos(t + static_cast<double>(i));
-      truth.joints[i].torque = 20.0 * std::sin(2 * t + static_cast<double>(i));
-    }
-    truth.wrenches[0].wrench = {10, -5, 400 + 10 * std::sin(t), 1, -2, 0.5};
-    truth.wrenches[1].wrench = {-3, 4, 350, -0.5, 1.5, -0.2};
-  }
+  void Set(double t) { test::SetReferenceMotion(truth, cfg.joints.size(), t); }
   // One millisecond: devices send, the loop ticks.
   void Step(const EmitOptions& opt = {}) {
     now += kMs;
@@ -107,28 +101,22 @@ TEST(DriverLoop, DroppedFramesAreCountedAsCounterGaps) {
 }
 
 // Forwards every frame to `bus` except one chosen identifier, `times` times.
-class DroppingLink final : public hal::CanTransport {
+class DroppingLink final : public test::ForwardingTransport {
  public:
-  explicit DroppingLink(hal::CanTransport& bus) : bus_(bus) {}
+  using ForwardingTransport::ForwardingTransport;
   void Drop(std::uint32_t id, int times) {
     id_ = id;
     times_ = times;
   }
-  std::string_view name() const noexcept override { return bus_.name(); }
-  hal::IoStatus receive(hal::CanFrame& f) noexcept override { return bus_.receive(f); }
   hal::IoStatus send(const hal::CanFrame& f) noexcept override {
     if (f.id == id_ && times_ > 0) {
       --times_;
       return hal::IoStatus::kOk;
     }
-    return bus_.send(f);
+    return inner_.send(f);
   }
-  bool wait(std::int64_t t) noexcept override { return bus_.wait(t); }
-  hal::CanBusStats stats() const noexcept override { return bus_.stats(); }
-  bool restart() noexcept override { return bus_.restart(); }
 
  private:
-  hal::CanTransport& bus_;
   std::uint32_t id_ = 0;
   int times_ = 0;
 };

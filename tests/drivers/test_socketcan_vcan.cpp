@@ -25,11 +25,13 @@
 #include <utility>
 #include <vector>
 
+#include "forwarding_transport.hpp"
 #include "heft/drivers/codecs.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/drivers/socketcan_transport.hpp"
+#include "reference_motion.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -466,22 +468,14 @@ TEST_F(Vcan, LibsocketcanFailsCleanlyOnVirtualInterfaces) {
 }
 
 // Forwards every data frame as a CAN FD frame with bit-rate switch: the devices of an FD bus.
-class AsFd final : public hal::CanTransport {
+class AsFd final : public test::ForwardingTransport {
  public:
-  explicit AsFd(hal::CanTransport& inner) : inner_(inner) {}
-  std::string_view name() const noexcept override { return inner_.name(); }
-  hal::IoStatus receive(hal::CanFrame& f) noexcept override { return inner_.receive(f); }
+  using ForwardingTransport::ForwardingTransport;
   hal::IoStatus send(const hal::CanFrame& f) noexcept override {
     hal::CanFrame fd = f;
     fd.flags |= hal::CanFrame::kFd | hal::CanFrame::kBrs;
     return inner_.send(fd);
   }
-  bool wait(std::int64_t timeout_ns) noexcept override { return inner_.wait(timeout_ns); }
-  hal::CanBusStats stats() const noexcept override { return inner_.stats(); }
-  bool restart() noexcept override { return inner_.restart(); }
-
- private:
-  hal::CanTransport& inner_;
 };
 
 // The driver loop on the two vcan buses: 12 joints (encoder + torque sensor) and two F/T cells,
@@ -519,14 +513,7 @@ class VcanDriverLoop : public Vcan {
     // time.
     std::chrono::nanoseconds Step() {
       now += kMs;
-      const double t = 1e-3 * static_cast<double>(now / kMs);
-      for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-        truth.joints[i].position = 0.5 * std::sin(t + static_cast<double>(i));
-        truth.joints[i].velocity = 0.5 * std::cos(t + static_cast<double>(i));
-        truth.joints[i].torque = 20.0 * std::sin(2 * t + static_cast<double>(i));
-      }
-      truth.wrenches[0].wrench = {10, -5, 400 + 10 * std::sin(t), 1, -2, 0.5};
-      truth.wrenches[1].wrench = {-3, 4, 350, -0.5, 1.5, -0.2};
+      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(now / kMs));
       encoder.Emit(truth, now, devices);
       for (auto* bus : buses)
         if (bus->stats().up) static_cast<void>(bus->wait(10 * kMs));  // delivered (loopback)

@@ -139,31 +139,43 @@ Quantum QuantumOf(const drivers::DriverConfig& d, std::size_t joint, std::size_t
   return q;
 }
 
+// The simulated robot with heft's driver loop reading its buses.
+struct SimLoop {
+  SimLoop(const SimOptions& opt, const SimRig& s)
+      : sim(opt, s.drivers, s.model), loop(s.drivers, buses, buffer) {}
+  // Simulated millisecond k (from 1): the devices send, the loop ticks.
+  void Step(int k) {
+    sim.Step(nullptr);
+    loop.Tick(k * kMs);
+  }
+  SimulatedRobot sim;
+  hal::StateBuffer buffer;
+  const std::vector<hal::CanTransport*> buses = sim.buses();
+  drivers::DriverLoop loop;
+};
+
 // Steps the simulator `steps` ms with the driver loop reading its buses; `check` sees each decoded
 // sample next to MuJoCo's state.
 template <typename Check>
-void RunWithDrivers(SimulatedRobot& sim, const SimRig& s, int steps, Check check) {
-  hal::StateBuffer buffer;
-  const std::vector<hal::CanTransport*> buses = sim.buses();
-  drivers::DriverLoop loop(s.drivers, buses, buffer);
-  MujocoTruth truth(sim, s);
+void RunWithDrivers(const SimOptions& opt, const SimRig& s, int steps, Check check) {
+  SimLoop rig(opt, s);
+  MujocoTruth truth(rig.sim, s);
   for (int k = 1; k <= steps; ++k) {
-    sim.Step(nullptr);
-    loop.Tick(k * kMs);
+    rig.Step(k);
     truth.Update();
-    check(k, loop.last_sample(), truth);
+    check(k, rig.loop.last_sample(), truth);
   }
-  EXPECT_EQ(loop.counters().rejected_total(), 0u);
+  EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
 }
 
 void DecodesWithinQuantisation(const std::string& scenario, int steps) {
   const SimRig s = LoadSetup(scenario);
-  SimulatedRobot sim(Options(scenario, false), s.drivers, s.model);
   const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
   std::array<double, 4> worst{};  // position, velocity, torque, wrench: error / its bound
   double worst_support = 0, lightest_foot = 1e9;
   RunWithDrivers(
-      sim, s, steps, [&](int k, const hal::RobotStateSample& out, const MujocoTruth& truth) {
+      Options(scenario, false), s, steps,
+      [&](int k, const hal::RobotStateSample& out, const MujocoTruth& truth) {
         ASSERT_EQ(out.num_joints, nj);
         for (std::size_t i = 0; i < nj; ++i) {
           const Quantum q = QuantumOf(s.drivers, i, 0);
@@ -224,14 +236,13 @@ TEST(SimBackend, DecodedErrorsHaveTheConfiguredNoisesStatistics) {
   const std::string scenario = "step-in-place";
   const SimRig s = LoadSetup(scenario);
   const SimOptions opt = Options(scenario, true);
-  SimulatedRobot sim(opt, s.drivers, s.model);
   const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
   ASSERT_EQ(nc, 2u);
   // Sums of squared errors: position, velocity, torque, force, moment.
   std::array<double, 5> sq{}, expected_var{};
   std::array<std::size_t, 5> n{};
   RunWithDrivers(
-      sim, s, 1500, [&](int, const hal::RobotStateSample& out, const MujocoTruth& truth) {
+      opt, s, 1500, [&](int, const hal::RobotStateSample& out, const MujocoTruth& truth) {
         for (std::size_t i = 0; i < nj; ++i) {
           const Quantum q = QuantumOf(s.drivers, i, 0);
           const double lsb_p = 2 * q.position, lsb_v = 2 * q.velocity, lsb_t = 2 * q.torque;
@@ -278,17 +289,13 @@ TEST(SimBackend, BurstsLoseEveryFrameOnTheirBusAndNothingElse) {
   burst.repeat = 3;
   burst.period = 0.050;
   opt.faults = {burst};
-  SimulatedRobot sim(opt, s.drivers, s.model);
-  hal::StateBuffer buffer;
-  const std::vector<hal::CanTransport*> buses = sim.buses();
-  drivers::DriverLoop loop(s.drivers, buses, buffer);
+  SimLoop rig(opt, s);
   std::size_t on_can1 = 0;
   for (const auto& j : s.drivers.joints) on_can1 += j.bus == 1;
   int stale_ticks = 0;
   for (int k = 1; k <= 300; ++k) {
-    sim.Step(nullptr);
-    loop.Tick(k * kMs);
-    const hal::RobotStateSample& out = loop.last_sample();
+    rig.Step(k);
+    const hal::RobotStateSample& out = rig.loop.last_sample();
     for (std::size_t i = 0; i < s.drivers.joints.size(); ++i) {
       if (s.drivers.joints[i].bus == 0) {
         ASSERT_TRUE(out.joints[i].encoder.ok() && out.joints[i].torque_sensor.ok()) << k;
@@ -300,13 +307,13 @@ TEST(SimBackend, BurstsLoseEveryFrameOnTheirBusAndNothingElse) {
   }
   // Each 5 ms burst: every can1 frame lost; the channels go stale for 2 ticks (ages 4 and 5 ms)
   // and recover with the next frame; the counter gaps account for every lost sample.
-  const SimBusCounters& c1 = sim.bus_counters()[1];
+  const SimBusCounters& c1 = rig.sim.bus_counters()[1];
   EXPECT_EQ(c1.lost_burst, 3u * 5u * 2u * on_can1);
-  EXPECT_EQ(sim.bus_counters()[0].lost_burst, 0u);
-  EXPECT_EQ(loop.counters().lost_samples, c1.lost_burst);
+  EXPECT_EQ(rig.sim.bus_counters()[0].lost_burst, 0u);
+  EXPECT_EQ(rig.loop.counters().lost_samples, c1.lost_burst);
   EXPECT_EQ(stale_ticks, static_cast<int>(3 * 2 * on_can1));
-  EXPECT_EQ(loop.counters().stale_events, 3u * 2u * on_can1);  // encoders and torque sensors
-  EXPECT_TRUE(loop.last_sample().joints[s.drivers.joints.size() - 1].encoder.ok());
+  EXPECT_EQ(rig.loop.counters().stale_events, 3u * 2u * on_can1);  // encoders and torque sensors
+  EXPECT_TRUE(rig.loop.last_sample().joints[s.drivers.joints.size() - 1].encoder.ok());
 }
 
 TEST(SimBackend, RandomFrameLossIsDeterministicForTheSeedAndLeavesTheNoiseAlone) {
@@ -323,18 +330,14 @@ TEST(SimBackend, RandomFrameLossIsDeterministicForTheSeedAndLeavesTheNoiseAlone)
       f.to = 1e6;
       opt.faults = {f};
     }
-    SimulatedRobot sim(opt, s.drivers, s.model);
-    hal::StateBuffer buffer;
-    const std::vector<hal::CanTransport*> buses = sim.buses();
-    drivers::DriverLoop loop(s.drivers, buses, buffer);
+    SimLoop rig(opt, s);
     std::vector<double> torques;
     for (int k = 1; k <= 200; ++k) {
-      sim.Step(nullptr);
-      loop.Tick(k * kMs);
-      torques.push_back(loop.last_sample().joints[6].torque);
+      rig.Step(k);
+      torques.push_back(rig.loop.last_sample().joints[6].torque);
     }
-    return std::make_pair(sim.bus_counters()[0].lost_random + sim.bus_counters()[1].lost_random,
-                          torques);
+    return std::make_pair(
+        rig.sim.bus_counters()[0].lost_random + rig.sim.bus_counters()[1].lost_random, torques);
   };
   const auto a = run(7, 0.05), b = run(7, 0.05), c = run(8, 0.05), clean = run(7, 0.0);
   EXPECT_EQ(a.first, b.first);
@@ -376,25 +379,21 @@ TEST(SimBackend, CandumpLogReplaysThroughTheDriversToTheLiveSamples) {
   drivers::DriverCounters live_counters;
   std::uint64_t live_bus_off = 0, written = 0;
   {
-    SimulatedRobot sim(opt, s.drivers, s.model);
-    hal::StateBuffer buffer;
-    const std::vector<hal::CanTransport*> buses = sim.buses();
-    drivers::DriverLoop loop(s.drivers, buses, buffer);
-    drivers::BusSupervisor supervisor(loop, buses);
+    SimLoop rig(opt, s);
+    drivers::BusSupervisor supervisor(rig.loop, rig.buses);
     for (int k = 1; k <= kSteps; ++k) {
-      sim.Step(nullptr);
-      loop.Tick(k * kMs);
-      live.push_back(loop.last_sample());
+      rig.Step(k);
+      live.push_back(rig.loop.last_sample());
       if (k % 20 == 0) supervisor.Poll();
     }
     EXPECT_EQ(supervisor.restarts(), 1u);
-    live_counters = loop.counters();
-    live_bus_off = loop.bus(1).bus_off;
-    sim.CloseCandump();
-    written = sim.candump()->written();
-    EXPECT_EQ(sim.candump()->dropped(), 0u);
+    live_counters = rig.loop.counters();
+    live_bus_off = rig.loop.bus(1).bus_off;
+    rig.sim.CloseCandump();
+    written = rig.sim.candump()->written();
+    EXPECT_EQ(rig.sim.candump()->dropped(), 0u);
     std::uint64_t frames = 0;
-    for (const auto& c : sim.bus_counters()) frames += c.frames;
+    for (const auto& c : rig.sim.bus_counters()) frames += c.frames;
     EXPECT_EQ(written, frames);
   }
   EXPECT_EQ(live_bus_off, 1u);

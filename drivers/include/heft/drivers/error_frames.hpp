@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "heft/hal/can.hpp"
+
 namespace heft::drivers {
 
 inline constexpr std::uint32_t kErrTxTimeout = 0x001;
@@ -16,5 +18,15 @@ inline constexpr std::uint32_t kErrAck = 0x020;
 inline constexpr std::uint32_t kErrBusOff = 0x040;
 inline constexpr std::uint32_t kErrBusError = 0x080;
 inline constexpr std::uint32_t kErrRestarted = 0x100;
+
+// An error frame of class(es) `classes`, as the kernel delivers one (8 data bytes, all zero here).
+constexpr hal::CanFrame ErrorFrame(std::uint32_t classes, std::int64_t stamp_ns) noexcept {
+  hal::CanFrame f;
+  f.flags = hal::CanFrame::kError;
+  f.id = classes;
+  f.len = 8;
+  f.stamp_ns = stamp_ns;
+  return f;
+}
 
 }  // namespace heft::drivers
