@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "heft/identification/candump_convert.hpp"
+
 namespace heft::host {
 
 RecordingConfig ParseRecording(const config::Node& host) {
@@ -71,11 +73,7 @@ std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
   if (!host) return nullptr;
   const RecordingConfig rc = ParseRecording(*host);
   if (!rc.enabled) return nullptr;
-  ident::RecordingInfo info;
-  for (const auto& j : config.drivers.joints) info.joints.push_back(j.joint);
-  for (const auto& f : config.drivers.ft_cells) info.wrench_frames.push_back(f.frame);
-  info.floating_base = floating_base;
-  info.nominal_rate = 1000.0;
+  const ident::RecordingInfo info = ident::InfoFromDrivers(config.drivers, floating_base);
   log->info("recording the robot state at 1 kHz to {} ({} joints, {} F/T cells)", rc.path,
             info.joints.size(), info.wrench_frames.size());
   return std::make_unique<StateRecorder>(rc.path, info, state, std::move(log));

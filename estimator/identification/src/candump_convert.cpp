@@ -8,6 +8,15 @@
 
 namespace heft::ident {
 
+RecordingInfo InfoFromDrivers(const drivers::DriverConfig& config, bool floating_base) {
+  RecordingInfo info;
+  for (const auto& j : config.joints) info.joints.push_back(j.joint);
+  for (const auto& f : config.ft_cells) info.wrench_frames.push_back(f.frame);
+  info.floating_base = floating_base;
+  info.nominal_rate = 1000.0;
+  return info;
+}
+
 RecordSample ToRecord(const hal::RobotStateSample& in, std::size_t nj, std::size_t nw,
                       bool floating_base) {
   RecordSample s;
@@ -64,10 +73,7 @@ Recording ConvertCandump(const drivers::DriverConfig& config,
   drivers::DriverLoop loop(config, buses, *state);
   Recording rec;
   rec.source = source;
-  for (const auto& j : config.joints) rec.info.joints.push_back(j.joint);
-  for (const auto& f : config.ft_cells) rec.info.wrench_frames.push_back(f.frame);
-  rec.info.floating_base = floating_base;
-  rec.info.nominal_rate = 1000.0;
+  rec.info = InfoFromDrivers(config, floating_base);
   const std::size_t nj = rec.info.joints.size(), nw = rec.info.wrench_frames.size();
   // Driver ticks on whole milliseconds after the first frame, until every frame is consumed.
   const std::int64_t start = (first / 1'000'000 + 1) * 1'000'000;

@@ -16,6 +16,10 @@
 
 namespace heft::ident {
 
+// The recording header for the drivers' samples: joint and F/T channels in the configuration's
+// order, named by URDF joint and frame, at the driver loop's 1 kHz.
+RecordingInfo InfoFromDrivers(const drivers::DriverConfig& config, bool floating_base);
+
 // The driver-loop sample as a record (channel order = the configuration's order).
 RecordSample ToRecord(const hal::RobotStateSample& sample, std::size_t joints, std::size_t wrenches,
                       bool floating_base);
