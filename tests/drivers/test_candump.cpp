@@ -9,7 +9,7 @@
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/test/driver_rig.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -69,22 +69,13 @@ TEST(Candump, MalformedLinesAreRefusedLineByLine) {
 }
 
 TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {
-  const dyn::Model model =
-      dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", {});
-  const DriverConfig cfg =
-      ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
   // Live: encoder → buses → loop, while everything sent is also logged.
-  MemoryBus can0{"can0"}, can1{"can1"};
-  std::vector<hal::CanTransport*> live{&can0, &can1};
-  hal::StateBuffer live_buffer;
-  DriverLoop live_loop(cfg, live, live_buffer);
-  SampleEncoder encoder(cfg);
+  heft::test::DriverRig live;
+  const DriverConfig& cfg = live.cfg;
+  hal::RobotStateSample& truth = live.truth;
   MemoryBus tap0{"can0"}, tap1{"can1"};
   std::vector<hal::CanTransport*> taps{&tap0, &tap1};
   std::ostringstream log;
-  hal::RobotStateSample truth;
-  truth.num_joints = static_cast<std::uint16_t>(cfg.joints.size());
-  truth.num_wrenches = 2;
   std::vector<hal::RobotStateSample> live_samples;
   const std::int64_t t0 = 1'700'000'000'000'000'000;
   auto set_truth = [&](int k) {
@@ -97,9 +88,9 @@ TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {
   for (int k = 1; k <= 50; ++k) {
     const std::int64_t now = t0 + k * 1'000'000;
     set_truth(k);
-    encoder.Emit(truth, now, live);
-    live_loop.Tick(now);
-    live_samples.push_back(live_loop.last_sample());
+    live.encoder.Emit(truth, now, live.buses);
+    live.loop.Tick(now);
+    live_samples.push_back(live.loop.last_sample());
   }
   // The same emission into taps, every frame logged.
   SampleEncoder encoder2(cfg);

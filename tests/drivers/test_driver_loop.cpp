@@ -13,6 +13,7 @@
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/estimator/model.hpp"
 #include "heft/test/alloc_counter.hpp"
+#include "heft/test/driver_rig.hpp"
 #include "reference_motion.hpp"
 
 namespace heft::drivers {
@@ -33,23 +34,10 @@ class MockCanTransport : public hal::CanTransport {
 
 constexpr std::int64_t kMs = 1'000'000;
 
-struct Rig {
-  dyn::Model model =
-      dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", {});
-  DriverConfig cfg = ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
-  MemoryBus can0{"can0"}, can1{"can1"};
-  std::vector<hal::CanTransport*> buses{&can0, &can1};
-  hal::StateBuffer buffer;
-  DriverLoop loop{cfg, buses, buffer};
-  SampleEncoder encoder{cfg};
-  hal::RobotStateSample truth;
+struct Rig : heft::test::DriverRig {
   std::int64_t now = 0;
 
-  Rig() {
-    truth.num_joints = static_cast<std::uint16_t>(cfg.joints.size());
-    truth.num_wrenches = 2;
-    Set(0.0);
-  }
+  Rig() { Set(0.0); }
   void Set(double t) { test::SetReferenceMotion(truth, cfg.joints.size(), t); }
   // One millisecond: devices send, the loop ticks.
   void Step(const EmitOptions& opt = {}) {

@@ -10,15 +10,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/memory_bus.hpp"
-#include "heft/drivers/sample_encoder.hpp"
 #include "heft/identification/candump_convert.hpp"
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/sdp.hpp"
 #include "heft/plugin/plugin_config.hpp"
+#include "heft/test/driver_rig.hpp"
 #include "motion.hpp"
 
 namespace heft::ident {
@@ -171,17 +170,10 @@ TEST(Output, UrdfRoundTripKeepsIdentifiedParameters) {
 
 TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
   using namespace heft::drivers;
-  const dyn::Model model = Nominal();
-  const DriverConfig cfg =
-      ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
-  MemoryBus can0{"can0"}, can1{"can1"};
-  std::vector<hal::CanTransport*> live{&can0, &can1};
-  hal::StateBuffer live_buffer;
-  DriverLoop live_loop(cfg, live, live_buffer);
-  SampleEncoder encoder(cfg);
-  hal::RobotStateSample truth;
-  truth.num_joints = static_cast<std::uint16_t>(cfg.joints.size());
-  truth.num_wrenches = 2;
+  heft::test::DriverRig live;
+  const dyn::Model& model = live.model;
+  const DriverConfig& cfg = live.cfg;
+  hal::RobotStateSample& truth = live.truth;
   const std::int64_t t0 = 1'700'000'000'000'000'000;
   std::ostringstream log;
   std::vector<hal::RobotStateSample> published;
@@ -191,11 +183,11 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
       truth.joints[i].torque = 3.0 * std::cos(0.02 * k);
     }
     truth.wrenches[0].wrench[2] = 400.0 + k;
-    encoder.Emit(truth, t0 + k * 1'000'000, live);
+    live.encoder.Emit(truth, t0 + k * 1'000'000, live.buses);
     // Log what is on the buses, then let the live loop consume the same frames.
     std::vector<hal::CanFrame> frames[2];
     for (int b = 0; b < 2; ++b) {
-      MemoryBus& bus = b == 0 ? can0 : can1;
+      MemoryBus& bus = b == 0 ? live.can0 : live.can1;
       hal::CanFrame f;
       while (bus.receive(f) == hal::IoStatus::kOk) {
         log << FormatCandumpLine({f.stamp_ns, std::string(bus.name()), f}) << "\n";
@@ -203,9 +195,9 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
       }
     }
     for (int b = 0; b < 2; ++b)
-      for (const auto& f : frames[b]) (b == 0 ? can0 : can1).send(f);
-    live_loop.Tick(t0 + k * 1'000'000);
-    published.push_back(live_loop.last_sample());
+      for (const auto& f : frames[b]) (b == 0 ? live.can0 : live.can1).send(f);
+    live.loop.Tick(t0 + k * 1'000'000);
+    published.push_back(live.loop.last_sample());
   }
   std::istringstream in(log.str());
   std::vector<CandumpError> errors;
