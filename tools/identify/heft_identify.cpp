@@ -80,6 +80,14 @@ std::string SensorVerdict(const dyn::Model& model, const NormalEquations& ne) {
          " (rank " + std::to_string(ne.min_base_rank) + ")";
 }
 
+// Bodies of the selection whose parameters in x are physically consistent.
+int ConsistentBodies(const Problem& problem, const Eigen::VectorXd& x) {
+  int ok = 0;
+  for (int b = 0; b < problem.selection.size(); ++b)
+    ok += dyn::IsPhysicallyConsistent(x.segment<10>(10 * b)) ? 1 : 0;
+  return ok;
+}
+
 struct Timer {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   double Seconds() const {
@@ -358,10 +366,7 @@ int main(int argc, char** argv) {
         std::printf(" %14.4f", pr.rmse);
         if (&d == &valid.front().second) bias_rows.emplace_back(name, pr.bias_rms);
       }
-      int ok = 0;
-      for (int b = 0; b < problem.selection.size(); ++b)
-        ok += dyn::IsPhysicallyConsistent(x.segment<10>(10 * b)) ? 1 : 0;
-      std::printf(" %9d/%d\n", ok, problem.selection.size());
+      std::printf(" %9d/%d\n", ConsistentBodies(problem, x), problem.selection.size());
     };
     row("urdf", prior);
     Eigen::VectorXd xr;
@@ -412,9 +417,7 @@ int main(int argc, char** argv) {
       if (r.name == chosen) out = &r;
     if (!out) Die("no result for " + chosen);
     if (!out_urdf.empty() || !out_yaml.empty()) {
-      bool consistent = true;
-      for (int b = 0; b < problem.selection.size(); ++b)
-        consistent = consistent && dyn::IsPhysicallyConsistent(out->x.segment<10>(10 * b));
+      const bool consistent = ConsistentBodies(problem, out->x) == problem.selection.size();
       if (!out_urdf.empty()) {
         if (!consistent)
           std::printf(
