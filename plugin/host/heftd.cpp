@@ -416,7 +416,7 @@ int Run(int argc, char** argv) {
   }
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
   std::unique_ptr<host::StateRecorder> recorder =
-      host::MakeRecorder(doc.root(), pcfg, model.floating_base, state, log);
+      host::MakeRecorder(doc.root(), pcfg, model.floating_base, log);
   drivers::BusSupervisor supervisor(loop, buses);
 
   // Telemetry: plugin records (+ truth when simulated), written by this (non-real-time) thread.
@@ -473,7 +473,7 @@ int Run(int argc, char** argv) {
       }
       const hal::BaseSample* base = sim ? &sim->base() : nullptr;
       loop.Tick(lockstep ? k * 1'000'000 : Now(), base);
-      if (recorder) recorder->OnDriverTick();
+      if (recorder) recorder->OnDriverTick(loop.last_sample());
       ms_driven.store(k, std::memory_order_release);
     }
   });

@@ -18,9 +18,8 @@ RecordingConfig ParseRecording(const config::Node& host) {
 }
 
 StateRecorder::StateRecorder(const std::string& path, const ident::RecordingInfo& info,
-                             const hal::StateBuffer& state, std::shared_ptr<spdlog::logger> log)
-    : state_(state),
-      log_(std::move(log)),
+                             std::shared_ptr<spdlog::logger> log)
+    : log_(std::move(log)),
       writer_(path, info),
       queue_(std::make_unique<hal::SpscQueue<hal::RobotStateSample, kQueue>>()) {
   thread_ = std::thread([this] { Run(); });
@@ -31,10 +30,8 @@ StateRecorder::~StateRecorder() {
   if (thread_.joinable()) thread_.join();
 }
 
-void StateRecorder::OnDriverTick() noexcept {
-  if (!state_.read_latest(scratch_) || scratch_.sequence == last_sequence_) return;
-  last_sequence_ = scratch_.sequence;
-  queue_->push(scratch_);
+void StateRecorder::OnDriverTick(const hal::RobotStateSample& sample) noexcept {
+  queue_->push(sample);
 }
 
 void StateRecorder::Run() {
@@ -67,7 +64,6 @@ void StateRecorder::Run() {
 
 std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
                                             const plugin::PluginConfig& config, bool floating_base,
-                                            const hal::StateBuffer& state,
                                             std::shared_ptr<spdlog::logger> log) {
   const auto host = root.Optional("host");
   if (!host) return nullptr;
@@ -76,7 +72,7 @@ std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
   const ident::RecordingInfo info = ident::InfoFromDrivers(config.drivers, floating_base);
   log->info("recording the robot state at 1 kHz to {} ({} joints, {} F/T cells)", rc.path,
             info.joints.size(), info.wrench_frames.size());
-  return std::make_unique<StateRecorder>(rc.path, info, state, std::move(log));
+  return std::make_unique<StateRecorder>(rc.path, info, std::move(log));
 }
 
 }  // namespace heft::host

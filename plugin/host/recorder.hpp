@@ -1,9 +1,9 @@
 // heftd's state recorder: every driver-loop sample (q, v, τ_obs, foot wrenches, validity, time) at
 // 1 kHz into a .heftrec recording (estimator/identification/.../recording.hpp) for heft-identify.
 //
-// The driver thread only calls OnDriverTick(): a wait-free copy of the newest sample into a
-// lock-free queue (no allocation, lock, I/O or logging; a full queue drops and counts). A
-// non-real-time thread of the recorder drains the queue and streams the records to disk.
+// The driver thread only calls OnDriverTick() with the sample its loop just published: a wait-free
+// copy into a lock-free queue (no allocation, lock, I/O or logging; a full queue drops and counts).
+// A non-real-time thread of the recorder drains the queue and streams the records to disk.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -34,25 +34,22 @@ class StateRecorder {
   static constexpr std::size_t kQueue = 1024;  // samples: 1 s of slack for the disk
   // Opens the file (throws ident::RecordingError) and starts the writer thread.
   StateRecorder(const std::string& path, const ident::RecordingInfo& info,
-                const hal::StateBuffer& state, std::shared_ptr<spdlog::logger> log);
+                std::shared_ptr<spdlog::logger> log);
   ~StateRecorder();  // drains the queue, flushes, joins
   StateRecorder(const StateRecorder&) = delete;
   StateRecorder& operator=(const StateRecorder&) = delete;
 
-  // Driver thread, after each tick: real-time safe.
-  void OnDriverTick() noexcept;
+  // Driver thread, after each tick, with the loop's published sample: real-time safe.
+  void OnDriverTick(const hal::RobotStateSample& sample) noexcept;
 
   std::uint64_t records() const { return records_.load(std::memory_order_relaxed); }
   std::uint64_t drops() const { return queue_->drops(); }
 
  private:
   void Run();
-  const hal::StateBuffer& state_;
   std::shared_ptr<spdlog::logger> log_;
   ident::RecordingWriter writer_;
   std::unique_ptr<hal::SpscQueue<hal::RobotStateSample, kQueue>> queue_;
-  hal::RobotStateSample scratch_{};  // driver thread only
-  std::uint64_t last_sequence_ = 0;  // driver thread only
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> records_{0};
   std::thread thread_;
@@ -62,7 +59,6 @@ class StateRecorder {
 // the drivers' order, named by URDF joint and frame. Throws when the file cannot be created.
 std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
                                             const plugin::PluginConfig& config, bool floating_base,
-                                            const hal::StateBuffer& state,
                                             std::shared_ptr<spdlog::logger> log);
 
 }  // namespace heft::host
