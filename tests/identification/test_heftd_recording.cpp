@@ -17,28 +17,16 @@
 #include "heft/identification/recording.hpp"
 #include "heft/identification/sdp.hpp"
 #include "heft/plugin/plugin_config.hpp"
+#include "heft/test/heftd_run.hpp"
 
 namespace heft::ident {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using heft::test::HeftdResult;
+using heft::test::Slurp;
 
-struct HeftdRun {
-  int code;
-  std::string output;
-};
-
-HeftdRun Heftd(const std::string& config, const std::string& duration) {
-  const std::string out = testing::TempDir() + "/heftd_rec_" + std::to_string(getpid()) + ".log";
-  const std::string cmd = std::string(HEFT_HEFTD) + " --config " + config + " --duration " +
-                          duration + " > " + out + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
+HeftdResult Heftd(const std::string& config, const std::string& duration) {
+  return heft::test::RunHeftd({"--config", config, "--duration", duration});
 }
 
 std::string Config(const std::string& recording_line, const std::string& scenario = "walk") {
@@ -53,7 +41,7 @@ std::string Config(const std::string& recording_line, const std::string& scenari
 
 TEST(HeftdRecording, SimulatedRunRecordsEveryDriverSample) {
   const std::string rec_path = testing::TempDir() + "/heftd_walk.heftrec";
-  const HeftdRun r = Heftd(Config("  recording: {path: " + rec_path + "}\n"), "2");
+  const HeftdResult r = Heftd(Config("  recording: {path: " + rec_path + "}\n"), "2");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("recording: 2000 records written"), std::string::npos) << r.output;
   const Recording rec = ReadRecording(rec_path);
@@ -74,7 +62,7 @@ TEST(HeftdRecording, SimulatedRunRecordsEveryDriverSample) {
 }
 
 TEST(HeftdRecording, RecordingWithoutAPathIsRefused) {
-  const HeftdRun r = Heftd(Config("  recording: {enabled: true}\n"), "0.1");
+  const HeftdResult r = Heftd(Config("  recording: {enabled: true}\n"), "0.1");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("host.recording"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("path"), std::string::npos) << r.output;
@@ -86,7 +74,8 @@ TEST(HeftdRecording, MujocoDumbbellCurlRecordingIdentifiesTheLoadedForearm) {
   // the left forearm; heftd records; batch identification of the forearm (the rest known) finds
   // forearm + dumbbell.
   const std::string rec_path = testing::TempDir() + "/heftd_dumbbell.heftrec";
-  const HeftdRun r = Heftd(Config("  recording: {path: " + rec_path + "}\n", "dumbbell-curl"), "6");
+  const HeftdResult r =
+      Heftd(Config("  recording: {path: " + rec_path + "}\n", "dumbbell-curl"), "6");
   ASSERT_EQ(r.code, 0) << r.output;
   const Recording rec = ReadRecording(rec_path);
   EXPECT_FALSE(rec.info.floating_base);
@@ -126,7 +115,7 @@ TEST(HeftdRecording, CandumpOfTheSimulatedBusesConvertsToWhatHeftdRecorded) {
     text.replace(text.find("  seed: 1"), 9, "  seed: 1\n  candump: " + log_path);
     std::ofstream(cfg) << text;
   }
-  const HeftdRun r = Heftd(cfg, "1");
+  const HeftdResult r = Heftd(cfg, "1");
   ASSERT_EQ(r.code, 0) << r.output;
   const Recording live = ReadRecording(rec_path);
   std::ifstream in(log_path);

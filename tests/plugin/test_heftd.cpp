@@ -15,44 +15,15 @@
 #include <string>
 #include <thread>
 
+#include "heft/test/heftd_run.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs heftd with `args`; sends SIGTERM after `term_after_ms` when > 0.
-Result RunHeftd(const std::vector<std::string>& args, int term_after_ms = 0) {
-  const std::string out = testing::TempDir() + "/heftd_" + std::to_string(getpid()) + ".log";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::FILE* f = std::freopen(out.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), fileno(stderr));
-    std::vector<char*> argv{const_cast<char*>(HEFT_HEFTD)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(HEFT_HEFTD, argv.data());
-    _exit(127);
-  }
-  if (term_after_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(term_after_ms));
-    kill(pid, SIGTERM);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
-}
+using heft::test::RunHeftd;
+using heft::test::Slurp;
+using Result = heft::test::HeftdResult;
 
 const std::string kConfigDir = HEFT_CONFIG_DIR;
 
