@@ -452,19 +452,10 @@ int main(int argc, char** argv) {
       dyn::Workspace ws(model);
       Eigen::VectorXd tau(model.nv), contact(model.nv);
       const int base = model.floating_base ? 6 : 0;
-      const int nj = static_cast<int>(problem.friction_v.size());
       for (const Sample& s : d.samples) {
         csv << s.t;
         for (const dyn::Model* m : {&before, &after}) {
-          dyn::Rnea(*m, ws, s.q, s.v, s.a, tau);
-          dyn::ContactTerm(*m, ws, d.frames, s.wrenches, contact);
-          tau -= contact;
-          if (m == &after && friction)
-            for (int j = 0; j < nj; ++j) {
-              const int vi = problem.friction_v[j];
-              tau[vi] += out->x[problem.inertial_size() + j] * FrictionSign(s.v[vi]) +
-                         out->x[problem.inertial_size() + nj + j] * s.v[vi];
-            }
+          PredictSample(problem, *m, ws, d.frames, s, m == &after ? out->x : prior, tau, contact);
           const Eigen::VectorXd r = (s.tau - tau).tail(model.nv - base);
           csv << ',' << r.norm() << ',' << r.mean();
         }

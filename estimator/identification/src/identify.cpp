@@ -258,24 +258,31 @@ dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x) {
   return m;
 }
 
+void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspace& ws,
+                   std::span<const int> frames, const Sample& s, const Eigen::VectorXd& x,
+                   Eigen::VectorXd& tau, Eigen::VectorXd& contact) {
+  dyn::Rnea(model, ws, s.q, s.v, s.a, tau);
+  dyn::ContactTerm(model, ws, frames, s.wrenches, contact);
+  tau -= contact;
+  if (problem.friction) {
+    const int ni = problem.inertial_size();
+    const int nj = static_cast<int>(problem.friction_v.size());
+    for (int j = 0; j < nj; ++j) {
+      const int vi = problem.friction_v[j];
+      tau[vi] += x[ni + j] * FrictionSign(s.v[vi]) + x[ni + nj + j] * s.v[vi];
+    }
+  }
+}
+
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x) {
   const dyn::Model m = WithParameters(problem, x);
   dyn::Workspace ws(m);
-  const int nv = m.nv, ni = problem.inertial_size();
+  const int nv = m.nv;
   const int base = m.floating_base ? 6 : 0;
   Eigen::VectorXd tau(nv), contact(nv);
   Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
   for (const Sample& s : data.samples) {
-    dyn::Rnea(m, ws, s.q, s.v, s.a, tau);
-    dyn::ContactTerm(m, ws, data.frames, s.wrenches, contact);
-    tau -= contact;
-    if (problem.friction) {
-      const int nj = static_cast<int>(problem.friction_v.size());
-      for (int j = 0; j < nj; ++j) {
-        const int vi = problem.friction_v[j];
-        tau[vi] += x[ni + j] * FrictionSign(s.v[vi]) + x[ni + nj + j] * s.v[vi];
-      }
-    }
+    PredictSample(problem, m, ws, data.frames, s, x, tau, contact);
     sq += (tau - s.tau).cwiseAbs2();
     sum += s.tau - tau;
   }

@@ -8,9 +8,11 @@
 // τ = ID(q, v, a, π) + f_c·s(v) + f_v·v with s(v) = tanh(v / 0.01) a smoothed sign.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "heft/estimator/dynamics.hpp"
 #include "heft/estimator/regressor.hpp"
 #include "heft/identification/dataset.hpp"
 
@@ -114,5 +116,12 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
 
 // Applies x to a copy of the model (friction is not part of the model).
 dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x);
+
+// One sample's predicted joint torques, as PredictTorques computes them: inverse dynamics of
+// `model` (= WithParameters(problem, x)) minus the measured contact wrenches at `frames`, plus
+// friction from x when the problem has it. `contact` is scratch.
+void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspace& ws,
+                   std::span<const int> frames, const Sample& s, const Eigen::VectorXd& x,
+                   Eigen::VectorXd& tau, Eigen::VectorXd& contact);
 
 }  // namespace heft::ident
