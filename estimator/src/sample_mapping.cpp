@@ -61,7 +61,7 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
   const bool floating = model_->floating_base;
   if (floating) {
     for (const hal::RobotStateSample* s : {&newest, &mid, &oldest})
-      if (!s->has_base || !s->base.health.ok()) hold |= kHoldBase;
+      if (!s->has_base || !s->base.health.ok() || !s->base.has_linear_velocity) hold |= kHoldBase;
     const hal::BaseSample& b = mid.base;
     q_.head<3>() << b.position[0], b.position[1], b.position[2];
     Eigen::Vector4d quat(b.orientation[0], b.orientation[1], b.orientation[2], b.orientation[3]);

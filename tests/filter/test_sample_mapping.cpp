@@ -32,6 +32,7 @@ struct Fixture {
     const double t = 1e-3 * static_cast<double>(k), w = 2 * M_PI * 1.5;
     s.base.position = {0.1 * t, 0.0, 1.0};
     s.base.linear_velocity = {0.1, 0.0, std::sin(w * t)};
+    s.base.has_linear_velocity = true;
     s.base.health.state = hal::ChannelState::kOk;
     for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
       auto& j = s.joints[i];

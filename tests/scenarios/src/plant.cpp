@@ -99,6 +99,7 @@ void Plant::Sample(hal::RobotStateSample& out) const noexcept {
       out.base.angular_velocity[k] = d->qvel[3 + k];
     }
     for (int k = 0; k < 4; ++k) out.base.orientation[k] = d->qpos[3 + k];
+    out.base.has_linear_velocity = true;
     out.base.health.state = hal::ChannelState::kOk;
   }
   for (int i = 0; i < num_joints_; ++i) {

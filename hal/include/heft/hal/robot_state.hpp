@@ -48,16 +48,28 @@ struct WrenchSample {
   ChannelHealth health;
 };
 
-/// Floating-base state. It does not come from the CAN devices: on a robot it is the walking
-/// controller's state estimator (IMU + leg kinematics); on the simulated robot, the simulator.
-/// Conventions (the same as MuJoCo's free joint):
-///   position: base origin in world [m]; orientation: unit quaternion (w, x, y, z), base -> world;
-///   linear_velocity: of the base origin, in world; angular_velocity: in the base frame.
+/// Floating-base motion. It does not come from the joint devices: on a robot it is either the base
+/// IMU on CAN (decoded by the drivers, `drivers.imu`) or the controller framework's state estimator
+/// through the shared-memory input segment (hal/framework_input.h); on the simulated robot it is
+/// the simulated IMU's frames. Frames (Drake-style monogram notation): W a gravity-aligned world
+/// frame (z up, yaw arbitrary: nothing may depend on it), B the base link's frame, S the point
+/// where the specific force was measured (the IMU's origin).
+///
+/// What inverse dynamics needs of the base is its orientation (for gravity), its angular velocity
+/// and the classical acceleration of its origin; by Galilean invariance not its linear velocity.
+/// The acceleration comes either from `specific_force` (what an accelerometer measures, transported
+/// to the base origin by the estimator with ω and a finite difference of ω) or, when only a
+/// velocity is known, from a finite difference of `linear_velocity`.
 struct BaseSample {
-  std::array<double, 3> position{};
-  std::array<double, 4> orientation{1.0, 0.0, 0.0, 0.0};
-  std::array<double, 3> linear_velocity{};
-  std::array<double, 3> angular_velocity{};
+  std::array<double, 4> orientation{1.0, 0.0, 0.0,
+                                    0.0};        ///< R_WB as a unit quaternion (w, x, y, z)
+  std::array<double, 3> angular_velocity{};      ///< w_WB_B: angular velocity, base frame [rad/s]
+  std::array<double, 3> specific_force{};        ///< f_S_B: acceleration minus gravity at S [m/s^2]
+  std::array<double, 3> specific_force_point{};  ///< p_BS: S in the base frame [m]
+  std::array<double, 3> linear_velocity{};       ///< v_WB_W: velocity of the base origin [m/s]
+  std::array<double, 3> position{};  ///< p_WB: base origin in world [m] (optional; heft ignores it)
+  bool has_specific_force = false;   ///< specific_force and specific_force_point are set
+  bool has_linear_velocity = false;  ///< linear_velocity (and position) are set
   ChannelHealth health;
 };
 
