@@ -1,0 +1,36 @@
+// A small JSON reader and writer for heftd's status replies and heftctl (no JSON library is a
+// Debian build dependency of heft). Not for the real-time path: it allocates.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace heft::host {
+
+struct Json {
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+  Type type = Type::kNull;
+  bool boolean = false;
+  double number = 0.0;
+  std::string string;
+  std::vector<Json> array;
+  std::vector<std::pair<std::string, Json>> object;
+
+  /// The member `key` of an object, or null if absent / not an object.
+  [[nodiscard]] const Json* Find(std::string_view key) const;
+  /// Convenience: the number at `key`, or `fallback`.
+  [[nodiscard]] double Number(std::string_view key, double fallback = 0.0) const;
+  [[nodiscard]] std::string String(std::string_view key, std::string fallback = {}) const;
+};
+
+/// Parses one JSON document (RFC 8259; depth limited to 32). On failure returns nullopt and
+/// writes "offset N: what" into `error`.
+std::optional<Json> ParseJson(std::string_view text, std::string* error = nullptr);
+
+/// Appends `s` as a JSON string literal (quotes and escapes included).
+void AppendJsonString(std::string& out, std::string_view s);
+
+}  // namespace heft::host
