@@ -199,7 +199,11 @@ bool CommandServer::Serve(Client& client) {
     // MSG_TRUNC: SOCK_SEQPACKET returns the message's real length, so an oversized request is
     // recognised (and its rest discarded) rather than read as two.
     const ssize_t n = recv(client.fd.get(), buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC);
-    if (n == 0) return false;  // the client closed
+    if (n == 0) {
+      // SOCK_SEQPACKET: 0 is either the end of the connection or an empty message.
+      pollfd p{client.fd.get(), POLLRDHUP, 0};
+      if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return false;
+    }
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     client.last_active_ms = NowMs();
     const auto size = static_cast<std::size_t>(n);
