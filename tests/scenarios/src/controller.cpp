@@ -215,7 +215,15 @@ BalanceController::BalanceController(const std::string& urdf_path,
         std::any_of(config_.leg_joint_markers.begin(), config_.leg_joint_markers.end(),
                     [&](const std::string& m) { return name.find(m) != std::string::npos; });
     posture_weight_[joint_v_[i]] = leg ? 0.0 : config_.w_posture;
+    if (!config_.curl_joint.empty() && name == config_.curl_joint) {
+      curl_v_ = joint_v_[i];
+      curl_q_ = joint_q_[i];
+      posture_weight_[curl_v_] = config_.w_curl;  // a task, not a posture preference
+    }
   }
+  if (!config_.curl_joint.empty() && curl_v_ < 0)
+    throw std::invalid_argument("BalanceConfig::curl_joint: '" + config_.curl_joint +
+                                "' is not a joint of the state sample");
   for (auto& J : Jc_) J.setZero(6, nv);
   for (auto& d : drift_) d.setZero();
   const int n = nv + 12, m = 6 + 12;
@@ -225,7 +233,11 @@ BalanceController::BalanceController(const std::string& urdf_path,
   rhs_.setZero(n + m);
   sol_.setZero(n + m);
   lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
-  SetTaskErrorNames({"pelvis_height_error", "com_x_error", "com_y_error"});
+  if (curl_v_ >= 0)
+    SetTaskErrorNames(
+        {"pelvis_height_error", "com_x_error", "com_y_error", config_.curl_joint + "_error"});
+  else
+    SetTaskErrorNames({"pelvis_height_error", "com_x_error", "com_y_error"});
 }
 
 double BalanceController::FootForce(int foot, const hal::RobotStateSample& state) const noexcept {
@@ -349,11 +361,27 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     H_(3 + k, 3 + k) += config_.w_orientation;
     g_[3 + k] += config_.w_orientation * a;
   }
-  // Posture.
+  // Posture (the curl joint follows its sine, with its velocity and acceleration fed forward).
   for (std::size_t i = 0; i < joint_v_.size(); ++i) {
     const int v = joint_v_[i];
-    const double a =
-        config_.posture_kp * (posture_[v] - q_[joint_q_[i]]) - config_.posture_kd * v_[v];
+    double ref = posture_[v], ref_vel = 0.0, ref_acc = 0.0;
+    if (v == curl_v_ && t > config_.curl_start) {
+      const double dt = t - config_.curl_start, w = 2.0 * std::numbers::pi * config_.curl_frequency;
+      const double u = std::min(dt / config_.curl_fade, 1.0);
+      const double fade = u * u * (3.0 - 2.0 * u);
+      const double fade_rate =
+          dt < config_.curl_fade ? 6.0 * u * (1.0 - u) / config_.curl_fade : 0.0;
+      const double fade_acc = dt < config_.curl_fade
+                                  ? 6.0 * (1.0 - 2.0 * u) / (config_.curl_fade * config_.curl_fade)
+                                  : 0.0;
+      const double A = config_.curl_amplitude, sn = std::sin(w * dt), cs = std::cos(w * dt);
+      ref += A * fade * sn;
+      ref_vel = A * (fade_rate * sn + fade * w * cs);
+      ref_acc = A * (fade_acc * sn + 2.0 * fade_rate * w * cs - fade * w * w * sn);
+      errors_[3] = ref - q_[curl_q_];
+    }
+    const double a = ref_acc + config_.posture_kp * (ref - q_[joint_q_[i]]) +
+                     config_.posture_kd * (ref_vel - v_[v]);
     H_(v, v) += posture_weight_[v];
     g_[v] += posture_weight_[v] * a;
   }

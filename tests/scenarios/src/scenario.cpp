@@ -92,6 +92,16 @@ std::vector<std::pair<std::string, double>> StandingPose(double height) {
   return pose;
 }
 
+// A 5.44 kg (12 lb) dumbbell: a 0.25 m bar of radius 0.04 m across the wrist (along y), its centre
+// at the wrist joint, 0.25 m down the forearm (π in the forearm's frame).
+Vector10 DumbbellParameters() {
+  const double m = 5.44, r = 0.04, L = 0.25;
+  Eigen::Matrix3d Ic = Eigen::Matrix3d::Zero();
+  Ic(0, 0) = Ic(2, 2) = m * (3 * r * r + L * L) / 12.0;
+  Ic(1, 1) = m * r * r / 2.0;
+  return ParametersFromCom(m, Eigen::Vector3d(0.0, 0.0, -0.25), Ic);
+}
+
 Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
@@ -125,13 +135,7 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
         "the home pose (fixed base)";
     s.duration = 15.0 * options.duration_scale;
     payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
-    // A 5.44 kg dumbbell: a 0.25 m bar of radius 0.04 m across the wrist (along y), its centre at
-    // the wrist joint, 0.25 m down the forearm.
-    const double m = 5.44, r = 0.04, L = 0.25;
-    Eigen::Matrix3d Ic = Eigen::Matrix3d::Zero();
-    Ic(0, 0) = Ic(2, 2) = m * (3 * r * r + L * L) / 12.0;
-    Ic(1, 1) = m * r * r / 2.0;
-    payload.attached = ParametersFromCom(m, Eigen::Vector3d(0.0, 0.0, -0.25), Ic);
+    payload.attached = DumbbellParameters();
     config.amplitude = 0.7;
     config.frequency = 0.333;
   }
@@ -174,6 +178,36 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
         "gate, Fig. 8); torso at its nominal mass";
     config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
+  } else if (name == "standing-curl") {
+    // The operator's procedure on a standing robot: it stands still, unloaded, while the
+    // estimator calibrates; then the left hand takes the 5.44 kg dumbbell of the hardware test and
+    // curls it (0.7 rad at 0.333 Hz about the home pose), balancing all the while.
+    s.description =
+        "standing (floating base, both feet down): still and unloaded for 3 s, then a 5.44 kg "
+        "dumbbell in the left hand, curled 0.7 rad at 0.333 Hz; torso and left forearm "
+        "estimated";
+    s.duration = std::max(8.0, 15.0 * options.duration_scale);
+    s.estimated_links = {"torso", "left_forearm"};
+    s.scored_error = "left_elbow_error";
+    config.curl_joint = "left_elbow";
+    // The forearm forward (elbow at 90°, the arm scenarios' home), so that the curl stays well
+    // inside the elbow's range.
+    const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
+    if (elbow == s.joint_names.end())
+      throw std::invalid_argument("standing-curl: the robot has no left_elbow joint");
+    s.initial_joints[elbow - s.joint_names.begin()] = -kPi / 2;
+    config.posture = s.initial_joints;
+    config.curl_amplitude = 0.7;
+    config.curl_frequency = 0.333;
+    config.curl_start = 3.5;
+    const int forearm = MujocoBodyId(robot.model.get(), "left_forearm", s.urdf_path);
+    Payload dumbbell;
+    dumbbell.link = "left_forearm";
+    dumbbell.nominal = MujocoBodyParameters(robot.model.get(), forearm);
+    dumbbell.mass = {MassWaveform::Shape::kConstant, dumbbell.nominal[0], 0.0, 0.0, 0.0};
+    dumbbell.attached = DumbbellParameters();
+    dumbbell.attach_time = 3.0;
+    s.payloads = {payload, dumbbell};
   } else {
     s.description =
         "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
@@ -182,7 +216,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     config.step_length = 0.08;
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
-  s.payloads = {payload};
+  if (s.payloads.empty()) s.payloads = {payload};
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
@@ -208,11 +242,11 @@ double MassWaveform::Mass(double t) const noexcept {
 }
 
 Vector10 Payload::At(double t) const noexcept {
-  return nominal * (mass.Mass(t) / nominal[0]) + attached;
+  return nominal * (mass.Mass(t) / nominal[0]) + (t >= attach_time ? attached : Vector10::Zero());
 }
 
 std::vector<std::string> ScenarioNames() {
-  return {"forearm-load", "torso-load", "dumbbell-curl", "step-in-place", "walk"};
+  return {"forearm-load", "torso-load", "dumbbell-curl", "step-in-place", "walk", "standing-curl"};
 }
 
 Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
@@ -222,7 +256,8 @@ Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
   const std::string dir =
       options.robots_dir.empty() ? HEFT_SCENARIOS_ROBOTS_DIR : options.robots_dir;
   if (name == "forearm-load" || name == "dumbbell-curl") return ArmScenario(name, options, dir);
-  if (name == "torso-load" || name == "step-in-place" || name == "walk") {
+  if (name == "torso-load" || name == "step-in-place" || name == "walk" ||
+      name == "standing-curl") {
     return LegScenario(name, options, dir);
   }
   std::string known;

@@ -164,6 +164,12 @@ struct BalanceConfig {
   double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
   double touchdown_speed = 0.4;   ///< [m/s] downward at contact
   double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
+  /// An arm task while standing (the dumbbell curl): `curl_joint`'s posture reference becomes
+  /// posture + curl_amplitude · fade · sin(2π curl_frequency (t − curl_start)) from curl_start on,
+  /// the amplitude growing smoothly over `curl_fade`; its error is the fourth task error.
+  std::string curl_joint;  ///< empty: no curl
+  double curl_amplitude = 0.0, curl_frequency = 0.0, curl_start = 0.0, curl_fade = 1.5;
+  double w_curl = 10.0;  ///< weight of the curl joint's task
 };
 
 class BalanceController final : public Controller {
@@ -198,6 +204,7 @@ class BalanceController final : public Controller {
   std::array<bool, 2> stance_{true, true};
   Eigen::VectorXd posture_;  // model v order (joints only, base rows unused)
   Eigen::VectorXd posture_weight_;
+  int curl_v_ = -1, curl_q_ = -1;  // model v / q index of the curl joint (-1: none)
   // Gait state.
   Phase phase_ = Phase::kStand;
   int swing_ = 1;  // 0 left, 1 right

@@ -33,6 +33,7 @@ struct Payload {
   Vector10 nominal = Vector10::Zero();  ///< the link's π in the URDF
   MassWaveform mass;
   Vector10 attached = Vector10::Zero();  ///< added π (link frame)
+  double attach_time = 0.0;              ///< [s] `attached` is held from this time on
   [[nodiscard]] Vector10 At(double t) const noexcept;
 };
 
@@ -62,7 +63,8 @@ struct Scenario {
   std::unique_ptr<Controller> controller;
 };
 
-/// The registered names: forearm-load, torso-load, dumbbell-curl, step-in-place, walk.
+/// The registered names: forearm-load, torso-load, dumbbell-curl, step-in-place, walk,
+/// standing-curl.
 std::vector<std::string> ScenarioNames();
 
 /// Builds a scenario. Unknown names throw std::invalid_argument listing the known ones.
