@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: heftd — the whole service — on the simulated robot through every scenario, with and
-# without adaptation, then the report (Markdown + PNG figures) and its summary.
+# The main job: heft-sim — the whole service (heftd's host, threads, drivers and plugin) on the
+# simulated robot — through every scenario, with and without adaptation, then the report (Markdown
+# + PNG figures) and its summary.
 #   tools/main-job.sh BUILD_DIR [OUT_DIR] [--short]
 # --short: each run capped at 8 simulated seconds and the report's checked targets enforced
 # (what CI runs). Without it every scenario runs its full length.
@@ -12,13 +13,13 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-HEFTD="$BUILD/bin/heftd"
+HEFT_SIM="$BUILD/bin/heft-sim"
 DURATION=()
 CHECK=()
 if [ "$SHORT" = "--short" ]; then DURATION=(--duration 8); CHECK=(--check); fi
 step() { printf '\n\033[1m[heft] %s\033[0m\n' "$*"; }
 
-# One run: scenario, label, and sed edits applied to the scenario's configuration. Extra heftd
+# One run: scenario, label, and sed edits applied to the scenario's configuration. Extra heft-sim
 # arguments for the next run only: RUN_ARGS=(...).
 RUN_ARGS=()
 run() {
@@ -27,8 +28,8 @@ run() {
   sed "s|urdf: ../robots|urdf: $ROOT/config/robots|" "config/sim/$scenario.yaml" > "$cfg"
   for edit in "$@"; do sed -i "$edit" "$cfg"; done
   local t0=$SECONDS
-  if ! "$HEFTD" --config "$cfg" --telemetry "$OUT/$scenario-$label.csv" "${DURATION[@]}" "${RUN_ARGS[@]}" > "$OUT/$scenario-$label.log" 2>&1; then
-    echo "heftd failed on $scenario ($label); its log:" >&2
+  if ! "$HEFT_SIM" --config "$cfg" --telemetry "$OUT/$scenario-$label.csv" "${DURATION[@]}" "${RUN_ARGS[@]}" > "$OUT/$scenario-$label.log" 2>&1; then
+    echo "heft-sim failed on $scenario ($label); its log:" >&2
     tail -20 "$OUT/$scenario-$label.log" >&2
     exit 1
   fi
@@ -42,7 +43,7 @@ KF=('s/  filter: ekf/  filter: kf/'
   's/  process_noise: \[.*\]/  process_noise: [0.05, 0.001, 0.001, 0.001, 0.05, 0.01, 0.01, 0.05, 0.01, 0.05]/'
   's/^  links: \[\(.*\)\]/  links: [\1]\n  initial_sigma: [1.0, 0.05, 0.05, 0.05, 0.5, 0.1, 0.1, 0.5, 0.1, 0.5]/')
 
-step "heftd on the simulated robot: MuJoCo → CAN frames → drivers → state buffer → plugin (333 Hz) → hand-off → controller"
+step "heft-sim, the service on the simulated robot: MuJoCo → CAN frames → drivers → state buffer → plugin (333 Hz) → hand-off → controller"
 i=0
 for scenario in forearm-load dumbbell-curl torso-load step-in-place walk; do
   i=$((i + 1))

@@ -1,5 +1,6 @@
-// heftd's recorder on the simulated robot (MuJoCo): host.recording writes a 1 kHz .heftrec that
-// heft-identify reads; a recording key without a path is refused with the file and key named.
+// The host's recorder on the simulated robot (heft-sim, MuJoCo): host.recording writes a 1 kHz
+// .heftrec that heft-identify reads; a recording key without a path is refused with the file and
+// key named.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@ using heft::test::HeftdResult;
 using heft::test::Slurp;
 
 HeftdResult Heftd(const std::string& config, const std::string& duration) {
-  return heft::test::RunHeftd({"--config", config, "--duration", duration});
+  return heft::test::RunHeftSim({"--config", config, "--duration", duration});
 }
 
 std::string Config(const std::string& recording_line, const std::string& scenario = "walk") {
@@ -71,7 +72,7 @@ TEST(HeftdRecording, RecordingWithoutAPathIsRefused) {
 
 TEST(HeftdRecording, MujocoDumbbellCurlRecordingIdentifiesTheLoadedForearm) {
   // MuJoCo end to end: the simulated fixed-base robot curls a 5.44 kg dumbbell held 0.25 m down
-  // the left forearm; heftd records; batch identification of the forearm (the rest known) finds
+  // the left forearm; heft-sim records; batch identification of the forearm (the rest known) finds
   // forearm + dumbbell.
   const std::string rec_path = testing::TempDir() + "/heftd_dumbbell.heftrec";
   const HeftdResult r =
@@ -105,8 +106,8 @@ TEST(HeftdRecording, MujocoDumbbellCurlRecordingIdentifiesTheLoadedForearm) {
 }
 
 TEST(HeftdRecording, CandumpOfTheSimulatedBusesConvertsToWhatHeftdRecorded) {
-  // The simulator logs its CAN traffic (simulation.candump) while heftd records; converting the log
-  // with the configuration gives the same joint and F/T channels, millisecond by millisecond.
+  // The simulator logs its CAN traffic (simulation.candump) while heft-sim records; converting the
+  // log with the configuration gives the same joint and F/T channels, millisecond by millisecond.
   const std::string rec_path = testing::TempDir() + "/heftd_both.heftrec";
   const std::string log_path = testing::TempDir() + "/heftd_both.log";
   std::string cfg = Config("  recording: {path: " + rec_path + "}\n");
@@ -128,7 +129,7 @@ TEST(HeftdRecording, CandumpOfTheSimulatedBusesConvertsToWhatHeftdRecorded) {
   const std::int64_t second = conv.samples.front().stamp_ns / 1'000'000'000 * 1'000'000'000;
   int matched = 0, equal = 0;
   for (const RecordSample& c : conv.samples) {
-    const std::int64_t k = (c.stamp_ns - second) / 1'000'000;  // heftd stamps k ms in lockstep
+    const std::int64_t k = (c.stamp_ns - second) / 1'000'000;  // the host stamps k ms in lockstep
     if (k < 1 || k > static_cast<std::int64_t>(live.samples.size())) continue;
     const RecordSample& l = live.samples[static_cast<std::size_t>(k - 1)];
     ASSERT_EQ(l.stamp_ns, k * 1'000'000);

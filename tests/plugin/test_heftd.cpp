@@ -1,5 +1,8 @@
-// heftd as the service runs it: a bounded lockstep run on the simulated robot, SIGTERM in real
-// time, and a table of malformed configurations, each refused with its own message.
+// The host as the service runs it, on the simulated robot (heft-sim: the same host, threads,
+// drivers and plugin as heftd): a bounded lockstep run, faults, SIGTERM in real time, the
+// shared-memory hand-off, and a table of malformed configurations, each refused with its own
+// message. And heftd itself (no simulator): what it refuses — a simulated configuration, bad
+// command-line numbers, CPUs the machine does not have — and its --help / --version.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -20,8 +23,9 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-using heft::test::RunHeftd;
+using heft::test::RunHeftSim;
 using heft::test::Slurp;
 using Result = heft::test::HeftdResult;
 
@@ -29,7 +33,7 @@ const std::string kConfigDir = HEFT_CONFIG_DIR;
 
 TEST(Heftd, BoundedLockstepRunOnTheSimulatedRobot) {
   const std::string csv = testing::TempDir() + "/heftd_telemetry.csv";
-  const Result r = RunHeftd(
+  const Result r = RunHeftSim(
       {"--config", kConfigDir + "/sim/dumbbell-curl.yaml", "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("→ estimating at t = "));
@@ -72,7 +76,7 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
   const std::string cfg = testing::TempDir() + "/heftd_fault.yaml",
                     csv = testing::TempDir() + "/heftd_fault.csv";
   std::ofstream(cfg) << text;
-  const Result r = RunHeftd({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.0"));
   EXPECT_THAT(r.output, HasSubstr("(hold reason 0x2)"));  // joint torques
@@ -117,15 +121,16 @@ struct Summary {
   std::uint64_t published = 0, rejected = 0, lost = 0, stale = 0;
   std::map<std::string, BusSummary> buses;
 };
-// The messages of heftd's log lines ("[time] [heftd] [level] message"). (No std::regex: GCC 12
-// warns inside it under the sanitizers.)
+// The messages of heft-sim's log lines ("[time] [heft-sim] [level] message"). (No std::regex:
+// GCC 12 warns inside it under the sanitizers.)
 std::vector<std::string> Messages(const std::string& out) {
+  static const std::string kTag = "[heft-sim] [";
   std::vector<std::string> messages;
   std::stringstream in(out);
   for (std::string line; std::getline(in, line);) {
-    const auto tag = line.find("[heftd] [");
+    const auto tag = line.find(kTag);
     if (tag == std::string::npos) continue;
-    const auto end = line.find("] ", tag + 9);
+    const auto end = line.find("] ", tag + kTag.size());
     if (end != std::string::npos) messages.push_back(line.substr(end + 2));
   }
   return messages;
@@ -198,7 +203,7 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   constexpr double kLoss = 0.03;
   const std::string cfg = FaultConfig("loss", "  faults:\n    - {device: loss, probability: 0.03}");
   const std::string csv = testing::TempDir() + "/heftd_loss.csv";
-  const Result r = RunHeftd({"--config", cfg, "--duration", "4", "--telemetry", csv});
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   const Summary s = ParseSummary(r.output);
   ASSERT_EQ(s.buses.size(), 2u) << r.output;
@@ -243,7 +248,7 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
   const std::string cfg =
       FaultConfig("bus_off", "  faults:\n    - {device: bus_off, name: can0, from: 2.0, to: 2.3}");
   const std::string csv = testing::TempDir() + "/heftd_bus_off.csv";
-  const Result r = RunHeftd({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.00"));
   EXPECT_THAT(r.output, HasSubstr("(hold reason 0x3)"));  // encoders and joint torques
@@ -292,7 +297,7 @@ TEST(Heftd, CandumpLogOfTheSimulatedBusesReadsWithCanUtils) {
   const std::string cfg = FaultConfig(
       "candump", "  candump: " + log +
                      "\n  faults:\n    - {device: bus_off, name: can1, from: 0.2, to: 0.25}");
-  const Result r = RunHeftd({"--config", cfg, "--duration", "0.5"});
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "0.5"});
   ASSERT_EQ(r.code, 0) << r.output;
   unsigned long long written = 0, left_out = 1;
   char written_to[256] = "";
@@ -328,7 +333,7 @@ TEST(Heftd, CandumpLogOfTheSimulatedBusesReadsWithCanUtils) {
 }
 
 TEST(Heftd, ExitsCleanlyOnSigtermWithItsLogFlushed) {
-  const Result r = RunHeftd(
+  const Result r = RunHeftSim(
       {"--config", kConfigDir + "/sim/forearm-load.yaml", "--realtime", "--duration", "60"}, 1500);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("stopped after"));
@@ -341,8 +346,9 @@ TEST(Heftd, HandOffInSharedMemoryForAnotherProcess) {
   if (daemon == 0) {
     std::FILE* f = std::freopen("/dev/null", "w", stdout);
     (void)f;
-    execl(HEFT_HEFTD, HEFT_HEFTD, "--config", (kConfigDir + "/sim/dumbbell-curl.yaml").c_str(),
-          "--realtime", "--duration", "60", "--shm", name.c_str(), static_cast<char*>(nullptr));
+    execl(HEFT_HEFT_SIM, HEFT_HEFT_SIM, "--config",
+          (kConfigDir + "/sim/dumbbell-curl.yaml").c_str(), "--realtime", "--duration", "60",
+          "--shm", name.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -419,11 +425,72 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
     text.replace(at, c.from.size(), c.to);
     const std::string path = kConfigDir + "/sim/.test_" + std::to_string(getpid()) + ".yaml";
     std::ofstream(path) << text;
-    const Result r = RunHeftd({"--config", path, "--duration", "0.1"});
+    const Result r = RunHeftSim({"--config", path, "--duration", "0.1"});
     std::filesystem::remove(path);
     EXPECT_EQ(r.code, 2) << c.name << "\n" << r.output;
     EXPECT_THAT(r.output, HasSubstr(c.message)) << c.name;
     EXPECT_THAT(r.output, HasSubstr(".yaml")) << c.name;
+  }
+}
+
+// heftd (the service, no simulator) refuses a simulated configuration and names heft-sim. Fails
+// if heftd tried to run it (or died with another message).
+TEST(Heftd, TheServiceRefusesASimulatedConfigurationAndNamesHeftSim) {
+  const Result r =
+      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("forearm-load.yaml:"));
+  EXPECT_THAT(r.output, HasSubstr("backend: "));
+  EXPECT_THAT(r.output, HasSubstr("runs in heft-sim"));
+}
+
+// Numbers on the command line are checked with a message naming the option and what it expects
+// (not the C library's "stod"); the simulator's options are not heftd's. Fails on a generic or
+// missing message or a run that starts anyway.
+TEST(Heftd, CommandLineNumbersAndOptionsAreRefusedByName) {
+  const std::string cfg = kConfigDir + "/sim/forearm-load.yaml";
+  for (const char* bad : {"abc", "1.5s", "", "-1", "nan"}) {
+    const Result r = RunHeftSim({"--config", cfg, "--duration", bad});
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr("heft-sim: --duration expects a duration in simulated seconds"))
+        << bad;
+    EXPECT_THAT(r.output, HasSubstr("not '" + std::string(bad) + "'")) << bad;
+    EXPECT_THAT(r.output, Not(HasSubstr("stod")));
+  }
+  const Result r = heft::test::RunProgram(
+      HEFT_HEFTD, {"--config", kConfigDir + "/heft.yaml", "--duration", "5"});
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("heftd: unknown argument '--duration'"));
+}
+
+// host.realtime.cpus must name CPUs this machine has (sysconf(_SC_NPROCESSORS_CONF)); the error
+// points at the file and line. Fails if a CPU beyond the machine is accepted.
+TEST(Heftd, RealtimeCpusBeyondTheMachineAreRefusedWithFileAndLine) {
+  std::string text = Slurp(kConfigDir + "/heft.yaml");
+  const auto at = text.find("cpus: [2, 3]");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "cpus: [0, 1000]");
+  const std::string cfg = testing::TempDir() + "/heftd_cpus_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(cfg) << text;
+  const Result r = heft::test::RunProgram(HEFT_HEFTD, {"--config", cfg});
+  std::filesystem::remove(cfg);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(cfg + ":"));
+  EXPECT_THAT(r.output,
+              HasSubstr("host.realtime.cpus[1]: CPU 1000 does not exist: this machine has "));
+}
+
+// Both programs print their usage and the project's version. Fails on a missing or wrong line or a
+// non-zero exit.
+TEST(Heftd, BothProgramsPrintHelpAndVersion) {
+  for (const char* program : {HEFT_HEFTD, HEFT_HEFT_SIM}) {
+    const std::string name = std::filesystem::path(program).filename().string();
+    const Result help = heft::test::RunProgram(program, {"--help"});
+    EXPECT_EQ(help.code, 0) << help.output;
+    EXPECT_THAT(help.output, HasSubstr("usage: " + name + " --config FILE"));
+    const Result version = heft::test::RunProgram(program, {"--version"});
+    EXPECT_EQ(version.code, 0) << version.output;
+    EXPECT_EQ(version.output, name + " " + HEFT_VERSION_STRING + "\n");
   }
 }
 

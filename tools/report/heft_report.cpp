@@ -1,7 +1,7 @@
 // heft-report RUN_DIR [--check]
 //
 // RUN_DIR holds, per scenario S, the telemetry S-adaptive.csv and S-nominal.csv and the logs
-// S-adaptive.log / S-nominal.log written by heftd (tools/main-job.sh makes them), plus optional
+// S-adaptive.log / S-nominal.log written by heft-sim (tools/main-job.sh makes them), plus optional
 // S-kf.csv (the baseline KF), step-in-place-nogate.csv (no innovation gating), forearm-load-rl*.csv
 // (the hand-off rate limit swept) and dumbbell-curl-realtime.log (a real-time run: wake-up jitter).
 // Writes RUN_DIR/report.md and PNG figures (gnuplot), prints the summary, and with --check exits
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
            "mass [kg]", series);
     }
   }
-  // Wake-up jitter of the real-time run, from heftd's summary lines.
+  // Wake-up jitter of the real-time run, from heft-sim's summary lines.
   std::string jitter;
   {
     std::ifstream log(dir + "/dumbbell-curl-realtime.log");

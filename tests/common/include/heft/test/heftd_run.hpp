@@ -1,5 +1,6 @@
-// heftd as a child process for the tests that run the daemon: its exit code and its combined
-// stdout/stderr. The including target defines HEFT_HEFTD (the daemon's path).
+// The host as a child process for the tests that run it: heft-sim (the host on the simulated robot)
+// or any other program (heftd), its exit code and its combined stdout/stderr. The including target
+// defines HEFT_HEFT_SIM (heft-sim's path).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -29,18 +30,19 @@ struct HeftdResult {
   std::string output;
 };
 
-// Runs heftd with `args`; sends SIGTERM after `term_after_ms` when > 0.
-inline HeftdResult RunHeftd(const std::vector<std::string>& args, int term_after_ms = 0) {
-  const std::string out = testing::TempDir() + "/heftd_" + std::to_string(getpid()) + ".log";
+// Runs `program` with `args`; sends SIGTERM after `term_after_ms` when > 0.
+inline HeftdResult RunProgram(const char* program, const std::vector<std::string>& args,
+                              int term_after_ms = 0) {
+  const std::string out = testing::TempDir() + "/host_" + std::to_string(getpid()) + ".log";
   const pid_t pid = fork();
   if (pid == 0) {
     std::FILE* f = std::freopen(out.c_str(), "w", stdout);
     (void)f;
     dup2(fileno(stdout), fileno(stderr));
-    std::vector<char*> argv{const_cast<char*>(HEFT_HEFTD)};
+    std::vector<char*> argv{const_cast<char*>(program)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(HEFT_HEFTD, argv.data());
+    execv(program, argv.data());
     _exit(127);
   }
   if (term_after_ms > 0) {
@@ -51,5 +53,12 @@ inline HeftdResult RunHeftd(const std::vector<std::string>& args, int term_after
   waitpid(pid, &status, 0);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
 }
+
+#ifdef HEFT_HEFT_SIM
+// Runs heft-sim with `args`; sends SIGTERM after `term_after_ms` when > 0.
+inline HeftdResult RunHeftSim(const std::vector<std::string>& args, int term_after_ms = 0) {
+  return RunProgram(HEFT_HEFT_SIM, args, term_after_ms);
+}
+#endif
 
 }  // namespace heft::test

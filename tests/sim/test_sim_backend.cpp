@@ -1,7 +1,7 @@
-// heftd's simulated robot on its own (plugin/host/sim_backend): its emulated CAN frames, decoded by
-// heft's drivers, give back MuJoCo's state — joint positions, velocities, applied torques and the
-// feet's contact wrenches in the F/T frames — within the spec's quantisation (no noise) and with
-// the configured noise's statistics; its faults (bursts, random loss) are deterministic and
+// heft-sim's simulated robot on its own (sim/src/sim_backend.cpp): its emulated CAN frames, decoded
+// by heft's drivers, give back MuJoCo's state — joint positions, velocities, applied torques and
+// the feet's contact wrenches in the F/T frames — within the spec's quantisation (no noise) and
+// with the configured noise's statistics; its faults (bursts, random loss) are deterministic and
 // counted; its candump log replays through the drivers to the very samples the live buses gave.
 #include <gtest/gtest.h>
 
@@ -18,9 +18,9 @@
 #include "heft/drivers/driver_config.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/estimator/model.hpp"
-#include "sim_backend.hpp"
+#include "heft/sim/sim_backend.hpp"
 
-namespace heft::host {
+namespace heft::sim {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
@@ -435,4 +435,4 @@ TEST(SimBackend, CandumpLogReplaysThroughTheDriversToTheLiveSamples) {
 }
 
 }  // namespace
-}  // namespace heft::host
+}  // namespace heft::sim

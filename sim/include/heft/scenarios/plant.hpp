@@ -1,8 +1,8 @@
 // The scenarios' own simulated robot: MuJoCo stepping the URDF at 1 kHz with joint torques applied
 // directly, a floor for the floating-base robot, per-link inertial parameters that can be changed
 // while running (the payload), and a hal::RobotStateSample out. It is the reference plant for the
-// standalone runner (heft-scenario) and for tests/scenarios; the daemon runs the scenarios on
-// heft_sim (tests/sim) instead, through the same Controller / payload interfaces.
+// standalone runner (heft-scenario), for the scenario tests (tests/sim) and, under heft-sim, for
+// the simulated robot whose sensors arrive as CAN frames (sim/src/sim_backend.cpp).
 #pragma once
 
 #include <Eigen/Core>

@@ -1,4 +1,4 @@
-// heftd's simulated robot: a named scenario (tests/scenarios: MuJoCo plant, payload schedule,
+// heft-sim's simulated robot: a named scenario (heft/scenarios: MuJoCo plant, payload schedule,
 // whole-body controller) whose sensors are emulated as the real devices' CAN frames — noise, bias
 // and the spec's quantisation — written into in-memory buses that the same driver loop reads.
 // Step() is one simulated millisecond; the controller takes the latest hand-off every 3 ms. Faults
@@ -20,7 +20,7 @@
 #include "heft/scenarios/plant.hpp"
 #include "heft/scenarios/scenario.hpp"
 
-namespace heft::host {
+namespace heft::sim {
 
 struct SimNoise {
   double joint_torque = 0.3;  // N·m (plus the sensor's quantisation)
@@ -93,6 +93,8 @@ class SimulatedRobot {
   const std::vector<Eigen::Vector3d>& ft_offsets() const { return ft_offsets_; }
   // Truth for telemetry: π of each payload link now, and the controller's task errors.
   Eigen::VectorXd TruePayload() const;
+  // The same into `out` (sized 10 × payloads; no allocation when it already is).
+  void TruePayload(Eigen::VectorXd& out) const noexcept;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
   // What the faults did, per bus (drivers order). Read after the run (or between steps).
@@ -127,4 +129,4 @@ class SimulatedRobot {
   int tick_ = 0;
 };
 
-}  // namespace heft::host
+}  // namespace heft::sim

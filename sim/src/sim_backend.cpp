@@ -1,4 +1,4 @@
-#include "sim_backend.hpp"
+#include "heft/sim/sim_backend.hpp"
 
 #include <Eigen/Geometry>
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "heft/drivers/error_frames.hpp"
 
-namespace heft::host {
+namespace heft::sim {
 
 bool SimFault::Active(double t) const noexcept {
   if (kind != Kind::kBurst) return t >= from && t < to;
@@ -163,10 +163,15 @@ double SimulatedRobot::Normal() noexcept {
 }
 
 Eigen::VectorXd SimulatedRobot::TruePayload() const {
-  Eigen::VectorXd out(10 * scenario_.payloads.size());
-  for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
-    out.segment<10>(10 * i) = scenario_.payloads[i].At(plant_->time());
+  Eigen::VectorXd out;
+  TruePayload(out);
   return out;
+}
+
+void SimulatedRobot::TruePayload(Eigen::VectorXd& out) const noexcept {
+  out.resize(static_cast<Eigen::Index>(10 * scenario_.payloads.size()));
+  for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
+    out.segment<10>(static_cast<Eigen::Index>(10 * i)) = scenario_.payloads[i].At(plant_->time());
 }
 
 bool SimulatedRobot::fell() const {
@@ -244,4 +249,4 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   ++tick_;
 }
 
-}  // namespace heft::host
+}  // namespace heft::sim

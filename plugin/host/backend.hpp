@@ -1,0 +1,75 @@
+// What a backend gives the host (host.hpp): the robot's side of heftd and heft-sim.
+//
+//   - CAN transports, one per drivers.buses entry, which the driver loop reads at 1 kHz and the
+//     bus supervisor restarts;
+//   - whether it steps: a stepping backend (the simulated robot) has a per-millisecond step hook
+//     that the schedule (schedule.hpp) calls from a thread of its own, and it may run the host's
+//     threads in lockstep on its simulated time instead of the clock; a non-stepping one (the
+//     robot's SocketCAN buses) just delivers frames in real time;
+//   - optional extra telemetry columns and values (the simulator's truth) and summary lines.
+//
+// Lifecycle: constructed at set-up (may allocate, open, throw); buses() and the telemetry column
+// names are read before the threads start; base() runs on the driver thread (real time: no
+// allocation, lock, throw or log); Step() runs on the stepper thread, which only a simulator has —
+// noexcept, and it should not allocate, lock or log either (it paces the driver thread in
+// lockstep); TelemetryValues() runs on the host's non-real-time thread; LogSummary() after the
+// threads have stopped.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "heft/hal/can.hpp"
+#include "heft/hal/robot_state.hpp"
+#include "heft/plugin/controller_interface.hpp"
+
+namespace heft::host {
+
+// What a step hook may touch: the plugin (commands) and its hand-off (the latest estimate).
+struct StepContext {
+  plugin::ControllerInterface& plugin;
+  plugin::HandOffMailbox& hand_off;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The buses in drivers.buses order; the backend owns them and outlives the driver loop's use.
+  virtual std::vector<hal::CanTransport*> buses() = 0;
+
+  // True for a backend with a step hook (Step() once per millisecond, on the schedule's stepper
+  // thread, just before the driver tick of that millisecond).
+  virtual bool steps() const noexcept { return false; }
+  // True when the host's threads wait for Step() instead of the clock (needs steps()).
+  virtual bool lockstep() const noexcept { return false; }
+  // Seconds a stepping backend runs before the host stops; 0: until SIGTERM.
+  virtual double duration() const noexcept { return 0.0; }
+  // Millisecond k (1, 2, ...), on the stepper thread.
+  virtual void Step(std::int64_t /*k*/, StepContext& /*context*/) noexcept {}
+  // Simulated seconds so far (progress and summary lines of a stepping backend).
+  virtual double time() const noexcept { return 0.0; }
+
+  // The floating base's state for the driver loop's samples, or null (not measured).
+  // INTEGRATION POINT (base IMU): the simulated robot hands its true base state here today; once
+  // it emits IMU frames on its buses and the drivers decode them, this hook goes away together with
+  // its one caller (Schedule's driver thread, schedule.cpp).
+  virtual const hal::BaseSample* base() const noexcept { return nullptr; }
+
+  // Telemetry extras. Per estimated link, after its handed and estimated π: columns
+  // "<link>_<suffix>" for each suffix; then, at the end of the row, `ExtraColumns()`.
+  virtual std::vector<std::string> LinkColumns() const { return {}; }
+  virtual std::vector<std::string> ExtraColumns() const { return {}; }
+  // The values for the row of control tick `t_ns`: link_values[LinkColumns().size() * link + i]
+  // and extra_values[i], both already sized. Non-real-time thread.
+  virtual void TelemetryValues(std::int64_t /*t_ns*/, std::vector<double>& /*link_values*/,
+                               std::vector<double>& /*extra_values*/) {}
+
+  // Lines after the host's own summary (names: drivers.buses).
+  virtual void LogSummary(spdlog::logger& /*log*/, const std::vector<std::string>& /*bus_names*/) {}
+};
+
+}  // namespace heft::host

@@ -1,0 +1,225 @@
+#include "host.hpp"
+
+#include <signal.h>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <systemd/sd-daemon.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "heft/drivers/driver_loop.hpp"
+#include "heft/hal/state_buffer.hpp"
+#include "plugin_loader.hpp"
+#include "recorder.hpp"
+#include "schedule.hpp"
+#include "shared_memory.hpp"
+#include "telemetry.hpp"
+
+#ifndef HEFT_VERSION
+#error "HEFT_VERSION (the project's version) must be defined by the build"
+#endif
+
+namespace heft::host {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) {
+  g_stop.store(true);
+}
+
+// The end-of-run summary of the drivers: counters, per channel the ones that lost most and those
+// not ok at the end, per bus.
+void LogDriverSummary(spdlog::logger& log, const drivers::DriverLoop& loop,
+                      const plugin::PluginConfig& pcfg,
+                      const std::vector<hal::CanTransport*>& buses) {
+  const auto& c = loop.counters();
+  log.info("drivers: {} samples published, {} frames rejected, {} lost samples, {} stale events",
+           c.published, c.rejected_total(), c.lost_samples, c.stale_events);
+  struct Lost {
+    std::uint32_t n;
+    std::string channel;
+  };
+  std::vector<Lost> lost;
+  int not_ok = 0;
+  const hal::RobotStateSample& last_sample = loop.last_sample();
+  auto add = [&](const hal::ChannelHealth& health, const std::string& channel) {
+    if (health.lost_samples > 0) lost.push_back({health.lost_samples, channel});
+    not_ok += !health.ok();
+  };
+  for (std::size_t i = 0; i < pcfg.drivers.joints.size(); ++i) {
+    add(last_sample.joints[i].encoder, pcfg.drivers.joints[i].joint + " encoder");
+    add(last_sample.joints[i].torque_sensor, pcfg.drivers.joints[i].joint + " torque");
+  }
+  for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
+    add(last_sample.wrenches[k].health, pcfg.drivers.ft_cells[k].frame);
+  std::sort(lost.begin(), lost.end(), [](const Lost& a, const Lost& b) { return a.n > b.n; });
+  std::string most;
+  for (std::size_t i = 0; i < std::min<std::size_t>(lost.size(), 3); ++i)
+    most += fmt::format("{}{} {}", i ? ", " : "", lost[i].channel, lost[i].n);
+  log.info("channels: {} not ok at the end, {} with lost samples{}", not_ok, lost.size(),
+           lost.empty() ? std::string() : "; most: " + most);
+  for (int b = 0; b < loop.num_buses(); ++b) {
+    const drivers::BusCounters& bc = loop.bus(b);
+    log.info(
+        "bus {}: {} frames, {} error frames ({} bus-off), {} ticks down, {} restart requests, {} "
+        "restarts",
+        pcfg.drivers.buses[b], bc.frames, bc.error_frames, bc.bus_off, bc.down_ticks,
+        bc.restart_requests, buses[b]->stats().restarts);
+  }
+}
+
+}  // namespace
+
+int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory) {
+  const CommandLine cli = ParseCommandLine(argc, argv, program.simulator);
+  if (cli.help) {
+    std::fputs(Usage(program.name, program.simulator).c_str(), stdout);
+    return 0;
+  }
+  if (cli.version) {
+    std::printf("%s %s\n", program.name.c_str(), HEFT_VERSION);
+    return 0;
+  }
+
+  const config::Document doc = config::Document::Load(cli.config_path);
+  HostConfig host = ParseHostConfig(doc.root());
+  ApplyCommandLine(cli, host);
+  factory.Configure(doc.root(), cli, host);
+  const plugin::PluginConfig pcfg =
+      plugin::LoadPluginConfig(cli.config_path);  // validates drivers vs URDF
+
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
+  if (!host.log_file.empty())
+    sinks.push_back(
+        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
+  auto log = std::make_shared<spdlog::logger>(program.name, sinks.begin(), sinks.end());
+  log->flush_on(spdlog::level::warn);
+  log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
+            factory.lockstep() ? "lockstep on simulated time" : "real time");
+
+  if (host.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+    log->warn("mlockall refused ({}): memory may page — give the service LimitMEMLOCK=infinity",
+              std::strerror(errno));
+
+  hal::StateBuffer state;
+  plugin::HandOffMailbox hand_off;
+  const std::string plugin_path = FindPlugin(host.plugin, program.name);
+  LoadedPlugin plug(plugin_path);
+  plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
+  plug->configure();
+  log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
+            plug->num_links());
+
+  // The shared-memory hand-off for controllers in other processes.
+  std::unique_ptr<SharedHandOffSegment> shared;
+  if (!host.shm.empty()) {
+    shared = std::make_unique<SharedHandOffSegment>(host.shm);
+    log->info("hand-off also in shared memory /dev/shm/{} (layout {})", host.shm,
+              hal::kSharedHandOffLayout);
+  }
+
+  // Backend, drivers, recorder.
+  const dyn::Model model = dyn::LoadModelFromUrdfFile(
+      pcfg.urdf_path, dyn::ModelOptions{pcfg.floating_base, pcfg.repair_inertia});
+  const std::unique_ptr<Backend> backend = factory.Create(host, pcfg, model, *log);
+  const std::vector<hal::CanTransport*> buses = backend->buses();
+  drivers::DriverLoop loop(pcfg.drivers, buses, state);
+  std::unique_ptr<StateRecorder> recorder =
+      MakeRecorder(doc.root(), pcfg, model.floating_base, log);
+  drivers::BusSupervisor supervisor(loop, buses);
+  Telemetry telemetry(host.telemetry, *plug, *backend, log);
+
+  signal(SIGTERM, OnSignal);
+  signal(SIGINT, OnSignal);
+  plug->activate();
+
+  Schedule schedule(*backend, loop, *plug, hand_off, recorder.get(), shared.get(),
+                    ThreadSettings{host.priority, host.cpus}, log);
+  schedule.Start(g_stop);
+  const std::int64_t t0 = schedule.start_ns();
+
+  sd_notify(0, "READY=1");
+  log->info("running: driver thread 1 kHz, control thread 333 Hz{}",
+            backend->steps() ? ", simulated robot" : "");
+  std::int64_t last_progress = 0, last_watchdog = 0;
+  while (!schedule.stopping()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    telemetry.Drain();
+    if (const int restarted = supervisor.Poll(); restarted > 0)
+      log->warn("drivers: restarted {} bus(es) on request (bus-off or interface down){}", restarted,
+                backend->steps() ? fmt::format(" at simulated t ≈ {:.3f} s",
+                                               1e-3 * static_cast<double>(schedule.ms_stepped()))
+                                 : "");
+    const std::int64_t now = Now();
+    if (now - last_watchdog > 500'000'000) {
+      sd_notify(0, "WATCHDOG=1");
+      last_watchdog = now;
+    }
+    if (backend->steps() && now - last_progress > 2'000'000'000) {
+      log->info("progress: simulated {:.1f} / {:.1f} s ({:.1f}× real time)", backend->time(),
+                backend->duration(), backend->time() / (1e-9 * static_cast<double>(now - t0)));
+      last_progress = now;
+    }
+  }
+  sd_notify(0, "STOPPING=1");
+  schedule.Stop();
+  plug->deactivate();
+  telemetry.Drain();
+  const double wall = 1e-9 * static_cast<double>(Now() - t0);
+
+  // Summary.
+  const TickStats& stats = schedule.stats();
+  log->info("stopped after {:.2f} s wall{}", wall,
+            backend->steps() ? fmt::format(", {:.2f} s simulated ({:.1f}× real time)",
+                                           backend->time(), backend->time() / wall)
+                             : "");
+  log->info(
+      "control tick compute: median {:.1f} µs, 99.9th percentile {:.1f} µs, worst {:.1f} µs; "
+      "overruns {}",
+      1e-3 * Percentile(stats.compute_ns, 0.5), 1e-3 * Percentile(stats.compute_ns, 0.999),
+      1e-3 * Percentile(stats.compute_ns, 1.0), stats.overruns);
+  if (!schedule.lockstep())
+    log->info(
+        "control wake-up lateness: median {:.1f} µs, 99.9th {:.1f} µs, worst {:.1f} µs (no "
+        "real-time kernel here)",
+        1e-3 * Percentile(stats.lateness_ns, 0.5), 1e-3 * Percentile(stats.lateness_ns, 0.999),
+        1e-3 * Percentile(stats.lateness_ns, 1.0));
+  LogDriverSummary(*log, loop, pcfg, buses);
+  backend->LogSummary(*log, pcfg.drivers.buses);
+  hal::InertialEstimate last;
+  if (hand_off.read_latest(last)) {
+    for (std::size_t k = 0; k < last.num_links; ++k)
+      log->info(
+          "hand-off {}: m = {:.3f} kg, c = ({:.4f}, {:.4f}, {:.4f}) m; updates gated {}, gate "
+          "releases {}",
+          last.links[k].name.data(), last.links[k].parameters[0],
+          last.links[k].parameters[1] / last.links[k].parameters[0],
+          last.links[k].parameters[2] / last.links[k].parameters[0],
+          last.links[k].parameters[3] / last.links[k].parameters[0], last.status.gated,
+          last.status.gate_releases);
+  }
+  if (telemetry.writing()) log->info("telemetry: {} rows in {}", telemetry.rows(), host.telemetry);
+  shared.reset();
+  log->flush();
+  return 0;
+}
+
+int Main(const Program& program, int argc, const char* const* argv, BackendFactory& factory) {
+  try {
+    return Run(program, argc, argv, factory);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", program.name.c_str(), e.what());
+    return 2;
+  }
+}
+
+}  // namespace heft::host

@@ -1,0 +1,47 @@
+// The host: what heftd and heft-sim share. Run() reads the configuration and the command line,
+// loads the estimator plugin, asks the program's BackendFactory for its backend (the robot's
+// SocketCAN buses in heftd, the simulated robot in heft-sim), wires the driver loop, bus
+// supervisor, recorder, shared-memory hand-off, telemetry and the thread schedule, talks to
+// systemd (Type=notify, watchdog), stops cleanly on SIGTERM/SIGINT and logs a summary.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+#include "heft/config/yaml.hpp"
+#include "heft/estimator/model.hpp"
+#include "heft/plugin/plugin_config.hpp"
+#include "host_config.hpp"
+
+namespace heft::host {
+
+// What a program plugs into the host.
+class BackendFactory {
+ public:
+  virtual ~BackendFactory() = default;
+  // Reads the backend's part of the configuration right after the host's (throws
+  // config::ConfigError); `host` may be adjusted (e.g. the duration).
+  virtual void Configure(const config::Node& root, const CommandLine& cli, HostConfig& host) = 0;
+  // For the start-up line, before the backend exists.
+  virtual bool lockstep() const = 0;
+  // The backend, once the plugin is configured (the drivers' configuration validated against the
+  // URDF) and the URDF model is loaded.
+  virtual std::unique_ptr<Backend> Create(const HostConfig& host,
+                                          const plugin::PluginConfig& config,
+                                          const dyn::Model& model, spdlog::logger& log) = 0;
+};
+
+struct Program {
+  std::string name;  // heftd | heft-sim: usage, logger name, error prefix
+  bool simulator = false;
+};
+
+// The whole run; 0 on a clean stop. Throws on set-up errors.
+int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory);
+// Run() with its errors printed ("<program>: <what>") and turned into exit code 2.
+int Main(const Program& program, int argc, const char* const* argv, BackendFactory& factory);
+
+}  // namespace heft::host

@@ -1,0 +1,126 @@
+#include "host_config.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace heft::host {
+
+HostConfig ParseHostConfig(const config::Node& root) {
+  HostConfig h;
+  root.AllowOnly({"robot", "drivers", "estimator", "backend", "host", "simulation"});
+  h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
+                                                                                 : "socketcan";
+  if (auto n = root.Optional("host")) {
+    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording"});
+    h.shm = n->Get<std::string>("shm", std::string(), {});
+    if (h.shm.find('/') != std::string::npos) (*n)["shm"].Fail("a shared-memory name has no '/'");
+    h.plugin = n->Get<std::string>("plugin", std::string(), {});
+    h.telemetry = n->Get<std::string>("telemetry", std::string(), {});
+    h.log_file = n->Get<std::string>("log_file", std::string(), {});
+    if (auto rt = n->Optional("realtime")) {
+      rt->AllowOnly({"priority", "cpus", "lock_memory"});
+      h.priority = rt->Get<int>("priority", 80, {1, 99});
+      h.lock_memory = rt->Get<bool>("lock_memory", true, {});
+      if (auto cpus = rt->Optional("cpus")) {
+        // The CPUs this machine has (online or not): an affinity to a CPU beyond them is refused
+        // at start-up rather than silently ignored by the kernel.
+        const long configured = sysconf(_SC_NPROCESSORS_CONF);
+        const int n_cpus = configured > 0 ? static_cast<int>(std::min(configured, 1024L)) : 1024;
+        for (const auto& c : cpus->Elements()) {
+          const int cpu = c.As<int>({0, 1023});
+          if (cpu >= n_cpus)
+            c.Fail(
+                fmt::format("CPU {} does not exist: this machine has {} CPU(s); allowed: 0 to {}",
+                            cpu, n_cpus, n_cpus - 1));
+          h.cpus.push_back(cpu);
+        }
+      }
+    }
+  }
+  return h;
+}
+
+double ParseNumberOption(const std::string& option, const std::string& text, double min, double max,
+                         const char* expected) {
+  const auto refuse = [&] {
+    return std::invalid_argument(
+        fmt::format("{} expects {}, not '{}' (see --help)", option, expected, text));
+  };
+  if (text.empty()) throw refuse();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v < min || v > max)
+    throw refuse();
+  return v;
+}
+
+CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator) {
+  CommandLine cli;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--config") {
+      cli.config_path = next();
+    } else if (a == "--telemetry") {
+      cli.telemetry = next();
+    } else if (a == "--shm") {
+      cli.shm = next();
+    } else if (a == "--help" || a == "-h") {
+      cli.help = true;
+    } else if (a == "--version") {
+      cli.version = true;
+    } else if (simulator && a == "--duration") {
+      cli.duration = ParseNumberOption(a, next(), 0.0, 1e6,
+                                       "a duration in simulated seconds (a number from 0 to 1e6)");
+    } else if (simulator && a == "--realtime") {
+      cli.lockstep = 0;
+    } else if (simulator && a == "--lockstep") {
+      cli.lockstep = 1;
+    } else {
+      throw std::invalid_argument("unknown argument '" + a + "' (see --help)");
+    }
+  }
+  if (!cli.help && !cli.version && cli.config_path.empty())
+    throw std::invalid_argument("--config FILE is required (see --help)");
+  return cli;
+}
+
+std::string Usage(const std::string& program, bool simulator) {
+  if (simulator)
+    return "usage: " + program +
+           " --config FILE [--duration S] [--telemetry FILE.csv] [--shm NAME] "
+           "[--lockstep|--realtime]\n"
+           "  Runs heft's host (drivers, estimator plugin, hand-off) on the simulated robot\n"
+           "  (backend: simulated; MuJoCo, CAN frames on in-memory buses).\n"
+           "  --duration S   simulated seconds (0: the scenario's)\n"
+           "  --telemetry F  one CSV row per control tick (overrides host.telemetry)\n"
+           "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
+           "  --lockstep     threads run on simulated time (simulation.lockstep: true)\n"
+           "  --realtime     threads run on the clock (simulation.lockstep: false)\n"
+           "  --version      print the version\n";
+  return "usage: " + program +
+         " --config FILE [--telemetry FILE.csv] [--shm NAME]\n"
+         "  Runs heft's host on the robot's SocketCAN buses (backend: socketcan) until SIGTERM.\n"
+         "  Configurations with backend: simulated run in heft-sim.\n"
+         "  --telemetry F  one CSV row per control tick (overrides host.telemetry)\n"
+         "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
+         "  --version      print the version\n";
+}
+
+void ApplyCommandLine(const CommandLine& cli, HostConfig& host) {
+  if (cli.duration >= 0) host.duration = cli.duration;
+  if (!cli.telemetry.empty()) host.telemetry = cli.telemetry;
+  if (!cli.shm.empty()) host.shm = cli.shm;
+}
+
+}  // namespace heft::host

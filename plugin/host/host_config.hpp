@@ -1,0 +1,52 @@
+// The host's configuration: the top-level keys it accepts, `backend:`, the `host:` section
+// (schema: config/README.md), and the command line of heftd and heft-sim. Set-up only: everything
+// here throws (config::ConfigError naming file, line and key; std::invalid_argument for the
+// command line).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heft/config/yaml.hpp"
+
+namespace heft::host {
+
+struct HostConfig {
+  std::string backend = "simulated";  // `backend:` simulated | socketcan (who runs it: the program)
+  std::string plugin;                 // host.plugin; empty: found next to the executable
+  std::string telemetry;              // CSV path; empty: none
+  std::string log_file;               // rotating log; empty: console only
+  std::string shm;                    // shared-memory hand-off name (/dev/shm/<shm>), empty: none
+  double duration = 0.0;              // s (simulated time, heft-sim); 0: the backend's
+  int priority = 80;                  // SCHED_FIFO priority of the driver and control threads
+  std::vector<int> cpus;              // their CPU affinity; empty: any
+  bool lock_memory = true;            // mlockall
+};
+
+// The top-level keys (the `simulation:` section is accepted here and read by the simulator), the
+// backend and the `host:` section. host.realtime.cpus entries must exist on this machine.
+HostConfig ParseHostConfig(const config::Node& root);
+
+// What the command line asks for. The simulator's options (--duration, --lockstep, --realtime)
+// exist only where `simulator` is set.
+struct CommandLine {
+  std::string config_path;
+  double duration = -1.0;  // s; negative: the configuration's
+  std::string telemetry;   // empty: the configuration's
+  std::string shm;         // empty: the configuration's
+  int lockstep = -1;       // -1: the configuration's; 0: real time; 1: lockstep
+  bool help = false;
+  bool version = false;
+};
+CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator);
+std::string Usage(const std::string& program, bool simulator);
+
+// A number given on the command line: the whole text must be one finite number within [min, max];
+// otherwise the error names the option and what it expects.
+double ParseNumberOption(const std::string& option, const std::string& text, double min, double max,
+                         const char* expected);
+
+// Overrides from the command line (config → host).
+void ApplyCommandLine(const CommandLine& cli, HostConfig& host);
+
+}  // namespace heft::host

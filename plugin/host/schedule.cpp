@@ -1,0 +1,174 @@
+#include "schedule.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace heft::host {
+namespace {
+
+// Lockstep hand-over between the host's threads: spin briefly, then yield in short sleeps. (Not
+// std::atomic::wait: GCC 12's libstdc++ loses wake-ups there under this pattern.)
+template <typename Stop>
+bool WaitFor(const std::atomic<std::int64_t>& value, std::int64_t target, Stop stop) {
+  for (int i = 0; value.load(std::memory_order_acquire) < target; ++i) {
+    if (stop()) return false;
+    if (i < 64)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  return true;
+}
+
+void SleepUntil(std::int64_t t) {
+  timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+}  // namespace
+
+std::int64_t Now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double Percentile(std::vector<std::int64_t> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(
+      std::min<double>(static_cast<double>(v.size() - 1), p * static_cast<double>(v.size())));
+  return static_cast<double>(v[i]);
+}
+
+Schedule::Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::ControllerInterface& plugin,
+                   plugin::HandOffMailbox& hand_off, StateRecorder* recorder,
+                   SharedHandOffSegment* shared, ThreadSettings settings,
+                   std::shared_ptr<spdlog::logger> log)
+    : backend_(backend),
+      loop_(loop),
+      plugin_(plugin),
+      hand_off_(hand_off),
+      recorder_(recorder),
+      shared_(shared),
+      settings_(std::move(settings)),
+      log_(std::move(log)),
+      lockstep_(backend.steps() && backend.lockstep()),
+      total_ms_(static_cast<std::int64_t>(std::llround(backend.duration() * 1000.0))) {
+  stats_.compute_ns.reserve(static_cast<std::size_t>(total_ms_ / 3 + 16));
+  stats_.lateness_ns.reserve(static_cast<std::size_t>(total_ms_ / 3 + 16));
+}
+
+Schedule::~Schedule() {
+  Stop();
+}
+
+void Schedule::Start(const std::atomic<bool>& stop) {
+  stop_ = &stop;
+  t0_ = Now();
+  driver_ = std::thread([this] { DriverThread(); });
+  control_ = std::thread([this] { ControlThread(); });
+  if (backend_.steps()) stepper_ = std::thread([this] { StepperThread(); });
+}
+
+bool Schedule::stopping() const noexcept {
+  return (stop_ && stop_->load()) || done_.load();
+}
+
+void Schedule::Stop() {
+  done_.store(true);
+  if (stepper_.joinable()) stepper_.join();
+  if (driver_.joinable()) driver_.join();
+  if (control_.joinable()) control_.join();
+}
+
+// Real-time set-up: says clearly what it could not get.
+void Schedule::RealtimeSetup(const char* thread) {
+  sched_param sp{};
+  sp.sched_priority = settings_.priority;
+  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+    log_->warn(
+        "{}: SCHED_FIFO priority {} refused ({}); running with normal scheduling — give the "
+        "service "
+        "CAP_SYS_NICE / LimitRTPRIO for real-time behaviour",
+        thread, settings_.priority, std::strerror(errno));
+  if (!settings_.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : settings_.cpus) CPU_SET(c, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+      log_->warn("{}: CPU affinity refused ({})", thread, std::strerror(errno));
+  }
+}
+
+void Schedule::DriverThread() {
+  if (!lockstep_) RealtimeSetup("driver thread");
+  const auto stopping = [this] { return this->stopping(); };
+  for (std::int64_t k = 1; !stopping(); ++k) {
+    if (lockstep_) {
+      if (!WaitFor(ms_ready_, k, stopping)) return;
+    } else {
+      SleepUntil(t0_ + k * 1'000'000);
+    }
+    // The one place the backend's base state reaches the drivers (integration point: backend.hpp,
+    // Backend::base()).
+    loop_.Tick(lockstep_ ? k * 1'000'000 : Now(), backend_.base());
+    if (recorder_) recorder_->OnDriverTick(loop_.last_sample());
+    ms_driven_.store(k, std::memory_order_release);
+  }
+}
+
+void Schedule::ControlThread() {
+  if (!lockstep_) RealtimeSetup("control thread");
+  const auto stopping = [this] { return this->stopping(); };
+  for (std::int64_t k = 3;; k += 3) {
+    std::int64_t wake = 0;
+    if (lockstep_) {
+      if (!WaitFor(ms_driven_, k, stopping)) return;
+    } else {
+      if (stopping()) return;
+      SleepUntil(t0_ + k * 1'000'000);
+      wake = Now() - (t0_ + k * 1'000'000);
+    }
+    const std::int64_t start = Now();
+    plugin_.update(lockstep_ ? k * 1'000'000 : Now(), 3'000'000);
+    if (shared_) {
+      hal::InertialEstimate latest;
+      if (hand_off_.read_latest(latest)) shared_->Publish(latest);
+    }
+    const std::int64_t spent = Now() - start;
+    if (stats_.compute_ns.size() < stats_.compute_ns.capacity()) {
+      stats_.compute_ns.push_back(spent);
+      stats_.lateness_ns.push_back(wake);
+    }
+    if (spent > 3'000'000 || wake > 3'000'000) ++stats_.overruns;
+    ms_controlled_.store(k, std::memory_order_release);
+  }
+}
+
+void Schedule::StepperThread() {
+  StepContext context{plugin_, hand_off_};
+  // Only a stop request (or Stop()) interrupts it; it ends the run itself after its duration.
+  const auto interrupted = [this] { return this->stopping(); };
+  for (std::int64_t k = 1; k <= total_ms_ && !interrupted(); ++k) {
+    if (!lockstep_) SleepUntil(t0_ + k * 1'000'000 - 200'000);  // frames land before the tick
+    backend_.Step(k, context);
+    ms_ready_.store(k, std::memory_order_release);
+    if (lockstep_) {
+      // Wait for the driver (and, every third millisecond, the controller) before the next step.
+      if (!WaitFor(ms_driven_, k, interrupted)) break;
+      if (k % 3 == 0 && !WaitFor(ms_controlled_, k, interrupted)) break;
+    }
+  }
+  done_.store(true);
+}
+
+}  // namespace heft::host

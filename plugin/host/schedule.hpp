@@ -1,0 +1,97 @@
+// The host's thread schedule: the 1 kHz driver thread (DriverLoop::Tick, the recorder's copy),
+// the 333 Hz control thread (the plugin's update(), the shared-memory hand-off) and, for a stepping
+// backend, its stepper thread (Backend::Step once per millisecond).
+//
+// Real time: absolute-time sleeps on CLOCK_MONOTONIC, SCHED_FIFO and CPU affinity when allowed;
+// the stepper puts millisecond k's frames on the buses 0.2 ms before the driver tick of k.
+// Lockstep (a stepping backend that asks for it): the "clock" is the simulated millisecond counter;
+// the stepper publishes k, the driver thread ticks for it, the control thread runs on every third,
+// and the stepper waits for both before k + 1 — same threads, buffer and plugin, deterministic and
+// faster than real time.
+//
+// The driver, control and stepper loops never allocate, lock, throw or log (the statistics are
+// reserved up front; a real-time set-up warning is logged before a loop starts).
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "backend.hpp"
+#include "heft/drivers/driver_loop.hpp"
+#include "heft/plugin/controller_interface.hpp"
+#include "recorder.hpp"
+#include "shared_memory.hpp"
+
+namespace heft::host {
+
+// CLOCK_MONOTONIC in ns.
+std::int64_t Now() noexcept;
+
+// Control-tick statistics: compute time of update() (+ hand-off publication) and, in real time,
+// the wake-up lateness; one entry per tick up to the reserved count.
+struct TickStats {
+  std::vector<std::int64_t> compute_ns, lateness_ns;
+  std::uint64_t overruns = 0;  // ticks that computed or woke up later than one 3 ms period
+};
+// The p-quantile (0..1) of `v`; 0 when empty.
+double Percentile(std::vector<std::int64_t> v, double p);
+
+struct ThreadSettings {
+  int priority = 80;      // SCHED_FIFO (real time only)
+  std::vector<int> cpus;  // affinity; empty: any
+};
+
+class Schedule {
+ public:
+  // `recorder` and `shared` may be null. Nothing runs before Start().
+  Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::ControllerInterface& plugin,
+           plugin::HandOffMailbox& hand_off, StateRecorder* recorder, SharedHandOffSegment* shared,
+           ThreadSettings settings, std::shared_ptr<spdlog::logger> log);
+  ~Schedule();  // Stop()
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  // Starts the threads; they run until `stop` is set or the stepping backend's duration is over.
+  void Start(const std::atomic<bool>& stop);
+  // True once stop was requested or the backend's run is over.
+  bool stopping() const noexcept;
+  // Ends the run and joins the threads (idempotent).
+  void Stop();
+
+  bool lockstep() const noexcept { return lockstep_; }
+  std::int64_t start_ns() const noexcept { return t0_; }
+  // Milliseconds the stepper has published so far (0 without a stepping backend).
+  std::int64_t ms_stepped() const noexcept { return ms_ready_.load(std::memory_order_relaxed); }
+  // After Stop().
+  const TickStats& stats() const noexcept { return stats_; }
+
+ private:
+  void DriverThread();
+  void ControlThread();
+  void StepperThread();
+  void RealtimeSetup(const char* thread);
+
+  Backend& backend_;
+  drivers::DriverLoop& loop_;
+  plugin::ControllerInterface& plugin_;
+  plugin::HandOffMailbox& hand_off_;
+  StateRecorder* recorder_;
+  SharedHandOffSegment* shared_;
+  ThreadSettings settings_;
+  std::shared_ptr<spdlog::logger> log_;
+  const bool lockstep_;
+  const std::int64_t total_ms_;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::atomic<std::int64_t> ms_ready_{0}, ms_driven_{0}, ms_controlled_{0};
+  std::atomic<bool> done_{false};
+  std::int64_t t0_ = 0;
+  TickStats stats_;
+  std::thread driver_, control_, stepper_;
+};
+
+}  // namespace heft::host

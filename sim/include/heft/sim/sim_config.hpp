@@ -1,0 +1,31 @@
+// The `simulation:` section of heft's configuration (schema: config/README.md): the scenario, its
+// noise, lockstep or real time, when the robot counts as walking, faults on request and the candump
+// log. Set-up only; errors name the file, line, key and allowed values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heft/config/yaml.hpp"
+#include "heft/drivers/driver_config.hpp"
+#include "heft/sim/sim_backend.hpp"
+
+namespace heft::sim {
+
+struct SimulationConfig {
+  SimOptions options;
+  bool lockstep = true;
+  double walking_after = 0.5;             // s of simulated time
+  std::vector<std::string> fault_names;   // per fault: the joint, F/T frame or bus it hits
+  std::vector<config::Node> fault_nodes;  // per fault: where it is written (for errors)
+};
+
+// One entry of simulation.faults; `name` receives the device or bus it names (resolved later,
+// against the drivers, by ResolveFaultNames).
+SimFault ParseFault(const config::Node& f, std::string& name);
+// The required `simulation:` section of `root`.
+SimulationConfig ParseSimulation(const config::Node& root);
+// simulation.faults[i].name → joint, F/T cell or bus index (drivers order).
+void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d);
+
+}  // namespace heft::sim

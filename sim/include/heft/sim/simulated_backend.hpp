@@ -1,0 +1,61 @@
+// heft-sim's backend for the host (plugin/host/backend.hpp): the simulated robot (sim_backend.hpp)
+// stepped once per millisecond on the schedule's stepper thread, its in-memory buses, the
+// scenario's duration, lockstep or real time, the "walking" command at simulation.walking_after,
+// and the truth — each payload link's true π and the controller's task errors — as extra telemetry
+// columns, plus the simulator's summary lines (what the faults did per bus, the candump log).
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <memory>
+
+#include "backend.hpp"
+#include "heft/hal/spsc_queue.hpp"
+#include "heft/sim/sim_backend.hpp"
+#include "heft/sim/sim_config.hpp"
+
+namespace heft::sim {
+
+class SimulatedBackend final : public host::Backend {
+ public:
+  // `duration`: simulated seconds, 0: the scenario's. Throws on a configuration the simulator
+  // cannot run (fault names, joints not the scenario's).
+  SimulatedBackend(SimulationConfig config, double duration, const drivers::DriverConfig& drivers,
+                   const dyn::Model& urdf_model);
+  ~SimulatedBackend() override;
+
+  std::vector<hal::CanTransport*> buses() override { return robot_->buses(); }
+  bool steps() const noexcept override { return true; }
+  bool lockstep() const noexcept override { return config_.lockstep; }
+  double duration() const noexcept override { return duration_; }
+  void Step(std::int64_t k, host::StepContext& context) noexcept override;
+  double time() const noexcept override { return robot_->time(); }
+  const hal::BaseSample* base() const noexcept override { return &robot_->base(); }
+
+  std::vector<std::string> LinkColumns() const override;
+  std::vector<std::string> ExtraColumns() const override;
+  void TelemetryValues(std::int64_t t_ns, std::vector<double>& link_values,
+                       std::vector<double>& extra_values) override;
+  void LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) override;
+
+  const SimulatedRobot& robot() const { return *robot_; }
+
+ private:
+  // The truth at a control tick, from the stepper thread to the telemetry thread.
+  struct Truth {
+    std::int64_t t_ns;
+    std::array<double, 10 * hal::kMaxEstimatedLinks> pi;
+    std::array<double, 4> errors;
+  };
+  SimulationConfig config_;
+  std::unique_ptr<SimulatedRobot> robot_;
+  double duration_ = 0.0;
+  hal::InertialEstimate estimate_;  // stepper thread: the latest hand-off
+  bool walking_sent_ = false;       // stepper thread
+  Eigen::VectorXd true_pi_;         // stepper thread: the payloads' true π (sized at set-up)
+  std::unique_ptr<hal::SpscQueue<Truth, 8192>> truth_queue_;
+  Truth truth_{};  // telemetry thread: the latest truth popped
+  bool have_truth_ = false;
+};
+
+}  // namespace heft::sim

@@ -1,0 +1,130 @@
+#include "heft/sim/sim_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "heft/scenarios/scenario.hpp"
+
+namespace heft::sim {
+
+SimFault ParseFault(const config::Node& f, std::string& name) {
+  using K = SimFault::Kind;
+  static constexpr K kinds[] = {K::kEncoder, K::kTorque, K::kForceTorque, K::kCrc,
+                                K::kLoss,    K::kBurst,  K::kBusOff};
+  SimFault fault;
+  fault.kind =
+      kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off"})];
+  constexpr config::Range kTime{0.0, 1e6};
+  switch (fault.kind) {
+    case K::kCrc:
+      f.AllowOnly({"device", "from", "to"});
+      break;
+    case K::kLoss:
+      f.AllowOnly({"device", "name", "probability", "from", "to"});
+      break;
+    case K::kBurst:
+      f.AllowOnly({"device", "name", "from", "to", "repeat", "period"});
+      break;
+    default:
+      f.AllowOnly({"device", "name", "from", "to"});
+  }
+  if (fault.kind == K::kLoss) {
+    fault.probability = f.Get<double>("probability", {0.0, 1.0});
+    fault.from = f.Get<double>("from", 0.0, kTime);
+    fault.to = f.Get<double>("to", kTime.max, kTime);
+    name = f.Get<std::string>("name", std::string(), {});  // empty: every bus
+  } else {
+    fault.from = f.Get<double>("from", kTime);
+    fault.to = f.Get<double>("to", kTime);
+    if (fault.kind != K::kCrc) name = f.Get<std::string>("name");
+  }
+  if (fault.to <= fault.from) f["to"].Fail(fmt::format("must be after from ({:g} s)", fault.from));
+  if (fault.kind == K::kBurst) {
+    fault.repeat = f.Get<int>("repeat", 1, {1, 1000000});
+    if (fault.repeat > 1) {
+      fault.period = f.Get<double>("period", kTime);
+      if (fault.period <= fault.to - fault.from)
+        f["period"].Fail(fmt::format(
+            "back-to-back bursts must start further apart than one burst lasts ({:g} s)",
+            fault.to - fault.from));
+    } else if (f.Has("period")) {
+      f["period"].Fail("only with repeat > 1");
+    }
+  }
+  return fault;
+}
+
+SimulationConfig ParseSimulation(const config::Node& root) {
+  SimulationConfig sim;
+  const config::Node s = root["simulation"];  // throws: missing required key
+  s.AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
+               "noise", "faults", "candump"});
+  sim.options.scenario = s.Get<std::string>("scenario");
+  const auto names = scenarios::ScenarioNames();
+  if (std::find(names.begin(), names.end(), sim.options.scenario) == names.end()) {
+    std::string allowed;
+    for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+    s["scenario"].Fail("unknown scenario '" + sim.options.scenario + "'; allowed: " + allowed);
+  }
+  sim.options.adaptation = s.Get<bool>("adaptation", true, {});
+  sim.options.duration_scale = s.Get<double>("duration_scale", 1.0, {0.001, 100.0});
+  sim.lockstep = s.Get<bool>("lockstep", true, {});
+  sim.options.seed = static_cast<std::uint64_t>(s.Get<int>("seed", 1, {0, 1 << 30}));
+  sim.walking_after = s.Get<double>("walking_after", 0.5, {0.0, 60.0});
+  sim.options.candump = s.Get<std::string>("candump", std::string(), {});
+  if (auto faults = s.Optional("faults")) {
+    for (const config::Node& f : faults->Elements()) {
+      std::string name;
+      sim.options.faults.push_back(ParseFault(f, name));
+      // Devices and buses by name, resolved against the drivers once they are read.
+      sim.fault_names.push_back(name);
+      sim.fault_nodes.push_back(f);
+    }
+  }
+  if (auto n = s.Optional("noise")) {
+    SimNoise& noise = sim.options.noise;
+    n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias"});
+    noise.joint_torque = n->Get<double>("joint_torque", noise.joint_torque, {0.0, 100.0});
+    noise.torque_bias = n->Get<double>("torque_bias", noise.torque_bias, {-100.0, 100.0});
+    noise.velocity = n->Get<double>("velocity", noise.velocity, {0.0, 10.0});
+    noise.force = n->Get<double>("force", noise.force, {0.0, 1000.0});
+    noise.moment = n->Get<double>("moment", noise.moment, {0.0, 100.0});
+    noise.force_bias = n->Get<double>("force_bias", noise.force_bias, {-1000.0, 1000.0});
+  }
+  return sim;
+}
+
+void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d) {
+  using K = SimFault::Kind;
+  for (std::size_t i = 0; i < sim.options.faults.size(); ++i) {
+    SimFault& f = sim.options.faults[i];
+    const std::string& name = sim.fault_names[i];
+    if (f.kind == K::kCrc) continue;
+    if (f.kind == K::kLoss && name.empty()) {
+      f.device = -1;  // every bus
+      continue;
+    }
+    std::vector<std::string> candidates;
+    const char* what = "a joint of drivers.joints";
+    if (f.kind == K::kForceTorque) {
+      for (const auto& c : d.ft_cells) candidates.push_back(c.frame);
+      what = "an F/T frame of drivers.ft_cells";
+    } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff) {
+      candidates = d.buses;
+      what = "a bus of drivers.buses";
+    } else {
+      for (const auto& j : d.joints) candidates.push_back(j.joint);
+    }
+    const auto it = std::find(candidates.begin(), candidates.end(), name);
+    if (it == candidates.end()) {
+      std::string allowed;
+      for (const auto& c : candidates) allowed += (allowed.empty() ? "" : ", ") + c;
+      sim.fault_nodes[i]["name"].Fail("'" + name + "' is not " + what + "; allowed: " +
+                                      (allowed.empty() ? std::string("none") : allowed));
+    }
+    f.device = static_cast<int>(it - candidates.begin());
+  }
+}
+
+}  // namespace heft::sim

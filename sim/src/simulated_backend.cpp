@@ -1,0 +1,90 @@
+#include "heft/sim/simulated_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace heft::sim {
+
+SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
+                                   const drivers::DriverConfig& drivers,
+                                   const dyn::Model& urdf_model)
+    : config_(std::move(config)), truth_queue_(std::make_unique<hal::SpscQueue<Truth, 8192>>()) {
+  ResolveFaultNames(config_, drivers);
+  config_.options.candump_wait =
+      config_.lockstep;  // real time: a full log queue drops, never waits
+  robot_ = std::make_unique<SimulatedRobot>(config_.options, drivers, urdf_model);
+  true_pi_.resize(static_cast<Eigen::Index>(10 * robot_->scenario().payloads.size()));
+  duration_ = duration > 0.0 ? duration : robot_->duration();
+}
+
+SimulatedBackend::~SimulatedBackend() = default;
+
+void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept {
+  const bool fresh = k % 3 == 1 && context.hand_off.read_latest(estimate_);
+  robot_->Step(fresh ? &estimate_ : nullptr);
+
+  // INTEGRATION POINT (framework input segment): the simulated controller framework tells the
+  // estimator that the robot walks, once, at the first millisecond at or past walking_after —
+  // today by calling the plugin directly; this block becomes a write of "walking" into the input
+  // segment (shared memory written by the controller framework) once the host reads it.
+  if (!walking_sent_ && static_cast<double>(k) * 1e-3 >= config_.walking_after) {
+    context.plugin.command(plugin::Command::kRobotWalking);
+    walking_sent_ = true;
+  }
+
+  if (k % 3 == 0) {
+    Truth tr{};
+    tr.t_ns = k * 1'000'000;
+    robot_->TruePayload(true_pi_);  // sized once: no allocation here
+    const Eigen::VectorXd& pi = true_pi_;
+    for (int i = 0; i < std::min<int>(static_cast<int>(pi.size()), static_cast<int>(tr.pi.size()));
+         ++i)
+      tr.pi[i] = pi[i];
+    const auto errors = robot_->task_errors();
+    for (std::size_t e = 0; e < std::min<std::size_t>(errors.size(), 4); ++e)
+      tr.errors[e] = errors[e];
+    truth_queue_->push(tr);
+  }
+}
+
+std::vector<std::string> SimulatedBackend::LinkColumns() const {
+  std::vector<std::string> columns;
+  for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
+    columns.push_back(std::string("true_") + q);
+  return columns;
+}
+
+std::vector<std::string> SimulatedBackend::ExtraColumns() const {
+  const auto names = robot_->scenario().controller->task_error_names();
+  return {names.begin(), names.end()};
+}
+
+void SimulatedBackend::TelemetryValues(std::int64_t t_ns, std::vector<double>& link_values,
+                                       std::vector<double>& extra_values) {
+  while ((!have_truth_ || truth_.t_ns < t_ns) && truth_queue_->pop(truth_)) have_truth_ = true;
+  const std::size_t payloads = robot_->scenario().payloads.size();
+  for (std::size_t k = 0; 10 * k < link_values.size(); ++k)
+    for (std::size_t i = 0; i < 10; ++i)
+      link_values[10 * k + i] =
+          k < payloads && 10 * k + i < truth_.pi.size() ? truth_.pi[10 * k + i] : 0.0;
+  for (std::size_t e = 0; e < extra_values.size(); ++e)
+    extra_values[e] = e < 4 ? truth_.errors[e] : 0.0;
+}
+
+void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) {
+  for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
+    const SimBusCounters& sc = robot_->bus_counters()[b];
+    log.info(
+        "simulated bus {}: {} frames put on the bus; lost {} at random, {} in bursts, {} while "
+        "off; {} bus-off events",
+        bus_names[b], sc.frames, sc.lost_random, sc.lost_burst, sc.lost_bus_off, sc.bus_off);
+  }
+  if (robot_->candump()) {
+    robot_->CloseCandump();
+    log.info("candump log: {} frames in {} ({} left out: queue full)", robot_->candump()->written(),
+             robot_->candump()->path(), robot_->candump()->dropped());
+  }
+}
+
+}  // namespace heft::sim
