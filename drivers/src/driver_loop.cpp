@@ -17,6 +17,9 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
     throw std::invalid_argument("driver loop: too many joints or F/T cells for a state sample");
   ids_.resize(buses_.size());
   auto claim = [&](int bus, std::uint32_t id, Kind kind, std::size_t index) {
+    if (bus < 0 || bus >= static_cast<int>(buses_.size()))
+      throw std::invalid_argument("driver loop: a device on bus " + std::to_string(bus) + " of " +
+                                  std::to_string(buses_.size()));
     if (id >= 2048) throw std::invalid_argument("driver loop: identifier beyond 11 bits");
     Slot& s = ids_[bus][id];
     if (s.kind != Kind::kNone)
