@@ -25,6 +25,14 @@ void PutLe32(std::uint8_t* p, std::uint32_t v) {
 std::int16_t Be16(const std::uint8_t* p) {
   return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] << 8 | p[1]));
 }
+std::int16_t Le16(const std::uint8_t* p) {
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | p[1] << 8));
+}
+void PutLe16(std::uint8_t* p, std::int16_t v) {
+  const auto u = static_cast<std::uint16_t>(v);
+  p[0] = static_cast<std::uint8_t>(u);
+  p[1] = static_cast<std::uint8_t>(u >> 8);
+}
 void PutBe16(std::uint8_t* p, std::int16_t v) {
   const auto u = static_cast<std::uint16_t>(v);
   p[0] = static_cast<std::uint8_t>(u >> 8);
@@ -67,7 +75,9 @@ const char* ToString(Reject reason) noexcept {
     case Reject::kRawOutOfRange:
       return "raw value out of range";
     case Reject::kUnpaired:
-      return "unpaired F/T frame";
+      return "unpaired frame";
+    case Reject::kBadAttitude:
+      return "attitude not a unit quaternion";
     case Reject::kCount:
       break;
   }
@@ -183,6 +193,7 @@ FtAssembler::Result FtAssembler::Feed(const hal::CanFrame& f, const FtConfig& cf
   const std::uint8_t* d = f.data.data();
   if (f.id == cfg.base_id) {  // frame A
     dropped = pending_;
+    if (pending_) dropped_counter_ = counter_;
     pending_ = true;
     status_ = d[0];
     counter_ = d[1];
@@ -223,6 +234,170 @@ std::array<hal::CanFrame, 2> EncodeFt(const FtConfig& cfg, const Gauges& g, std:
   b.data[6] = counter;
   b.data[7] = 0;
   return {a, b};
+}
+
+// ---- IMU ----
+namespace {
+
+// The three IMU frames share their shape: int16 ×3 little-endian, status, counter.
+Reject DecodeImuFrame(const hal::CanFrame& f, double lsb, ImuFrameReading& out) noexcept {
+  if (const Reject r = CheckShape(f); r != Reject::kNone) return r;
+  const std::uint8_t* d = f.data.data();
+  if (d[6] & ImuStatus::kReservedMask) return Reject::kReservedBits;
+  for (int i = 0; i < 3; ++i) {
+    out.raw[i] = Le16(d + 2 * i);
+    out.value[i] = out.raw[i] * lsb;
+  }
+  out.status = d[6];
+  out.counter = d[7];
+  return Reject::kNone;
+}
+
+hal::CanFrame EncodeImuFrame(std::uint32_t id, const Int16x3& raw, std::uint8_t status,
+                             std::uint8_t counter) {
+  hal::CanFrame f = Frame(id);
+  for (int i = 0; i < 3; ++i) PutLe16(&f.data[2 * i], raw[i]);
+  f.data[6] = status;
+  f.data[7] = counter;
+  return f;
+}
+
+Int16x3 Quantise(const Eigen::Vector3d& v, double lsb, bool& saturated) {
+  Int16x3 raw{};
+  saturated = false;
+  for (int i = 0; i < 3; ++i) {
+    const double x = v[i] / lsb;
+    // Beyond int16 after rounding half away from zero (or NaN).
+    if (!(x < 32767.5 && x > -32768.5)) saturated = true;
+    raw[i] = Saturate<std::int16_t>(x);
+  }
+  return raw;
+}
+
+bool Usable(std::uint8_t status) {
+  return (status & ImuStatus::kValid) && !(status & ImuStatus::kFaultMask);
+}
+
+}  // namespace
+
+Reject DecodeImuGyro(const hal::CanFrame& f, const ImuConfig& cfg, ImuFrameReading& out) noexcept {
+  return DecodeImuFrame(f, cfg.gyro_lsb, out);
+}
+
+Reject DecodeImuAccel(const hal::CanFrame& f, const ImuConfig& cfg, ImuFrameReading& out) noexcept {
+  return DecodeImuFrame(f, cfg.accel_lsb, out);
+}
+
+Reject DecodeImuAttitude(const hal::CanFrame& f, ImuFrameReading& out) noexcept {
+  ImuFrameReading r;
+  if (const Reject why = DecodeImuFrame(f, 1.0 / kImuQuaternionScale, r); why != Reject::kNone)
+    return why;
+  // In integer units: 1 − |q|² < −1/32767  ⇔  32767² − Σraw² < −32767. Exact, no rounding.
+  const std::int64_t s = std::int64_t{32767} * 32767;
+  std::int64_t sum = 0;
+  for (std::int16_t x : r.raw) sum += std::int64_t{x} * x;
+  if (s - sum < -32767) return Reject::kBadAttitude;
+  const double w2 = 1.0 - r.value.squaredNorm();
+  r.qw = w2 > 0.0 ? std::sqrt(w2) : 0.0;  // slightly negative is rounding
+  out = r;
+  return Reject::kNone;
+}
+
+ImuAssembler::Result ImuAssembler::Feed(const hal::CanFrame& f, const ImuConfig& cfg,
+                                        ImuReading& out, Reject& reason, bool& dropped) noexcept {
+  dropped = false;
+  ImuFrameReading r;
+  const std::uint32_t which = f.id - cfg.base_id;  // 0 A, 1 B, 2 C
+  reason = which == 0   ? DecodeImuGyro(f, cfg, r)
+           : which == 1 ? DecodeImuAccel(f, cfg, r)
+           : which == 2 ? DecodeImuAttitude(f, r)
+                        : Reject::kUnknownId;
+  if (reason != Reject::kNone) return Result::kRejected;
+  if (which == 0) {
+    if (pending_) {
+      dropped = true;
+      dropped_counter_ = a_.counter;
+    }
+    pending_ = true;
+    have_b_ = have_c_ = false;
+    a_ = r;
+    return Result::kPending;
+  }
+  bool& have = which == 1 ? have_b_ : have_c_;
+  if (!pending_ || r.counter != a_.counter || have) {
+    // Another sample's frame: the pending sample's own one was lost, it can never complete.
+    if (pending_ && r.counter != a_.counter) {
+      dropped = true;
+      dropped_counter_ = a_.counter;
+      pending_ = false;
+    }
+    reason = Reject::kUnpaired;
+    return Result::kRejected;
+  }
+  have = true;
+  (which == 1 ? b_ : c_) = r;
+  if (!(have_b_ && have_c_)) return Result::kPending;
+  pending_ = false;
+  out.counter = a_.counter;
+  out.frame_status = {a_.status, b_.status, c_.status};
+  const std::uint8_t all = a_.status & b_.status & c_.status;
+  const std::uint8_t any = a_.status | b_.status | c_.status;
+  out.status = static_cast<std::uint8_t>((all & ImuStatus::kValid) | (any & ImuStatus::kFaultMask));
+  out.angular_velocity = a_.value;
+  out.specific_force = b_.value;
+  out.attitude = Eigen::Quaterniond(c_.qw, c_.value.x(), c_.value.y(), c_.value.z());
+  out.usable = Usable(a_.status) && Usable(b_.status) && Usable(c_.status);
+  return Result::kComplete;
+}
+
+hal::CanFrame EncodeImuGyro(const ImuConfig& cfg, const Int16x3& raw, std::uint8_t status,
+                            std::uint8_t counter) noexcept {
+  return EncodeImuFrame(cfg.base_id, raw, status, counter);
+}
+
+hal::CanFrame EncodeImuAccel(const ImuConfig& cfg, const Int16x3& raw, std::uint8_t status,
+                             std::uint8_t counter) noexcept {
+  return EncodeImuFrame(cfg.base_id + 1, raw, status, counter);
+}
+
+hal::CanFrame EncodeImuAttitude(const ImuConfig& cfg, const Int16x3& raw, std::uint8_t status,
+                                std::uint8_t counter) noexcept {
+  return EncodeImuFrame(cfg.base_id + 2, raw, status, counter);
+}
+
+Int16x3 ImuGyroRaw(const ImuConfig& cfg, const Eigen::Vector3d& w_I, bool& saturated) noexcept {
+  return Quantise(w_I, cfg.gyro_lsb, saturated);
+}
+
+Int16x3 ImuAccelRaw(const ImuConfig& cfg, const Eigen::Vector3d& f_I, bool& saturated) noexcept {
+  return Quantise(f_I, cfg.accel_lsb, saturated);
+}
+
+Int16x3 ImuAttitudeRaw(const Eigen::Quaterniond& q_WI) noexcept {
+  Eigen::Quaterniond q = q_WI.normalized();
+  if (q.w() < 0.0) q.coeffs() = -q.coeffs();
+  bool saturated = false;  // |x|, |y|, |z| ≤ 1 after normalisation: cannot saturate
+  Int16x3 raw = Quantise(q.vec(), 1.0 / kImuQuaternionScale, saturated);
+  // Near 180° (qw ≈ 0) rounding x, y, z up can push |q_xyz|² past the decoder's limit of
+  // 1 + 1/32767: then round towards zero instead (at most one unit off, never malformed).
+  std::int64_t sum = 0;
+  for (std::int16_t x : raw) sum += std::int64_t{x} * x;
+  if (std::int64_t{32767} * 32767 - sum < -32767)
+    for (int i = 0; i < 3; ++i)
+      raw[i] = static_cast<std::int16_t>(std::trunc(q.vec()[i] * kImuQuaternionScale));
+  return raw;
+}
+
+std::array<hal::CanFrame, 3> EncodeImu(const ImuConfig& cfg, const Eigen::Vector3d& w_I,
+                                       const Eigen::Vector3d& f_I, const Eigen::Quaterniond& q_WI,
+                                       std::uint8_t status, std::uint8_t counter) noexcept {
+  bool gyro_saturated = false, accel_saturated = false;
+  const Int16x3 w = ImuGyroRaw(cfg, w_I, gyro_saturated);
+  const Int16x3 a = ImuAccelRaw(cfg, f_I, accel_saturated);
+  if (gyro_saturated) status |= ImuStatus::kGyroSaturated;
+  if (accel_saturated) status |= ImuStatus::kAccelSaturated;
+  return {EncodeImuGyro(cfg, w, status, counter), EncodeImuAccel(cfg, a, status, counter),
+          EncodeImuAttitude(cfg, ImuAttitudeRaw(q_WI), status, counter)};
 }
 
 }  // namespace heft::drivers

@@ -2,19 +2,24 @@
 
 #include <urdf_parser/urdf_parser.h>
 
+#include <Eigen/Geometry>
 #include <map>
 #include <set>
 
 namespace heft::drivers {
 
 DriverConfig ParseDriverConfig(const config::Node& node) {
-  node.AllowOnly({"timeout_ms", "buses", "joints", "ft_cells"});
+  node.AllowOnly({"timeout_ms", "buses", "joints", "ft_cells", "imu"});
   DriverConfig cfg;
   const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
   std::map<std::string, int> bus_index;
   for (const config::Node& b : node["buses"].Elements()) {
     const std::string name = b.As<std::string>();
     if (bus_index.count(name)) b.Fail("bus '" + name + "' is listed twice");
+    if (name.empty() || name.size() > kMaxBusNameLength)
+      b.Fail("bus name '" + name + "' has " + std::to_string(name.size()) +
+             " characters; allowed: 1 to " + std::to_string(kMaxBusNameLength) +
+             " (a Linux interface name, IFNAMSIZ - 1)");
     bus_index[name] = static_cast<int>(cfg.buses.size());
     cfg.buses.push_back(name);
   }
@@ -76,10 +81,63 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
       cfg.ft_cells.push_back(d);
     }
   }
+  if (auto imu = node.Optional("imu")) {
+    imu->AllowOnly({"bus", "base_id", "frame", "gyro_lsb", "accel_lsb", "timeout_ms"});
+    ImuDevice d;
+    d.bus = bus_of(*imu);
+    d.imu.base_id = static_cast<std::uint32_t>(imu->Get<int>(
+        "base_id", static_cast<int>(d.imu.base_id), {0, 0x7FD}));  // base_id + 2 in 11 bits
+    d.frame = imu->Get<std::string>("frame", d.frame, {});
+    d.where = imu->Has("frame") ? (*imu)["frame"].Where() : imu->Where() + " (frame: default)";
+    if (d.frame.empty()) (*imu)["frame"].Fail("an empty frame name; allowed: a link of the URDF");
+    d.imu.gyro_lsb = imu->Get<double>("gyro_lsb", d.imu.gyro_lsb, {1e-9, 1.0});
+    d.imu.accel_lsb = imu->Get<double>("accel_lsb", d.imu.accel_lsb, {1e-9, 10.0});
+    d.timeout = imu->Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+    cfg.imu = d;
+  }
   return cfg;
 }
 
-void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path,
+namespace {
+
+// The IMU frame's pose in the floating base's link: up the fixed joints from `frame` to the base.
+void ResolveImuPose(const urdf::ModelInterface& urdf, const std::string& urdf_path,
+                    const std::string& where, ImuDevice& imu) {
+  const std::string what = (imu.where.empty() ? where + "drivers.imu.frame" : imu.where) +
+                           ": frame '" + imu.frame + "' ";
+  const urdf::LinkConstSharedPtr root = urdf.getRoot();
+  if (!root) throw config::ConfigError(urdf_path + ": the URDF has no root link");
+  urdf::LinkConstSharedPtr base = root;  // a URDF without a floating joint: its root link
+  for (const auto& j : root->child_joints)
+    if (j->type == urdf::Joint::FLOATING) base = urdf.getLink(j->child_link_name);
+  urdf::LinkConstSharedPtr link = urdf.getLink(imu.frame);
+  if (!link) throw config::ConfigError(what + "is not a link of " + urdf_path);
+  Eigen::Isometry3d X_BI = Eigen::Isometry3d::Identity();
+  while (link != base) {
+    const urdf::JointConstSharedPtr joint = link->parent_joint;
+    if (!joint)
+      throw config::ConfigError(what + "is not on the floating base '" + base->name + "' of " +
+                                urdf_path + " (it is above it in the tree)");
+    if (joint->type != urdf::Joint::FIXED)
+      throw config::ConfigError(what + "is not rigidly attached to the floating base '" +
+                                base->name + "' of " + urdf_path + ": joint '" + joint->name +
+                                "' between them is not fixed");
+    const urdf::Pose& o = joint->parent_to_joint_origin_transform;
+    double x = 0, y = 0, z = 0, w = 1;
+    o.rotation.getQuaternion(x, y, z, w);
+    Eigen::Isometry3d X_PC = Eigen::Isometry3d::Identity();
+    X_PC.linear() = Eigen::Quaterniond(w, x, y, z).normalized().toRotationMatrix();
+    X_PC.translation() = Eigen::Vector3d(o.position.x, o.position.y, o.position.z);
+    X_BI = X_PC * X_BI;
+    link = urdf.getLink(joint->parent_link_name);
+  }
+  imu.R_BI = X_BI.linear();
+  imu.p_BI = X_BI.translation();
+}
+
+}  // namespace
+
+void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
                        const std::string& config_file) {
   const std::string where = config_file.empty() ? "" : config_file + ": ";
   urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDFFile(urdf_path);
@@ -108,6 +166,7 @@ void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path,
     if (!urdf->getLink(c.frame))
       throw config::ConfigError(where + "drivers.ft_cells: frame '" + c.frame +
                                 "' is not a link of " + urdf_path);
+  if (cfg.imu) ResolveImuPose(*urdf, urdf_path, where, *cfg.imu);
   // Identifier clashes per bus.
   std::map<std::pair<int, std::uint32_t>, std::string> ids;
   auto claim = [&](int bus, std::uint32_t id, const std::string& who) {
@@ -126,6 +185,12 @@ void CheckDriverConfig(const DriverConfig& cfg, const std::string& urdf_path,
   for (const FtDevice& c : cfg.ft_cells) {
     claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'");
     claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)");
+  }
+  if (const auto& imu = cfg.imu) {
+    const std::uint32_t id = imu->imu.base_id;
+    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)");
+    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)");
+    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)");
   }
 }
 

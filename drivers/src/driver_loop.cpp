@@ -17,6 +17,9 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
     throw std::invalid_argument("driver loop: too many joints or F/T cells for a state sample");
   ids_.resize(buses_.size());
   auto claim = [&](int bus, std::uint32_t id, Kind kind, std::size_t index) {
+    if (bus < 0 || bus >= static_cast<int>(buses_.size()))
+      throw std::invalid_argument("driver loop: a device on bus " + std::to_string(bus) + " of " +
+                                  std::to_string(buses_.size()));
     if (id >= 2048) throw std::invalid_argument("driver loop: identifier beyond 11 bits");
     Slot& s = ids_[bus][id];
     if (s.kind != Kind::kNone)
@@ -30,6 +33,14 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
   for (std::size_t i = 0; i < config.ft_cells.size(); ++i) {
     claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id, Kind::kFtA, i);
     claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id + 1, Kind::kFtB, i);
+  }
+  if (config.imu) {
+    const std::uint32_t id = config.imu->imu.base_id;
+    for (std::uint32_t k = 0; k < 3; ++k) claim(config.imu->bus, id + k, Kind::kImu, 0);
+    q_BI_ = Eigen::Quaterniond(config.imu->R_BI).normalized();
+    sample_.has_base = true;
+    for (int k = 0; k < 3; ++k) sample_.base.specific_force_point[k] = config.imu->p_BI[k];
+    sample_.base.has_specific_force = true;
   }
   encoders_.resize(config.joints.size());
   torques_.resize(config.joints.size());
@@ -77,6 +88,30 @@ void DriverLoop::Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
   ch.last_seen_ns = now_ns;
 }
 
+void DriverLoop::Dropped(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
+                         hal::ChannelHealth& health) noexcept {
+  Gap(ch, counter, now_ns, health);
+  ++counters_.lost_samples;
+  ++health.lost_samples;
+}
+
+void DriverLoop::StoreImu(const ImuReading& r) noexcept {
+  const ImuDevice& imu = *config_.imu;
+  hal::BaseSample& b = sample_.base;
+  // R_WB = R_WI R_IB; ω and f rotate from I into B; f is measured at the IMU's origin p_BI.
+  const Eigen::Quaterniond q_WB = (r.attitude * q_BI_.conjugate()).normalized();
+  b.orientation = {q_WB.w(), q_WB.x(), q_WB.y(), q_WB.z()};
+  const Eigen::Vector3d w_B = imu.R_BI * r.angular_velocity;
+  const Eigen::Vector3d f_B = imu.R_BI * r.specific_force;
+  for (int k = 0; k < 3; ++k) {
+    b.angular_velocity[k] = w_B[k];
+    b.specific_force[k] = f_B[k];
+    b.specific_force_point[k] = imu.p_BI[k];
+  }
+  b.has_specific_force = true;
+  b.has_linear_velocity = false;
+}
+
 void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) noexcept {
   auto reject = [&](Reject r, hal::ChannelHealth* health) {
     ++counters_.rejected[static_cast<std::size_t>(r)];
@@ -116,16 +151,28 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       hal::WrenchSample& ws = sample_.wrenches[slot.index];
       FtReading r;
       Reject why = Reject::kNone;
-      // An abandoned frame A (its frame B never came) is a lost sample: the counter gap at the
-      // next complete sample counts it, once.
+      // An abandoned frame A (its frame B never came) is a lost sample, counted when the next
+      // frame A reveals it; the next complete sample's counter then continues from it.
       bool dropped = false;
-      const auto result =
-          assemblers_[slot.index].Feed(f, config_.ft_cells[slot.index].ft, r, why, dropped);
+      FtAssembler& assembler = assemblers_[slot.index];
+      const auto result = assembler.Feed(f, config_.ft_cells[slot.index].ft, r, why, dropped);
+      if (dropped) Dropped(cells_[slot.index], assembler.dropped_counter(), now_ns, ws.health);
       if (result == FtAssembler::Result::kRejected) return reject(why, &ws.health);
       if (result != FtAssembler::Result::kComplete) return;
       return Accept(cells_[slot.index], ws.health, r.counter, r.status, r.usable, now_ns, [&] {
         for (int i = 0; i < 6; ++i) ws.wrench[i] = r.wrench[i];
       });
+    }
+    case Kind::kImu: {
+      hal::ChannelHealth& health = sample_.base.health;
+      ImuReading r;
+      Reject why = Reject::kNone;
+      bool dropped = false;
+      const auto result = imu_assembler_.Feed(f, config_.imu->imu, r, why, dropped);
+      if (dropped) Dropped(imu_, imu_assembler_.dropped_counter(), now_ns, health);
+      if (result == ImuAssembler::Result::kRejected) return reject(why, &health);
+      if (result != ImuAssembler::Result::kComplete) return;
+      return Accept(imu_, health, r.counter, r.status, r.usable, now_ns, [&] { StoreImu(r); });
     }
     case Kind::kNone:
       return;
@@ -148,9 +195,11 @@ void DriverLoop::Age(Channel& ch, double timeout, std::int64_t now_ns,
     else
       health.state = hal::ChannelState::kOk;
   }
-  const bool ok = health.state == hal::ChannelState::kOk;
-  if (ch.was_ok && !ok) ++counters_.stale_events;
-  ch.was_ok = ok;
+  if (ch.last_state == hal::ChannelState::kOk && health.state == hal::ChannelState::kStale)
+    ++counters_.stale_events;
+  if (ch.last_state != hal::ChannelState::kFault && health.state == hal::ChannelState::kFault)
+    ++counters_.fault_events;
+  ch.last_state = health.state;
 }
 
 void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept {
@@ -176,8 +225,12 @@ void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept
   }
   for (std::size_t i = 0; i < cells_.size(); ++i)
     Age(cells_[i], config_.ft_cells[i].timeout, now_ns, sample_.wrenches[i].health);
-  sample_.has_base = base != nullptr;
-  if (base) sample_.base = *base;
+  if (config_.imu) {
+    Age(imu_, config_.imu->timeout, now_ns, sample_.base.health);  // `base` is ignored
+  } else {
+    sample_.has_base = base != nullptr;
+    if (base) sample_.base = *base;
+  }
   sample_.stamp_ns = now_ns;
   sample_.sequence = ++counters_.published;
   out_.publish(sample_);

@@ -5,6 +5,17 @@
 
 namespace heft::drivers {
 
+ImuValues ImuValuesFromBase(const ImuDevice& imu, const hal::BaseSample& base) noexcept {
+  const auto& o = base.orientation;
+  const Eigen::Quaterniond q_WB(o[0], o[1], o[2], o[3]);
+  const Eigen::Vector3d w_B(base.angular_velocity.data()), f_B(base.specific_force.data());
+  ImuValues v;
+  v.w_I = imu.R_BI.transpose() * w_B;
+  v.f_I = imu.R_BI.transpose() * f_B;
+  v.q_WI = (q_WB.normalized() * Eigen::Quaterniond(imu.R_BI)).normalized();
+  return v;
+}
+
 SampleEncoder::SampleEncoder(const DriverConfig& config) : config_(config) {
   for (const FtDevice& c : config.ft_cells) {
     Eigen::FullPivLU<Matrix6> lu(c.ft.calibration);
@@ -50,6 +61,20 @@ int SampleEncoder::Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
     put(c.bus, frames[1]);
   }
   ++counter_;
+  return sent;
+}
+
+int SampleEncoder::EmitImu(const ImuValues& v, std::int64_t now_ns,
+                           std::span<hal::CanTransport* const> buses,
+                           std::uint8_t status) noexcept {
+  if (!config_.imu) return 0;
+  const ImuDevice& d = *config_.imu;
+  int sent = 0;
+  for (hal::CanFrame f : EncodeImu(d.imu, v.w_I, v.f_I, v.q_WI, status, imu_counter_)) {
+    f.stamp_ns = now_ns;
+    if (buses[d.bus]->send(f) == hal::IoStatus::kOk) ++sent;
+  }
+  ++imu_counter_;
   return sent;
 }
 

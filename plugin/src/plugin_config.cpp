@@ -37,6 +37,9 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   if (robot.Has("parameters")) cfg.parameters_path = file("parameters");
 
   cfg.drivers = drivers::ParseDriverConfig(root["drivers"]);
+  if (cfg.drivers.imu && !cfg.floating_base)
+    root["drivers"]["imu"].Fail(
+        "the base IMU measures a floating base; allowed only with robot.floating_base: true");
   for (const auto& j : cfg.drivers.joints) cfg.mapping.joints.push_back(j.joint);
   for (const auto& c : cfg.drivers.ft_cells) cfg.mapping.wrench_frames.push_back(c.frame);
 

@@ -14,6 +14,7 @@
 #include "heft/estimator/model.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "heft/test/driver_rig.hpp"
+#include "imu_rig.hpp"
 #include "reference_motion.hpp"
 
 namespace heft::drivers {
@@ -133,6 +134,37 @@ TEST(DriverLoop, ALostHalfOfAnFtSampleCountsOneLostSample) {
   EXPECT_TRUE(rig.out().wrenches[0].health.ok());
 }
 
+TEST(DriverLoop, AnAbandonedFtFrameAIsCountedWhenDetectedEvenIfNoSampleCompletes) {
+  // Frame B lost twice in a row, then the cell falls silent: the first abandoned frame A is
+  // revealed by the second one and must be counted then. Fails if losses are only counted at
+  // the next complete sample (there is none here until the cell comes back).
+  Rig rig;
+  DroppingLink link0(rig.can0), link1(rig.can1);
+  std::vector<hal::CanTransport*> links{&link0, &link1};
+  auto step = [&](const EmitOptions& opt = {}) {
+    rig.now += kMs;
+    rig.encoder.Emit(rig.truth, rig.now, links, opt);
+    rig.loop.Tick(rig.now);
+  };
+  step();
+  link0.Drop(rig.cfg.ft_cells[0].ft.base_id + 1, 2);
+  step();
+  EXPECT_EQ(rig.loop.counters().lost_samples, 0u);  // frame A pending: not known yet
+  step();
+  EXPECT_EQ(rig.loop.counters().lost_samples, 1u);  // the second frame A reveals the first
+  EXPECT_EQ(rig.out().wrenches[0].health.lost_samples, 1u);
+  const std::vector<unsigned char> cell1_only = {0, 1};
+  EmitOptions silent;
+  silent.ft_enabled = cell1_only;
+  for (int k = 0; k < 5; ++k) step(silent);
+  EXPECT_EQ(rig.loop.counters().lost_samples, 1u);
+  EXPECT_EQ(rig.out().wrenches[0].health.state, hal::ChannelState::kStale);
+  step();  // back: the second abandoned sample and the five silent ones, once each
+  EXPECT_EQ(rig.loop.counters().lost_samples, 7u);
+  EXPECT_EQ(rig.out().wrenches[0].health.lost_samples, 7u);
+  EXPECT_TRUE(rig.out().wrenches[0].health.ok());
+}
+
 TEST(DriverLoop, StaleDeviceIsMarkedAndRecovers) {
   Rig rig;
   rig.Step();
@@ -173,6 +205,10 @@ TEST(DriverLoop, DeviceFaultFlagsTheChannel) {
   fault.encoder_status = 0x09;  // VALID | MULTITURN_LOST
   fault.ft_status = 0x21;
   rig.Step(fault);
+  // Faults are not staleness: stale_events counts only ok → stale; fault_events counts each
+  // channel entering fault (every encoder and the two cells). Fails if either is mixed up.
+  EXPECT_EQ(rig.loop.counters().stale_events, 0u);
+  EXPECT_EQ(rig.loop.counters().fault_events, rig.cfg.joints.size() + 2u);
   EXPECT_EQ(rig.out().joints[2].encoder.state, hal::ChannelState::kFault);
   EXPECT_EQ(rig.out().joints[2].encoder.status_bits, 0x09);
   EXPECT_EQ(rig.out().wrenches[1].health.state, hal::ChannelState::kFault);
@@ -314,11 +350,26 @@ TEST(DriverLoop, MockTransportDownRequestsOneRestartFromTheSupervisor) {
 }
 
 TEST(DriverLoop, TickAllocatesNothing) {
+  // Fails if the real-time path (or the encoders the simulator runs at 1 kHz) allocates.
   Rig rig;
   for (int k = 0; k < 3; ++k) rig.Step();
   heft::test::AllocationScope scope;
   for (int k = 0; k < 10; ++k) rig.Step();
   EXPECT_EQ(scope.count(), 0u);
+  // The same robot with the base IMU: every device, the IMU's three frames, drops and faults.
+  test::ImuRig imu(test::WithImu(rig.cfg));
+  ImuValues v;
+  v.w_I = {0.1, -0.2, 0.3};
+  v.f_I = {0.0, 0.5, 9.8};
+  for (int k = 0; k < 3; ++k) imu.Step(v);
+  heft::test::AllocationScope imu_scope;
+  for (int k = 0; k < 10; ++k) imu.Step(v);
+  imu.Step(v, ImuStatus::kValid | ImuStatus::kGyroSaturated);
+  imu.Step(v, ImuStatus::kValid, false);
+  for (int k = 0; k < 5; ++k) imu.Step(v);
+  EXPECT_EQ(imu_scope.count(), 0u);
+  EXPECT_TRUE(imu.out().base.health.ok());
+  EXPECT_EQ(imu.out().base.health.lost_samples, 1u);
 }
 
 }  // namespace

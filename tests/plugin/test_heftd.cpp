@@ -414,6 +414,12 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
        "  seed: 1\n  faults: [{device: burst, name: can0, from: 1, to: 1.2, repeat: 3, period: "
        "0.1}]",
        "simulation.faults[0].period: back-to-back bursts must start further apart than one burst"},
+      {"IMU on a fixed base", "  buses: [can0, can1]", "  buses: [can0, can1]\n  imu: {bus: can0}",
+       "drivers.imu: the base IMU measures a floating base; allowed only with "
+       "robot.floating_base: true"},
+      {"bus name longer than an interface name", "buses: [can0, can1]",
+       "buses: [can0, can_bus_number_one]",
+       "bus name 'can_bus_number_one' has 18 characters; allowed: 1 to 15"},
       {"bus fault without a bus", "  seed: 1",
        "  seed: 1\n  faults: [{device: bus_off, from: 1, to: 2}]",
        "simulation.faults[0]: missing required key 'name'"},

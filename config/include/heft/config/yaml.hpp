@@ -77,9 +77,10 @@ class Node {
 
   // An error at this node: "<file>:<line>:<col>: <path>: <what>".
   [[noreturn]] void Fail(const std::string& what) const;
+  // "<file>:<line>:<col>: <path>", for errors found later (e.g. against the URDF).
+  std::string Where() const;
 
  private:
-  std::string Where() const;
   std::shared_ptr<const std::string> file_;
   YAML::Node node_;
   std::string path_;

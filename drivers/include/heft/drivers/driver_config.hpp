@@ -1,8 +1,10 @@
-// The drivers' configuration: buses, one encoder + torque sensor per joint, the F/T cells. Read
-// from the `drivers:` section of heft's YAML (schema in drivers/README.md) and checked against the
-// URDF.
+// The drivers' configuration: buses, one encoder + torque sensor per joint, the F/T cells, the
+// optional base IMU. Read from the `drivers:` section of heft's YAML (schema in drivers/README.md)
+// and checked against the URDF, which also gives the IMU's pose on the base.
 #pragma once
 
+#include <Eigen/Core>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,10 +28,27 @@ struct FtDevice {
   double timeout = 0.003;  // s
 };
 
+// The base IMU. Its axes and origin are those of a URDF frame `frame` rigidly attached (fixed
+// joints only) to the floating base's link B; CheckDriverConfig resolves that frame into R_BI and
+// p_BI (the IMU frame I's orientation and origin in B).
+struct ImuDevice {
+  std::string frame = "imu";  // URDF link
+  int bus = 0;
+  ImuConfig imu;
+  double timeout = 0.003;  // s
+  Eigen::Matrix3d R_BI = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d p_BI = Eigen::Vector3d::Zero();  // [m]
+  std::string where;  // "file:line:col: drivers.imu.frame" of the entry, for URDF errors
+};
+
+// Linux's interface names are at most IFNAMSIZ − 1 = 15 characters.
+inline constexpr std::size_t kMaxBusNameLength = 15;
+
 struct DriverConfig {
   std::vector<std::string> buses;  // interface names (can0, ...)
   std::vector<JointDevice> joints;
   std::vector<FtDevice> ft_cells;
+  std::optional<ImuDevice> imu;  // none: the base state comes from elsewhere (or a fixed base)
 };
 
 // Reads the `drivers:` section; throws config::ConfigError naming file, key and allowed values.
@@ -37,8 +56,10 @@ DriverConfig ParseDriverConfig(const config::Node& drivers);
 
 // Checks every joint and frame name against the URDF (joints must exist and move, frames must be
 // links) and every identifier for clashes on its bus; throws config::ConfigError naming the entry.
-// `config_file` prefixes every message.
-void CheckDriverConfig(const DriverConfig& config, const std::string& urdf_path,
+// `config_file` prefixes every message. Resolves the IMU's frame (it must be rigidly attached to
+// the floating base's link: the child of the root's floating joint, else the root link) into
+// config.imu->R_BI and p_BI by composing the fixed joints' origins.
+void CheckDriverConfig(DriverConfig& config, const std::string& urdf_path,
                        const std::string& config_file = "");
 
 // The reference robot's defaults for a list of joints and two foot cells (tests, simulator).

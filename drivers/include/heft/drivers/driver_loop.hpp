@@ -1,6 +1,10 @@
 // The 1 kHz driver loop: drain every bus, decode, track staleness and counter gaps, publish one
 // hal::RobotStateSample per tick into the state buffer.
 //
+// The floating base's state in the sample comes from exactly one source: the base IMU on CAN when
+// the configuration has one (DriverConfig::imu), else the `base` argument of Tick (the controller
+// framework's state estimator through shared memory, or the simulator), else none (fixed base).
+//
 // Tick(now_ns) is the whole real-time path: it never allocates, locks, throws, logs or blocks (each
 // bus is drained with non-blocking receives, at most kMaxFramesPerTick frames per bus). It is
 // stepped by the daemon's 1 kHz thread or, in lockstep, by tests and the simulator. Bus-off and
@@ -38,8 +42,9 @@ struct BusCounters {
 struct DriverCounters {
   std::array<std::uint64_t, static_cast<std::size_t>(Reject::kCount)>
       rejected{};                   // by Reject reason
-  std::uint64_t lost_samples = 0;   // counter gaps and abandoned F/T halves
+  std::uint64_t lost_samples = 0;   // counter gaps and abandoned F/T or IMU samples
   std::uint64_t stale_events = 0;   // a channel going from ok to stale
+  std::uint64_t fault_events = 0;   // a channel going from any other state to fault
   std::uint64_t fault_samples = 0;  // well-formed samples the device flagged unusable
   std::uint64_t published = 0;
   std::uint64_t rejected_total() const {
@@ -57,8 +62,11 @@ class DriverLoop {
   DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* const> buses,
              hal::StateBuffer& out);
 
-  // One millisecond: drain, decode, staleness, publish. `base` (the state estimator's floating-base
-  // state, not on CAN) is copied into the sample when given.
+  // One millisecond: drain, decode, staleness, publish. Without an IMU configured, `base` (the
+  // floating-base state from another source: the controller framework's shared-memory input, the
+  // simulator) is copied into the sample when given, and has_base says whether it was. With an IMU
+  // configured the IMU is the base source: `base` is ignored and has_base is always true (the
+  // base's health says whether it is usable).
   void Tick(std::int64_t now_ns, const hal::BaseSample* base = nullptr) noexcept;
 
   const DriverCounters& counters() const { return counters_; }
@@ -74,7 +82,7 @@ class DriverLoop {
   void SetTare(int cell, const Vector6& tare) { config_.ft_cells[cell].ft.tare = tare; }
 
  private:
-  enum class Kind : std::uint8_t { kNone, kEncoder, kTorque, kFtA, kFtB };
+  enum class Kind : std::uint8_t { kNone, kEncoder, kTorque, kFtA, kFtB, kImu };
   struct Slot {
     Kind kind = Kind::kNone;
     std::uint16_t index = 0;
@@ -84,11 +92,16 @@ class DriverLoop {
     std::int64_t last_seen_ns = -1;  // last well-formed sample, usable or not
     int last_counter = -1;
     bool fault = false;
-    bool was_ok = false;
+    hal::ChannelState last_state = hal::ChannelState::kNeverSeen;
   };
   void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
   void Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
            hal::ChannelHealth& health) noexcept;
+  // An assembler abandoned the sample `counter` (its other frames will never come): the gap up
+  // to it and the sample itself are lost now, not at the next complete sample.
+  void Dropped(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
+               hal::ChannelHealth& health) noexcept;
+  void StoreImu(const ImuReading& r) noexcept;
   // A well-formed sample: counter gaps, status, and — when the device calls it usable — `store`.
   template <typename Store>
   void Accept(Channel& ch, hal::ChannelHealth& health, std::uint8_t counter, std::uint8_t status,
@@ -112,6 +125,9 @@ class DriverLoop {
   std::vector<std::array<Slot, 2048>> ids_;  // per bus: identifier → device
   std::vector<Channel> encoders_, torques_, cells_;
   std::vector<FtAssembler> assemblers_;
+  Channel imu_;
+  ImuAssembler imu_assembler_;
+  Eigen::Quaterniond q_BI_ = Eigen::Quaterniond::Identity();  // from config_.imu->R_BI
   std::vector<BusCounters> bus_counters_;
   std::unique_ptr<std::atomic<bool>[]> restart_;
   DriverCounters counters_;

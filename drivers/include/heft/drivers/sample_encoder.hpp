@@ -1,9 +1,11 @@
 // The inverse of the driver loop: one millisecond of a robot's sensor values → the frames its
-// devices would send (rolling counters, status bits, CRCs, the F/T cells' two frames), written to
-// the buses. Used by the simulated robot (which adds noise, bias and faults before encoding) and by
-// the tests. Set-up allocates; Emit() does not.
+// devices would send (rolling counters, status bits, CRCs, the F/T cells' two frames, the IMU's
+// three), written to the buses. Used by the simulated robot (which adds noise, bias and faults
+// before encoding) and by the tests. Set-up allocates; Emit() and EmitImu() do not.
 #pragma once
 
+#include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <span>
 #include <vector>
 
@@ -23,6 +25,17 @@ struct EmitOptions {
   bool corrupt_crc = false;  // torque frames with a wrong CRC
 };
 
+// What the base IMU measures, in its own frame I (see ImuDevice).
+struct ImuValues {
+  Eigen::Vector3d w_I = Eigen::Vector3d::Zero();  // angular velocity of I, in I [rad/s]
+  Eigen::Vector3d f_I = Eigen::Vector3d::Zero();  // specific force at I's origin, in I [m/s²]
+  Eigen::Quaterniond q_WI = Eigen::Quaterniond::Identity();  // attitude I → world
+};
+// The IMU values of a base sample whose specific force is measured at the IMU's origin
+// (base.specific_force_point = p_BI; the caller transports it there otherwise): the exact inverse
+// of what the driver loop makes of the IMU's frames.
+ImuValues ImuValuesFromBase(const ImuDevice& imu, const hal::BaseSample& base) noexcept;
+
 class SampleEncoder {
  public:
   explicit SampleEncoder(const DriverConfig& config);
@@ -30,6 +43,15 @@ class SampleEncoder {
   // wrenches of `truth`, stamped `now_ns`, to buses[bus index]. Returns the number of frames sent.
   int Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
            std::span<hal::CanTransport* const> buses, const EmitOptions& options = {}) noexcept;
+  // Writes the IMU's three frames (A, B, C) for one sample, with `status` (saturation bits are
+  // added when a value is beyond int16) and the IMU's own rolling counter. Returns the number of
+  // frames sent; 0 when no IMU is configured.
+  int EmitImu(const ImuValues& values, std::int64_t now_ns,
+              std::span<hal::CanTransport* const> buses,
+              std::uint8_t status = ImuStatus::kValid) noexcept;
+  // The IMU's sample of this millisecond is lost on the way: its counter advances, nothing is
+  // sent (as Emit's disabled devices).
+  void SkipImu() noexcept { ++imu_counter_; }
   // Raw encodings of one device for the simulator's own fault shaping.
   const DriverConfig& config() const { return config_; }
 
@@ -37,6 +59,7 @@ class SampleEncoder {
   DriverConfig config_;
   std::vector<Matrix6> inverse_calibration_;
   std::uint8_t counter_ = 0;
+  std::uint8_t imu_counter_ = 0;
 };
 
 }  // namespace heft::drivers
