@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "urdf_inertial_check.hpp"
+
 namespace heft::dyn {
 namespace {
 
@@ -109,6 +111,15 @@ class Builder {
       if (Ic.norm() != 0.0) Fail(where + ": zero mass with a non-zero inertia");
       return Vector10::Zero();
     }
+    if (Ic.isZero(0.0)) {
+      // A point mass (MuJoCo accepts it): pseudo-inertia m [c; 1][c; 1]ᵀ, positive semidefinite,
+      // fine for the dynamics; only a filter that needs it definite refuses to estimate it.
+      RigidBodyInertia point;
+      point.mass = in.mass;
+      point.com = ToVector(in.origin.position);
+      point.inertia_com.setZero();
+      return ParametersFromInertia(point);
+    }
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(Ic);
     Eigen::Vector3d d = eig.eigenvalues();
     const double scale = std::max(d.cwiseAbs().maxCoeff(), 1e-12);
@@ -149,7 +160,12 @@ class Builder {
               [](const auto& x, const auto& y) { return x->name < y->name; });
     for (const auto& joint : joints) {
       const std::string where = "joint '" + joint->name + "'";
-      if (joint->mimic) Fail(where + ": mimic joints are not supported");
+      if (joint->mimic) {
+        // On a fixed joint (Talos's grippers) a mimic means nothing: nothing moves to follow.
+        if (joint->type != urdf::Joint::FIXED) Fail(where + ": mimic joints are not supported");
+        model_.warnings.push_back(source_ + ": " + where +
+                                  ": <mimic> on a fixed joint ignored (nothing to follow)");
+      }
       const urdf::Pose& origin = joint->parent_to_joint_origin_transform;
       const Eigen::Matrix3d Rj = R * ToRotation(origin.rotation);
       const Eigen::Vector3d pj = R * ToVector(origin.position) + p;
@@ -229,6 +245,7 @@ class Builder {
 
 Model LoadModelFromUrdfString(const std::string& xml, const ModelOptions& options,
                               const std::string& source_name) {
+  detail::CheckInertialNumbers(xml, source_name);
   urdf::ModelInterfaceSharedPtr urdf;
   try {
     urdf = urdf::parseURDF(xml);

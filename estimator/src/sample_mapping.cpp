@@ -59,18 +59,47 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
   time_ = 1e-9 * static_cast<double>(mid.stamp_ns);
 
   const bool floating = model_->floating_base;
+  base_from_imu_ = false;
   if (floating) {
-    for (const hal::RobotStateSample* s : {&newest, &mid, &oldest})
-      if (!s->has_base || !s->base.health.ok() || !s->base.has_linear_velocity) hold |= kHoldBase;
     const hal::BaseSample& b = mid.base;
-    q_.head<3>() << b.position[0], b.position[1], b.position[2];
+    bool ok = true;
+    for (const hal::RobotStateSample* s : {&newest, &mid, &oldest})
+      ok = ok && s->has_base && s->base.health.ok();
+    const bool velocity =
+        newest.base.has_linear_velocity && b.has_linear_velocity && oldest.base.has_linear_velocity;
+    switch (config_.base_acceleration) {
+      case BaseAcceleration::kAuto:
+        base_from_imu_ = b.has_specific_force;
+        ok = ok && (base_from_imu_ || velocity);
+        break;
+      case BaseAcceleration::kImu:
+        base_from_imu_ = true;
+        ok = ok && b.has_specific_force;
+        break;
+      case BaseAcceleration::kVelocity:
+        ok = ok && velocity;
+        break;
+    }
+    if (!ok) hold |= kHoldBase;
+    if (b.has_linear_velocity)
+      q_.head<3>() << b.position[0], b.position[1], b.position[2];
+    else
+      q_.head<3>().setZero();
     Eigen::Vector4d quat(b.orientation[0], b.orientation[1], b.orientation[2], b.orientation[3]);
     const double norm = quat.norm();
-    if (norm > 0.0) quat /= norm;
+    if (norm > 0.0)
+      quat /= norm;
+    else
+      hold |= kHoldBase;
     q_.segment<4>(3) = quat;
-    auto base_v = [](const hal::BaseSample& s, Eigen::Ref<Eigen::VectorXd> out) {
-      out << s.linear_velocity[0], s.linear_velocity[1], s.linear_velocity[2],
-          s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2];
+    const bool imu = base_from_imu_;
+    auto base_v = [imu](const hal::BaseSample& s, Eigen::Ref<Eigen::VectorXd> out) {
+      // With the IMU the linear velocity is 0 in all three, so its difference is 0 too.
+      if (imu)
+        out.head<3>().setZero();
+      else
+        out.head<3>() << s.linear_velocity[0], s.linear_velocity[1], s.linear_velocity[2];
+      out.tail<3>() << s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2];
     };
     base_v(mid.base, v_.head<6>());
     base_v(newest.base, v_new_.head<6>());
@@ -89,6 +118,17 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
     tau_[slot_v_[i]] = jm.torque;
   }
   a_ = (v_new_ - v_old_) / dt;
+  if (base_from_imu_) {
+    // Classical acceleration of the base origin from the specific force at S (see the header).
+    const hal::BaseSample& b = mid.base;
+    const Eigen::Vector3d f_B(b.specific_force[0], b.specific_force[1], b.specific_force[2]);
+    const Eigen::Vector3d p_BS(b.specific_force_point[0], b.specific_force_point[1],
+                               b.specific_force_point[2]);
+    const Eigen::Vector3d w = v_.segment<3>(3);
+    const Eigen::Vector3d w_dot = a_.segment<3>(3);
+    const Eigen::Matrix3d R_WB = Eigen::Quaterniond(q_[3], q_[4], q_[5], q_[6]).toRotationMatrix();
+    a_.head<3>() = R_WB * (f_B - w_dot.cross(p_BS) - w.cross(w.cross(p_BS))) + model_->gravity;
+  }
   for (std::size_t k = 0; k < wrenches_.size(); ++k) {
     const hal::WrenchSample& w = mid.wrenches[k];
     wrench_valid_[k] = k < mid.num_wrenches && w.health.ok();

@@ -47,7 +47,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
                "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
                "wait_for_walking", "control_period", "min_mass_fraction", "max_added_mass",
-               "max_com_distance"});
+               "max_com_distance", "base_acceleration"});
   est::EstimatorConfig& ec = cfg.estimator;
   for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
   if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
@@ -102,6 +102,8 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.max_com_distance = e.Get<double>("max_com_distance", ec.max_com_distance, {1e-3, 100.0});
   cfg.mapping.difference_samples = e.Get<int>("difference_samples", 2, {1, 31});
   cfg.mapping.contact_force = e.Get<double>("contact_force", 50.0, {0.0, 1e5});
+  cfg.mapping.base_acceleration = static_cast<est::BaseAcceleration>(
+      e.Enum("base_acceleration", {"auto", "imu", "velocity"}, "auto"));
   cfg.wait_for_walking = e.Get<bool>("wait_for_walking", true, {});
   return cfg;
 }

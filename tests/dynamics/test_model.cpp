@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 
+#include "heft/estimator/dynamics.hpp"
+#include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/model.hpp"
 
 namespace heft::dyn {
@@ -131,6 +134,95 @@ TEST(Model, RefusesWithAMessageNamingTheElement) {
       EXPECT_THAT(e.what(), HasSubstr("test.urdf")) << c.name;
     }
   }
+}
+
+// Issue 17: urdfdom drops a link's whole <inertial> when one number does not parse, says so only on
+// stderr, and the link loaded as massless. Each case must be refused naming the file, the line, the
+// link and the offending value (before the check, every one of them loaded without an error).
+TEST(Model, RefusesInertialNumbersUrdfdomWouldDrop) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string xml = Robot(R"(
+      <inertial><origin xyz="0 0 0.1" rpy="0 0 0"/><mass value="1.5"/>
+        <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>)");
+    xml.replace(xml.find(from), from.size(), to);
+    return xml;
+  };
+  const std::vector<BadCase> cases = {
+      {"nan mass", with("\"1.5\"", "\"nan\""),
+       "test.urdf:3: link 'a' <inertial><mass value='nan'>"},
+      {"decimal comma", with("\"1.5\"", "\"0,08\""), "<mass value='0,08'>: not a finite number"},
+      {"overflow", with("\"1.5\"", "\"1e999\""), "<mass value='1e999'>: not a finite number"},
+      {"inf inertia", with("izz=\"0.01\"", "izz=\"inf\""), "<inertia izz='inf'>"},
+      {"word inertia", with("ixy=\"0\"", "ixy=\"zero\""), "<inertia ixy='zero'>"},
+      {"trailing space", with("\"1.5\"", "\"1.5 \""), "<mass value='1.5 '>"},
+      {"missing inertia key", with("iyz=\"0\"", ""), "<inertia iyz>: missing attribute"},
+      {"comma in origin", with("0 0 0.1", "0 0 0,1"), "<origin xyz='0 0 0,1'>"},
+      {"short origin", with("rpy=\"0 0 0\"", "rpy=\"0 0\""), "<origin rpy='0 0'>"},
+      {"no mass", with("<mass value=\"1.5\"/>", ""), "link 'a' <inertial><mass>: missing element"},
+  };
+  for (const BadCase& c : cases) {
+    try {
+      const Model m = LoadModelFromUrdfString(c.xml, ModelOptions{}, "test.urdf");
+      ADD_FAILURE() << c.name << ": accepted, mass " << TotalMass(m);
+    } catch (const ModelError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(c.message)) << c.name;
+      EXPECT_THAT(e.what(), HasSubstr("test.urdf:")) << c.name;
+    }
+  }
+  // What urdfdom does parse still loads: leading white space and '+', exponents.
+  const Model m = LoadModelFromUrdfString(with("\"1.5\"", "\" +15e-1\""), ModelOptions{}, "ok");
+  EXPECT_DOUBLE_EQ(TotalMass(m), 1.5);
+}
+
+// A <mimic> on a fixed joint (Talos's grippers) means nothing: loaded, with a warning; on a moving
+// joint it is still refused (RefusesWithAMessageNamingTheElement). Failed before: refused.
+TEST(Model, IgnoresMimicOnAFixedJointWithAWarning) {
+  const std::string xml = R"(<robot name="r"><link name="base"/>
+    <link name="a"><inertial><mass value="1"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+    <link name="finger"><inertial><origin xyz="0.1 0 0"/><mass value="0.2"/>
+      <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial></link>
+    <joint name="j" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    <joint name="finger_joint" type="fixed"><parent link="a"/><child link="finger"/>
+      <mimic joint="j" multiplier="1" offset="0"/></joint></robot>)";
+  const Model m = LoadModelFromUrdfString(xml, ModelOptions{}, "test.urdf");
+  EXPECT_EQ(m.nv, 1);
+  EXPECT_NEAR(TotalMass(m), 1.2, 1e-12);  // the finger merged into 'a'
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_THAT(m.warnings[0],
+              HasSubstr("test.urdf: joint 'finger_joint': <mimic> on a fixed joint ignored"));
+}
+
+// A point mass (mass > 0, zero rotational inertia) is what MuJoCo accepts and is physically
+// realisable: its pseudo-inertia m [c; 1][c; 1]ᵀ is positive semidefinite (rank 1). Loaded without
+// repair (refused before); the dynamics use it (gravity torque m g × lever); IsPhysicallyConsistent
+// stays strict (definite), so the estimator refuses to estimate such a link, naming it.
+TEST(Model, AcceptsAPointMass) {
+  const std::string xml = Robot(R"(<inertial><origin xyz="0.3 0 0"/><mass value="2"/>
+      <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>)");
+  std::string rotated = xml;  // the joint about y, so gravity pulls on the lever
+  rotated.replace(rotated.find("0 0 1"), 5, "0 1 0");
+  const Model m = LoadModelFromUrdfString(rotated, ModelOptions{}, "test.urdf");
+  EXPECT_TRUE(m.warnings.empty());
+  const Vector10& pi = m.bodies[0].parameters;
+  EXPECT_DOUBLE_EQ(pi[0], 2.0);
+  EXPECT_DOUBLE_EQ(pi[1], 0.6);                   // m c_x
+  EXPECT_FALSE(IsPhysicallyConsistent(pi, 0.0));  // on the boundary, not inside
+  const Eigen::Vector4d eig =
+      Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d>(PseudoInertia(pi)).eigenvalues();
+  EXPECT_GT(eig[0], -1e-12);  // positive semidefinite
+  EXPECT_NEAR(eig[3], 2.0 * (1.0 + 0.09), 1e-12);
+  Workspace ws(m);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(1), tau(1);
+  Rnea(m, ws, q, q, q, tau);
+  // Holding it: τ = −(c × m g)·y = −m g c_x.
+  EXPECT_NEAR(tau[0], -2.0 * 9.81 * 0.3, 1e-12);
+  est::EstimatorConfig cfg;
+  cfg.bodies = {"a"};
+  EXPECT_THAT([&] { est::InertialEstimator(m, cfg); },
+              ::testing::Throws<std::invalid_argument>(::testing::Property(
+                  &std::exception::what, HasSubstr("'a' are not physically consistent"))));
 }
 
 TEST(Model, RepairsInertiaOnlyWhenAskedAndSaysSo) {

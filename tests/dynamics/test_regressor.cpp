@@ -176,6 +176,59 @@ TEST_P(Regressor, NoAllocationAfterWarmUp) {
   EXPECT_EQ(scope.count(), 0u);
 }
 
+// Inverse dynamics of the floating humanoid with classical accelerations (a = dv/dt, model.hpp):
+// (1) Galilean invariance: the base's linear velocity replaced by 0, the same a, gives the same τ;
+// (2) nothing depends on yaw or position: the world turned about z (R_WB ← Rz R_WB, p_WB ← Rz p_WB
+// + d, and the world-frame base velocity and acceleration turned with it) gives the same joint and
+// base-torque rows, and the base force (world frame) turned by Rz. Both for RNEA and for the
+// condensed regressor (Y_est, τ_nom). This is what lets SampleMapping use an IMU without the base's
+// velocity or a yaw reference; it fails if the free joint's acceleration is treated as spatial
+// (the ω × v term) or gravity is not taken along world z.
+TEST(FloatingBase, InverseDynamicsIgnoresBaseVelocityYawAndPosition) {
+  const Model model = Reference(true);
+  Workspace ws(model);
+  const RegressorSelection sel(model, {"torso", "left_forearm", "pelvis"});
+  const int nv = model.nv, np = 10 * sel.size();
+  Eigen::VectorXd tau(nv), tau2(nv), nom(nv), nom2(nv);
+  Eigen::MatrixXd Y(nv, np), Y2(nv, np);
+  std::mt19937_64 rng(16);
+  std::uniform_real_distribution<double> u(-M_PI, M_PI);
+  auto rel = [](const Eigen::VectorXd& x, const Eigen::VectorXd& ref) {
+    return (x - ref).norm() / ref.norm();
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const test::State s = test::RandomState(model, rng);
+    Rnea(model, ws, s.q, s.v, s.a, tau);
+    CondensedRegressor(model, ws, sel, s.q, s.v, s.a, Y, nom);
+
+    Eigen::VectorXd v0 = s.v;
+    v0.head<3>().setZero();
+    Rnea(model, ws, s.q, v0, s.a, tau2);
+    EXPECT_LT(rel(tau2, tau), 1e-9) << "Galilean, trial " << trial;
+    CondensedRegressor(model, ws, sel, s.q, v0, s.a, Y2, nom2);
+    EXPECT_LT(rel(nom2, nom), 1e-9) << "Galilean, trial " << trial;
+    EXPECT_LT((Y2 - Y).norm() / Y.norm(), 1e-9) << "Galilean, trial " << trial;
+
+    const Eigen::Matrix3d Rz =
+        Eigen::AngleAxisd(u(rng), Eigen::Vector3d::UnitZ()).toRotationMatrix();
+    Eigen::VectorXd q = s.q, v = s.v, a = s.a;
+    q.head<3>() = Rz * s.q.head<3>() + Eigen::Vector3d(3.0 * u(rng), 3.0 * u(rng), 0.5);
+    const Eigen::Quaterniond quat(Eigen::Quaterniond(Rz) *
+                                  Eigen::Quaterniond(s.q[3], s.q[4], s.q[5], s.q[6]));
+    q.segment<4>(3) << quat.w(), quat.x(), quat.y(), quat.z();
+    v.head<3>() = Rz * s.v.head<3>();
+    a.head<3>() = Rz * s.a.head<3>();
+    Rnea(model, ws, q, v, a, tau2);
+    tau2.head<3>() = Rz.transpose() * tau2.head<3>().eval();
+    EXPECT_LT(rel(tau2, tau), 1e-9) << "yaw, trial " << trial;
+    CondensedRegressor(model, ws, sel, q, v, a, Y2, nom2);
+    nom2.head<3>() = Rz.transpose() * nom2.head<3>().eval();
+    Y2.topRows<3>() = Rz.transpose() * Y2.topRows<3>().eval();
+    EXPECT_LT(rel(nom2, nom), 1e-9) << "yaw, trial " << trial;
+    EXPECT_LT((Y2 - Y).norm() / Y.norm(), 1e-9) << "yaw, trial " << trial;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Base, Regressor, ::testing::Values(false, true),
                          [](const auto& param_info) {
                            return param_info.param ? "Floating" : "Fixed";

@@ -381,6 +381,8 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
        "simulation.scenario: unknown scenario 'forarm-load'; allowed: forearm-load"},
       {"bad filter", "filter: ekf", "filter: ukf",
        "estimator.filter: 'ukf' is not allowed; allowed: ekf, kf"},
+      {"bad base acceleration", "filter: ekf", "filter: ekf\n  base_acceleration: gps",
+       "estimator.base_acceleration: 'gps' is not allowed; allowed: auto, imu, velocity"},
       {"out of range", "rate_limits: {mass: 600", "rate_limits: {mass: -1",
        "estimator.rate_limits.mass: value -1 is out of range"},
       {"wrong type", "confidence: 0.999", "confidence: high",

@@ -38,7 +38,9 @@ Eigen::Matrix4d PseudoInertia(const Vector10& pi) noexcept;
 
 // Physical consistency: the pseudo-inertia is positive definite, with its smallest eigenvalue
 // above `tol` (absolute, in kg·m²-like units). Equivalent to m > 0 and an inertia about the centre
-// of mass that is positive definite and obeys the triangle inequalities strictly.
+// of mass that is positive definite and obeys the triangle inequalities strictly. Bodies on the
+// boundary (semidefinite: a point mass, a rod, a flat plate) are realisable and fine for the
+// dynamics but not consistent in this strict sense, which the log-Cholesky parametrisation needs.
 bool IsPhysicallyConsistent(const Vector10& pi, double tol = 0.0) noexcept;
 
 }  // namespace heft::dyn

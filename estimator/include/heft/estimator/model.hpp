@@ -69,7 +69,8 @@ struct Model {
   Eigen::Vector3d gravity{0.0, 0.0, -9.81};
   std::vector<Body> bodies;
   std::vector<Frame> frames;
-  // Problems that were repaired at load time (only when ModelOptions asked for repairs).
+  // Problems that were repaired at load time (only when ModelOptions asked for repairs), and URDF
+  // content that was ignored (a <mimic> on a fixed joint).
   std::vector<std::string> warnings;
 
   int num_bodies() const { return static_cast<int>(bodies.size()); }

@@ -5,6 +5,15 @@
 //   a(t − h) = (v(t) − v(t − 2h)) / 2h,   q, v, τ, λ taken at t − h,
 // where h is `difference_samples` samples of the 1 kHz state (default 2 ms, a lag of 2 ms).
 //
+// The floating base (model.hpp's conventions: v = [ṗ_WB in W; ω_WB in B], a = dv/dt). Inverse
+// dynamics with classical accelerations does not depend on the base's linear velocity (Galilean
+// invariance), so with an IMU the base's linear velocity is set to 0 and its linear acceleration is
+// the classical acceleration of the base origin, from the specific force f measured at S:
+//   a_WB = R_WB (f_B − ω̇ × p_BS − ω × (ω × p_BS)) + g_W,
+// with f, ω, R_WB at t − h and ω̇ = (ω(t) − ω(t − 2h)) / 2h (a resting IMU reads f = −R_WBᵀ g_W,
+// +9.81 along z up). Without an IMU, the base's linear velocity is differenced like the joints'.
+// The base position is irrelevant to inverse dynamics: the sample's when it has one, else 0.
+//
 // Set-up (the constructor) checks every name against the model and allocates; Assemble() does not
 // allocate, throw or log.
 #pragma once
@@ -19,19 +28,27 @@
 
 namespace heft::est {
 
+// Where the base's linear acceleration comes from (estimator.base_acceleration).
+enum class BaseAcceleration {
+  kAuto,      // the IMU's specific force when the middle sample has one, else the velocity
+  kImu,       // the specific force only (a sample without one holds the base)
+  kVelocity,  // a finite difference of the base's linear velocity only
+};
+
 struct SampleMappingConfig {
   std::vector<std::string> joints;  // URDF joint name of sample slot i (every model joint once)
   std::vector<std::string>
       wrench_frames;  // model frame of wrench slot i (EstimatorConfig::contact_frames order)
   int difference_samples = 2;   // h, in state samples
   double contact_force = 50.0;  // N: a foot is in contact when its cell reads more (normal, +z)
+  BaseAcceleration base_acceleration = BaseAcceleration::kAuto;
 };
 
 // Why an assembled input is not usable (bits of hal::EstimatorStatus::hold_reason).
 enum HoldReason : std::uint32_t {
   kHoldEncoders = 1u << 0,   // a joint position/velocity channel is not ok
   kHoldTorques = 1u << 1,    // a joint torque channel is not ok
-  kHoldBase = 1u << 2,       // the floating-base state is not ok
+  kHoldBase = 1u << 2,       // the floating-base state is not ok (or lacks what the config asks)
   kHoldHistory = 1u << 3,    // not enough samples yet, or they are not evenly spaced
   kHoldNonFinite = 1u << 4,  // a value is NaN/inf
 };
@@ -52,6 +69,8 @@ class SampleMapping {
   // The last assembled input (valid until the next Assemble).
   TickInput input() const;
   double time() const { return time_; }
+  // Whether the last assembled base acceleration came from the IMU's specific force.
+  bool base_from_imu() const { return base_from_imu_; }
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::VectorXd& v() const { return v_; }
   const Eigen::VectorXd& a() const { return a_; }
@@ -69,6 +88,7 @@ class SampleMapping {
   std::vector<dyn::Vector6> wrenches_;
   std::vector<unsigned char> wrench_valid_, in_contact_;
   double time_ = 0.0;
+  bool base_from_imu_ = false;
 };
 
 }  // namespace heft::est
