@@ -28,9 +28,10 @@
 
 namespace heft::host {
 
-// What a step hook may touch: the plugin (commands) and its hand-off (the latest estimate).
+// What a step hook may touch: the plugin's hand-off (the latest estimate, what a whole-body
+// controller reads). Commands reach the plugin only the way a robot's framework sends them: through
+// the framework input segment (AttachFrameworkInput), never by calling the plugin.
 struct StepContext {
-  plugin::ControllerInterface& plugin;
   plugin::HandOffMailbox& hand_off;
 };
 
@@ -58,6 +59,10 @@ class Backend {
   // it emits IMU frames on its buses and the drivers decode them, this hook goes away together with
   // its one caller (Schedule's driver thread, schedule.cpp).
   virtual const hal::BaseSample* base() const noexcept { return nullptr; }
+
+  // Set-up: the name of the framework input segment heftd created (/dev/shm/<name>), for a backend
+  // that plays the robot's controller framework (the simulator: its commands, e.g. "walking").
+  virtual void AttachFrameworkInput(const std::string& /*name*/) {}
 
   // Telemetry extras. Per estimated link, after its handed and estimated π: columns
   // "<link>_<suffix>" for each suffix; then, at the end of the row, `ExtraColumns()`.

@@ -294,6 +294,7 @@ bool FrameworkInput::Read(std::int64_t now_ns, hal::BaseSample& out, CommandEdge
   health.rejected_frames = rejected_reads_;
   health.status_bits = static_cast<std::uint16_t>(reason);  // this read's InputReject
   out.health = health;
+  state_.store(static_cast<std::uint8_t>(health.state), std::memory_order_relaxed);
   return out.health.ok();
 }
 

@@ -138,6 +138,10 @@ class FrameworkInput {
   [[nodiscard]] FrameworkInputCounters counters() const noexcept;
   [[nodiscard]] const FrameworkInputLimits& limits() const noexcept { return limits_; }
   [[nodiscard]] const heft_input_segment* segment() const noexcept { return segment_; }
+  /// The base channel's state after the last Read() (any thread).
+  [[nodiscard]] hal::ChannelState state() const noexcept {
+    return static_cast<hal::ChannelState>(state_.load(std::memory_order_relaxed));
+  }
 
  private:
   void Attach(bool fresh);
@@ -170,6 +174,7 @@ class FrameworkInput {
     std::atomic<std::uint64_t> reads{0}, accepted{0}, empty{0}, commands{0}, writer_resets{0};
     std::array<std::atomic<std::uint64_t>, kNumInputRejects> rejected{};
   } counters_;
+  std::atomic<std::uint8_t> state_{static_cast<std::uint8_t>(hal::ChannelState::kNeverSeen)};
 };
 
 /// The framework's side in C++: opens the segment heftd created (read-write, no O_CREAT) or uses

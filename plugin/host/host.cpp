@@ -16,12 +16,15 @@
 #include <thread>
 #include <vector>
 
+#include "command_server.hpp"
+#include "framework_input.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/state_buffer.hpp"
 #include "plugin_loader.hpp"
 #include "recorder.hpp"
 #include "schedule.hpp"
 #include "shared_memory.hpp"
+#include "status.hpp"
 #include "telemetry.hpp"
 
 #ifndef HEFT_VERSION
@@ -91,7 +94,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   }
 
   const config::Document doc = config::Document::Load(cli.config_path);
-  HostConfig host = ParseHostConfig(doc.root());
+  HostConfig host = ParseHostConfig(doc.root(), program.simulator);
   ApplyCommandLine(cli, host);
   factory.Configure(doc.root(), cli, host);
   const plugin::PluginConfig pcfg =
@@ -127,10 +130,35 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
               hal::kSharedHandOffLayout);
   }
 
+  // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
+  // estimator (host.framework_input.base); a robot with neither would hold on every tick.
+  if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
+    throw std::invalid_argument(
+        cli.config_path +
+        ": robot.floating_base is true but nothing measures the base's motion: configure the "
+        "base IMU (drivers.imu) or take the base state from the controller framework "
+        "(host.framework_input: {base: true})");
+  if (pcfg.drivers.imu && host.input_base)
+    throw std::invalid_argument(cli.config_path +
+                                ": two base sources: drivers.imu and host.framework_input.base "
+                                "(choose one)");
+
+  // The framework input segment: the controller framework's commands and, when configured, the
+  // base state. heftd creates it; the framework (or the simulator's stand-in) writes it.
+  std::unique_ptr<FrameworkInput> input;
+  if (!host.input_name.empty()) {
+    FrameworkInputLimits limits;
+    limits.timeout_ns = static_cast<std::int64_t>(host.input_timeout * 1e9);
+    input = std::make_unique<FrameworkInput>(host.input_name, limits);
+    log->info("framework input: /dev/shm/{} (commands{})", host.input_name,
+              host.input_base ? ", base state" : "");
+  }
+
   // Backend, drivers, recorder.
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       pcfg.urdf_path, dyn::ModelOptions{pcfg.floating_base, pcfg.repair_inertia});
   const std::unique_ptr<Backend> backend = factory.Create(host, pcfg, model, *log);
+  if (input) backend->AttachFrameworkInput(host.input_name);
   const std::vector<hal::CanTransport*> buses = backend->buses();
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
   std::unique_ptr<StateRecorder> recorder =
@@ -142,10 +170,44 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   signal(SIGINT, OnSignal);
   plug->activate();
 
-  Schedule schedule(*backend, loop, *plug, hand_off, recorder.get(), shared.get(),
-                    ThreadSettings{host.priority, host.cpus}, log);
+  Schedule schedule(*backend, loop, *plug, hand_off, recorder.get(), shared.get(), input.get(),
+                    host.input_base, ThreadSettings{host.priority, host.cpus}, log);
+
+  // heftctl's socket: commands to the plugin, the status from the latest hand-off and counters.
+  std::unique_ptr<CommandServer> server;
+  std::atomic<bool> server_stop{false};
+  std::thread server_thread;
+  if (!host.control_socket.empty()) {
+    auto status = [&]() {
+      StatusSnapshot snap;
+      hal::InertialEstimate latest;
+      if (hand_off.read_latest(latest)) FillFromEstimate(latest, snap);
+      drivers::DriverCounters c;
+      if (schedule.driver_counters(c)) {
+        snap.drivers.published = c.published;
+        snap.drivers.rejected = c.rejected_total();
+        snap.drivers.lost = c.lost_samples;
+        snap.drivers.stale = c.stale_events;
+      }
+      if (input) {
+        const FrameworkInputCounters ic = input->counters();
+        snap.input.present = true;
+        snap.input.state = input->state();
+        snap.input.accepted = ic.accepted;
+        snap.input.rejected = ic.rejected_total();
+        snap.input.commands = ic.commands;
+      }
+      return snap;
+    };
+    server = std::make_unique<CommandServer>(
+        CommandServerOptions{host.control_socket}, [&](plugin::Command c) { plug->command(c); },
+        status);
+    log->info("commands and status: {} (heftctl)", host.control_socket);
+  }
+
   schedule.Start(g_stop);
   const std::int64_t t0 = schedule.start_ns();
+  if (server) server_thread = std::thread([&] { server->Run(server_stop); });
 
   sd_notify(0, "READY=1");
   log->info("running: driver thread 1 kHz, control thread 333 Hz{}",
@@ -171,6 +233,9 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
     }
   }
   sd_notify(0, "STOPPING=1");
+  server_stop.store(true, std::memory_order_release);
+  if (server_thread.joinable()) server_thread.join();
+  server.reset();
   schedule.Stop();
   plug->deactivate();
   telemetry.Drain();
@@ -208,7 +273,17 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
           last.status.gate_releases);
   }
   if (telemetry.writing()) log->info("telemetry: {} rows in {}", telemetry.rows(), host.telemetry);
+  if (input) {
+    const FrameworkInputCounters ic = input->counters();
+    log->info("framework input: {} reads, {} accepted, {} refused, {} commands", ic.reads,
+              ic.accepted, ic.rejected_total(), ic.commands);
+  }
   shared.reset();
+  // heft-sim's segment is private to its run; heftd's stays for the robot's framework.
+  if (program.simulator && input) {
+    input.reset();
+    InputMapping::Unlink(host.input_name);
+  }
   log->flush();
   return 0;
 }

@@ -9,15 +9,34 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "command_server.hpp"  // kDefaultCommandSocket
+
 namespace heft::host {
 
-HostConfig ParseHostConfig(const config::Node& root) {
+HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
   HostConfig h;
+  h.input_name = simulator ? fmt::format("heft-sim-{}", getpid()) : kDefaultInputName;
+  h.control_socket = simulator ? std::string() : std::string(kDefaultCommandSocket);
   root.AllowOnly({"robot", "drivers", "estimator", "backend", "host", "simulation"});
   h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
-    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording"});
+    n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording",
+                  "framework_input", "control_socket"});
+    if (auto in = n->Optional("framework_input")) {
+      in->AllowOnly({"name", "base", "timeout_ms"});
+      h.input_name = in->Get<std::string>("name", h.input_name, {});
+      if (h.input_name.find('/') != std::string::npos || h.input_name.size() > 200)
+        (*in)["name"].Fail("a shared-memory name has no '/' and at most 200 characters");
+      h.input_base = in->Get<bool>("base", false, {});
+      h.input_timeout = 1e-3 * in->Get<double>("timeout_ms", 20.0, {1.0, 1000.0});
+    }
+    if (n->Has("control_socket")) {
+      h.control_socket = n->Get<std::string>("control_socket", std::string(), {});
+      // sockaddr_un's sun_path holds 107 characters and the terminating NUL.
+      if (h.control_socket.size() > 107)
+        (*n)["control_socket"].Fail("a socket path has at most 107 characters");
+    }
     h.shm = n->Get<std::string>("shm", std::string(), {});
     if (h.shm.find('/') != std::string::npos) (*n)["shm"].Fail("a shared-memory name has no '/'");
     h.plugin = n->Get<std::string>("plugin", std::string(), {});

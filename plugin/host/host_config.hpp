@@ -21,11 +21,24 @@ struct HostConfig {
   int priority = 80;                  // SCHED_FIFO priority of the driver and control threads
   std::vector<int> cpus;              // their CPU affinity; empty: any
   bool lock_memory = true;            // mlockall
+  // host.framework_input: the controller framework's input segment (hal/framework_input.h):
+  // its commands always, the floating base's state when `input_base`.
+  std::string input_name;   // /dev/shm/<name>; empty: none
+  bool input_base = false;  // the base state comes from the framework (robots without drivers.imu)
+  double input_timeout = 0.02;  // s: older stamp, or a sequence frozen this long: stale
+  std::string control_socket;   // host.control_socket: heftctl's socket; empty: none
 };
+
+// Program defaults (the one place they are written): heftd reads the framework input segment
+// `heft_input` and serves heftctl on /run/heft/heftd.sock; heft-sim's input segment is private to
+// the run (`heft-sim-<pid>`, its simulated framework writes it) and it serves no socket unless
+// configured.
+inline constexpr const char* kDefaultInputName = "heft_input";
 
 // The top-level keys (the `simulation:` section is accepted here and read by the simulator), the
 // backend and the `host:` section. host.realtime.cpus entries must exist on this machine.
-HostConfig ParseHostConfig(const config::Node& root);
+// `simulator`: heft-sim's defaults instead of heftd's.
+HostConfig ParseHostConfig(const config::Node& root, bool simulator = false);
 
 // What the command line asks for. The simulator's options (--duration, --lockstep, --realtime)
 // exist only where `simulator` is set.

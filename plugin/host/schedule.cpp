@@ -51,14 +51,16 @@ double Percentile(std::vector<std::int64_t> v, double p) {
 
 Schedule::Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::ControllerInterface& plugin,
                    plugin::HandOffMailbox& hand_off, StateRecorder* recorder,
-                   SharedHandOffSegment* shared, ThreadSettings settings,
-                   std::shared_ptr<spdlog::logger> log)
+                   SharedHandOffSegment* shared, FrameworkInput* input, bool input_base,
+                   ThreadSettings settings, std::shared_ptr<spdlog::logger> log)
     : backend_(backend),
       loop_(loop),
       plugin_(plugin),
       hand_off_(hand_off),
       recorder_(recorder),
       shared_(shared),
+      input_(input),
+      input_base_(input != nullptr && input_base),
       settings_(std::move(settings)),
       log_(std::move(log)),
       lockstep_(backend.steps() && backend.lockstep()),
@@ -118,9 +120,20 @@ void Schedule::DriverThread() {
     } else {
       SleepUntil(t0_ + k * 1'000'000);
     }
+    const std::int64_t now = lockstep_ ? k * 1'000'000 : Now();
     // The one place the backend's base state reaches the drivers (integration point: backend.hpp,
     // Backend::base()).
-    loop_.Tick(lockstep_ ? k * 1'000'000 : Now(), backend_.base());
+    const hal::BaseSample* base = backend_.base();
+    if (input_) {
+      // The framework's input: validated commands to the plugin (as edges: none lost, none
+      // repeated), its base state to the drivers when the configuration takes it from there.
+      CommandEdges edges;
+      input_->Read(now, input_sample_, edges);
+      edges.ForEach([this](plugin::Command c) { plugin_.command(c); });
+      if (input_base_) base = &input_sample_;
+    }
+    loop_.Tick(now, base);
+    driver_counters_.publish(loop_.counters());
     if (recorder_) recorder_->OnDriverTick(loop_.last_sample());
     ms_driven_.store(k, std::memory_order_release);
   }
@@ -155,7 +168,7 @@ void Schedule::ControlThread() {
 }
 
 void Schedule::StepperThread() {
-  StepContext context{plugin_, hand_off_};
+  StepContext context{hand_off_};
   // Only a stop request (or Stop()) interrupts it; it ends the run itself after its duration.
   const auto interrupted = [this] { return this->stopping(); };
   for (std::int64_t k = 1; k <= total_ms_ && !interrupted(); ++k) {

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "framework_input.hpp"
 #include "heft/drivers/driver_loop.hpp"
+#include "heft/hal/seqlock_ring.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "recorder.hpp"
 #include "shared_memory.hpp"
@@ -48,10 +50,13 @@ struct ThreadSettings {
 
 class Schedule {
  public:
-  // `recorder` and `shared` may be null. Nothing runs before Start().
+  // `recorder`, `shared` and `input` may be null. With `input`, the driver thread reads the
+  // framework input segment every millisecond: its commands go to the plugin, and its base state
+  // to the driver loop when `input_base`. Nothing runs before Start().
   Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::ControllerInterface& plugin,
            plugin::HandOffMailbox& hand_off, StateRecorder* recorder, SharedHandOffSegment* shared,
-           ThreadSettings settings, std::shared_ptr<spdlog::logger> log);
+           FrameworkInput* input, bool input_base, ThreadSettings settings,
+           std::shared_ptr<spdlog::logger> log);
   ~Schedule();  // Stop()
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
@@ -69,6 +74,10 @@ class Schedule {
   std::int64_t ms_stepped() const noexcept { return ms_ready_.load(std::memory_order_relaxed); }
   // After Stop().
   const TickStats& stats() const noexcept { return stats_; }
+  // The drivers' counters as the driver thread last published them (any thread).
+  bool driver_counters(drivers::DriverCounters& out) const noexcept {
+    return driver_counters_.read_latest(out);
+  }
 
  private:
   void DriverThread();
@@ -82,6 +91,10 @@ class Schedule {
   plugin::HandOffMailbox& hand_off_;
   StateRecorder* recorder_;
   SharedHandOffSegment* shared_;
+  FrameworkInput* input_;
+  const bool input_base_;
+  hal::BaseSample input_sample_;  // driver thread
+  hal::SeqlockRing<drivers::DriverCounters, 2> driver_counters_;
   ThreadSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
   const bool lockstep_;

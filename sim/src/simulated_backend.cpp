@@ -20,16 +20,20 @@ SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
 
 SimulatedBackend::~SimulatedBackend() = default;
 
+void SimulatedBackend::AttachFrameworkInput(const std::string& name) {
+  input_ =
+      std::make_unique<host::FrameworkInputWriter>(name);  // its own mapping of /dev/shm/<name>
+}
+
 void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept {
   const bool fresh = k % 3 == 1 && context.hand_off.read_latest(estimate_);
   robot_->Step(fresh ? &estimate_ : nullptr);
 
-  // INTEGRATION POINT (framework input segment): the simulated controller framework tells the
-  // estimator that the robot walks, once, at the first millisecond at or past walking_after —
-  // today by calling the plugin directly; this block becomes a write of "walking" into the input
-  // segment (shared memory written by the controller framework) once the host reads it.
-  if (!walking_sent_ && static_cast<double>(k) * 1e-3 >= config_.walking_after) {
-    context.plugin.command(plugin::Command::kRobotWalking);
+  // The simulated controller framework tells the estimator that the robot walks, once, at the
+  // first millisecond at or past walking_after, the way a robot's framework does: a "walking"
+  // command written into the framework input segment heftd's host reads.
+  if (!walking_sent_ && input_ && static_cast<double>(k) * 1e-3 >= config_.walking_after) {
+    input_->Command(plugin::Command::kRobotWalking);
     walking_sent_ = true;
   }
 

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "backend.hpp"
+#include "framework_input.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
@@ -29,6 +30,7 @@ class SimulatedBackend final : public host::Backend {
   bool lockstep() const noexcept override { return config_.lockstep; }
   double duration() const noexcept override { return duration_; }
   void Step(std::int64_t k, host::StepContext& context) noexcept override;
+  void AttachFrameworkInput(const std::string& name) override;
   double time() const noexcept override { return robot_->time(); }
   const hal::BaseSample* base() const noexcept override { return &robot_->base(); }
 
@@ -50,9 +52,10 @@ class SimulatedBackend final : public host::Backend {
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
   double duration_ = 0.0;
-  hal::InertialEstimate estimate_;  // stepper thread: the latest hand-off
-  bool walking_sent_ = false;       // stepper thread
-  Eigen::VectorXd true_pi_;         // stepper thread: the payloads' true π (sized at set-up)
+  hal::InertialEstimate estimate_;                     // stepper thread: the latest hand-off
+  bool walking_sent_ = false;                          // stepper thread
+  std::unique_ptr<host::FrameworkInputWriter> input_;  // the simulated framework's side
+  Eigen::VectorXd true_pi_;  // stepper thread: the payloads' true π (sized at set-up)
   std::unique_ptr<hal::SpscQueue<Truth, 8192>> truth_queue_;
   Truth truth_{};  // telemetry thread: the latest truth popped
   bool have_truth_ = false;
