@@ -1,7 +1,13 @@
 #include "heft/config/yaml.hpp"
 
+#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
 #include <sstream>
+#include <system_error>
 
 namespace heft::config {
 namespace {
@@ -27,6 +33,131 @@ std::string RangeText(Range r) {
   std::ostringstream s;
   s << "[" << r.min << ", " << r.max << "]";
   return s.str();
+}
+
+std::string At(const YAML::Mark& mark) {
+  return std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// YAML's spellings of infinity and not-a-number, and the C library's (which std::from_chars takes).
+bool NotFinite(const std::string& text) {
+  std::string t;
+  for (char c : text)
+    if (c != '+' && c != '-' && c != '.')
+      t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return t == "inf" || t == "infinity" || t == "nan";
+}
+
+// A number read from a scalar, or why it is not one (empty `why`: ok).
+struct Parsed {
+  double value = 0.0;
+  long long integer = 0;
+  std::string why;
+};
+
+// The whole of `text` as an integer: decimal, 0x hexadecimal or 0o octal, with an optional sign.
+// False when it is not one; `p.why` is set when it is one but too large.
+bool ParseWhole(const std::string& text, Parsed& p, const char** stop) {
+  std::string digits = text;
+  bool negative = false;
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+    negative = digits[0] == '-';
+    digits.erase(0, 1);
+  }
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) base = 16;
+  if (digits.size() > 2 && digits[0] == '0' && digits[1] == 'o') base = 8;
+  if (base != 10) digits.erase(0, 2);
+  unsigned long long magnitude = 0;
+  const char* first = digits.data();
+  const char* last = digits.data() + digits.size();
+  const auto [end, ec] = std::from_chars(first, last, magnitude, base);
+  *stop = end == first ? nullptr : text.data() + (text.size() - digits.size()) + (end - first);
+  const unsigned long long limit =
+      static_cast<unsigned long long>(std::numeric_limits<long long>::max()) + (negative ? 1 : 0);
+  if (ec == std::errc::result_out_of_range ||
+      (ec == std::errc() && end == last && magnitude > limit)) {
+    p.why = "'" + text + "' is too large for an integer";
+    return true;
+  }
+  if (ec != std::errc() || end != last || end == first) return false;
+  p.integer =
+      negative ? static_cast<long long>(0ULL - magnitude) : static_cast<long long>(magnitude);
+  p.value = static_cast<double>(p.integer);
+  return true;
+}
+
+bool Prefixed(const std::string& text) {
+  const std::size_t i = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  return text.size() > i + 2 && text[i] == '0' &&
+         (text[i + 1] == 'x' || text[i + 1] == 'X' || text[i + 1] == 'o');
+}
+
+// The whole of `text` as a floating-point number (a leading '+' allowed; 0x/0o integers too).
+Parsed ParseReal(const std::string& text) {
+  Parsed p;
+  const char* stop = nullptr;
+  if (Prefixed(text) && ParseWhole(text, p, &stop)) return p;
+  if (NotFinite(text)) {
+    p.why = "'" + text + "' is not a finite number";
+    return p;
+  }
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, last, p.value);
+  if (ec == std::errc::invalid_argument || end == first) {
+    p.why = "not a number";
+  } else if (ec == std::errc::result_out_of_range) {
+    p.why = "'" + text + "' is beyond the range of a double (about ±1.8e308, smallest 2.2e-308)";
+  } else if (end != last) {
+    p.why = "'" + text + "' has '" + std::string(end, last) + "' after the number";
+  }
+  return p;
+}
+
+// The whole of `text` as an integer, or why not (a fraction, garbage after the digits, too large).
+Parsed ParseInteger(const std::string& text) {
+  Parsed p;
+  const char* stop = nullptr;
+  if (ParseWhole(text, p, &stop)) return p;
+  const Parsed real = ParseReal(text);
+  if (real.why.empty())
+    p.why = "'" + text + "' is not a whole number (write it without a fraction or exponent)";
+  else if (real.why != "not a number")
+    p.why = real.why;
+  else if (stop)
+    p.why = "'" + text + "' has '" + std::string(stop, text.data() + text.size()) +
+            "' after the number";
+  else
+    p.why = "not a number";
+  return p;
+}
+
+// Refuses a map that names a key twice (yaml-cpp keeps one of them silently), anywhere below
+// `node`. `path` is the key path of `node` for the message.
+void RefuseDuplicateKeys(const std::string& file, const YAML::Node& node, const std::string& path,
+                         int depth) {
+  if (depth > 256) return;  // an alias that refers to itself; nothing more to check below
+  if (node.IsMap()) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar()) {
+        const std::string key = kv.first.Scalar();
+        const auto [it, fresh] = seen.emplace(key, kv.first.Mark());
+        if (!fresh)
+          throw ConfigError(file + ":" + At(kv.first.Mark()) + ": " + Child(path, key) +
+                            ": duplicate key '" + key + "' (first at line " + At(it->second) +
+                            "); YAML would keep only one of them silently: remove one");
+        RefuseDuplicateKeys(file, kv.second, Child(path, key), depth + 1);
+      } else {
+        RefuseDuplicateKeys(file, kv.second, path, depth + 1);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      RefuseDuplicateKeys(file, node[i], path + "[" + std::to_string(i) + "]", depth + 1);
+  }
 }
 
 }  // namespace
@@ -101,19 +232,24 @@ bool Node::As<bool>(Range) const {
 
 template <>
 double Node::As<double>(Range range) const {
-  double value = 0.0;
-  if (!node_.IsScalar() || !YAML::convert<double>::decode(node_, value) || !std::isfinite(value))
-    Fail("expected a number in " + RangeText(range) + ", found " + Describe(node_));
-  if (value < range.min || value > range.max)
+  const std::string expected = "expected a number in " + RangeText(range);
+  if (!node_.IsScalar()) Fail(expected + ", found " + Describe(node_));
+  const Parsed p = ParseReal(node_.Scalar());
+  if (p.why == "not a number") Fail(expected + ", found " + Describe(node_));
+  if (!p.why.empty()) Fail(expected + ": " + p.why);
+  if (p.value < range.min || p.value > range.max)
     Fail("value " + node_.Scalar() + " is out of range; allowed: " + RangeText(range));
-  return value;
+  return p.value;
 }
 
 template <>
 int Node::As<int>(Range range) const {
-  long long value = 0;
-  if (!node_.IsScalar() || !YAML::convert<long long>::decode(node_, value))
-    Fail("expected an integer in " + RangeText(range) + ", found " + Describe(node_));
+  const std::string expected = "expected an integer in " + RangeText(range);
+  if (!node_.IsScalar()) Fail(expected + ", found " + Describe(node_));
+  const Parsed p = ParseInteger(node_.Scalar());
+  if (p.why == "not a number") Fail(expected + ", found " + Describe(node_));
+  if (!p.why.empty()) Fail(expected + ": " + p.why);
+  const long long value = p.integer;
   if (static_cast<double>(value) < range.min || static_cast<double>(value) > range.max ||
       value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
     Fail("value " + node_.Scalar() + " is out of range; allowed: " + RangeText(range));
@@ -159,13 +295,16 @@ Document Document::Parse(const std::string& text, const std::string& name) {
     throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
-  if (!doc.root_.IsMap()) throw ConfigError(name + ": the top level must be a map");
+  if (!doc.root_.IsMap()) throw ConfigError(name + ":1:1: the top level must be a map");
+  RefuseDuplicateKeys(name, doc.root_, "", 0);
   return doc;
 }
 
 Document Document::Load(const std::string& path) {
   Document doc;
   doc.file_ = std::make_shared<const std::string>(path);
+  if (!std::ifstream(path))
+    throw ConfigError(path + ": cannot open the configuration file: " + std::strerror(errno));
   try {
     doc.root_ = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
@@ -174,7 +313,8 @@ Document Document::Load(const std::string& path) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
-  if (!doc.root_.IsMap()) throw ConfigError(path + ": the top level must be a map");
+  if (!doc.root_.IsMap()) throw ConfigError(path + ":1:1: the top level must be a map");
+  RefuseDuplicateKeys(path, doc.root_, "", 0);
   return doc;
 }
 

@@ -5,6 +5,7 @@
 #include <Eigen/Geometry>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace heft::drivers {
 
@@ -135,63 +136,101 @@ void ResolveImuPose(const urdf::ModelInterface& urdf, const std::string& urdf_pa
   imu.p_BI = X_BI.translation();
 }
 
-}  // namespace
-
-void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
-                       const std::string& config_file) {
+// `drivers`, when given, is the section `config` was read from: each message then starts with the
+// offending entry's file:line:column and key path; otherwise with `config_file`.
+void Check(DriverConfig& cfg, const std::string& urdf_path, const std::string& config_file,
+           const config::Node* drivers) {
   const std::string where = config_file.empty() ? "" : config_file + ": ";
+  // The error at drivers.<list>[index].<key> (the first of `keys` present), or at the list: thrown
+  // from here when the section is at hand, else returned for the caller to throw.
+  auto fail = [&](const char* list, std::size_t index, std::initializer_list<const char*> keys,
+                  const std::string& what) -> config::ConfigError {
+    if (drivers) {
+      const config::Node section = (*drivers)[list];
+      if (std::string_view(list) == "imu") {  // a map, not a list
+        for (const char* k : keys)
+          if (section.Has(k)) section[k].Fail(what);
+        section.Fail(what);
+      }
+      if (index >= section.Elements().size()) section.Fail(what);
+      const config::Node entry = section.Elements()[index];
+      for (const char* k : keys)
+        if (entry.Has(k)) entry[k].Fail(what);
+      entry.Fail(what);
+    }
+    return config::ConfigError(where + "drivers." + list + ": " + what);
+  };
+  constexpr std::size_t kList = static_cast<std::size_t>(-1);
   urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDFFile(urdf_path);
   if (!urdf) throw config::ConfigError(urdf_path + ": cannot read the URDF");
   std::set<std::string> seen;
-  for (const JointDevice& j : cfg.joints) {
+  for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+    const JointDevice& j = cfg.joints[i];
     const auto joint = urdf->getJoint(j.joint);
-    if (!joint)
-      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' is not in " +
-                                urdf_path);
+    if (!joint) throw fail("joints", i, {"name"}, "joint '" + j.joint + "' is not in " + urdf_path);
     if (joint->type == urdf::Joint::FIXED || joint->type == urdf::Joint::FLOATING)
-      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' of " + urdf_path +
-                                " does not have one DoF");
+      throw fail("joints", i, {"name"},
+                 "joint '" + j.joint + "' of " + urdf_path + " does not have one DoF");
     if (!seen.insert(j.joint).second)
-      throw config::ConfigError(where + "drivers.joints: joint '" + j.joint + "' listed twice");
+      throw fail("joints", i, {"name"}, "joint '" + j.joint + "' listed twice");
   }
   for (const auto& [name, joint] : urdf->joints_) {
     const bool moving = joint->type == urdf::Joint::REVOLUTE ||
                         joint->type == urdf::Joint::CONTINUOUS ||
                         joint->type == urdf::Joint::PRISMATIC;
     if (moving && !seen.count(name))
-      throw config::ConfigError(where + "drivers.joints: joint '" + name + "' of " + urdf_path +
-                                " has no sensors configured");
+      throw fail("joints", kList, {},
+                 "joint '" + name + "' of " + urdf_path + " has no sensors configured");
   }
-  for (const FtDevice& c : cfg.ft_cells)
-    if (!urdf->getLink(c.frame))
-      throw config::ConfigError(where + "drivers.ft_cells: frame '" + c.frame +
-                                "' is not a link of " + urdf_path);
+  for (std::size_t k = 0; k < cfg.ft_cells.size(); ++k)
+    if (!urdf->getLink(cfg.ft_cells[k].frame))
+      throw fail("ft_cells", k, {"frame"},
+                 "frame '" + cfg.ft_cells[k].frame + "' is not a link of " + urdf_path);
   if (cfg.imu) ResolveImuPose(*urdf, urdf_path, where, *cfg.imu);
-  // Identifier clashes per bus.
+  // Identifier clashes per bus; the message sits at the second claimant's identifier.
   std::map<std::pair<int, std::uint32_t>, std::string> ids;
-  auto claim = [&](int bus, std::uint32_t id, const std::string& who) {
+  auto claim = [&](int bus, std::uint32_t id, const std::string& who, const char* list,
+                   std::size_t index, std::initializer_list<const char*> keys) {
     auto [it, fresh] = ids.emplace(std::make_pair(bus, id), who);
     if (!fresh) {
       char hex[16];
       std::snprintf(hex, sizeof(hex), "0x%03X", id);
-      throw config::ConfigError(where + "drivers: identifier " + std::string(hex) + " on bus '" +
-                                cfg.buses[bus] + "' is used by both " + it->second + " and " + who);
+      throw fail(list, index, keys,
+                 "identifier " + std::string(hex) + " on bus '" + cfg.buses[bus] +
+                     "' is used by both " + it->second + " and " + who);
     }
   };
-  for (const JointDevice& j : cfg.joints) {
-    claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'");
-    claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'");
+  for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+    const JointDevice& j = cfg.joints[i];
+    claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'", "joints", i,
+          {"encoder_node", "node"});
+    claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'", "joints", i,
+          {"torque_node", "node"});
   }
-  for (const FtDevice& c : cfg.ft_cells) {
-    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'");
-    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)");
+  for (std::size_t k = 0; k < cfg.ft_cells.size(); ++k) {
+    const FtDevice& c = cfg.ft_cells[k];
+    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'", "ft_cells", k, {"base_id"});
+    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)", "ft_cells", k,
+          {"base_id"});
   }
   if (const auto& imu = cfg.imu) {
     const std::uint32_t id = imu->imu.base_id;
-    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)");
-    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)");
-    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)");
+    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)", "imu", kList, {"base_id"});
+    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)", "imu", kList, {"base_id"});
+    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)", "imu", kList, {"base_id"});
   }
+}
+
+}  // namespace
+
+void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
+                       const std::string& config_file) {
+  Check(cfg, urdf_path, config_file, nullptr);
+}
+
+void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
+                       const config::Node& drivers) {
+  Check(cfg, urdf_path, drivers.file(), &drivers);
 }
 
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

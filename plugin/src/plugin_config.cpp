@@ -110,9 +110,23 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
 
 PluginConfig LoadPluginConfig(const std::string& path) {
   const config::Document doc = config::Document::Load(path);
-  PluginConfig cfg =
-      ParsePluginConfig(doc.root(), std::filesystem::path(path).parent_path().string());
-  drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, path);
+  const config::Node root = doc.root();
+  PluginConfig cfg = ParsePluginConfig(root, std::filesystem::path(path).parent_path().string());
+  // Cross-checks against the URDF, each error at the entry's line and key.
+  drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, root["drivers"]);
+  const dyn::Model model = dyn::LoadModelFromUrdfFile(
+      cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+  const std::vector<config::Node> links = root["estimator"]["links"].Elements();
+  for (std::size_t k = 0; k < links.size(); ++k) {
+    try {
+      (void)model.body_index(cfg.estimator.bodies[k]);
+    } catch (const dyn::ModelError& e) {
+      links[k].Fail(std::string(e.what()) + " (in " + cfg.urdf_path + ")");
+    }
+    for (std::size_t i = 0; i < k; ++i)
+      if (cfg.estimator.bodies[i] == cfg.estimator.bodies[k])
+        links[k].Fail("link '" + cfg.estimator.bodies[k] + "' is listed twice");
+  }
   return cfg;
 }
 

@@ -191,7 +191,9 @@ TEST(Plugin, InitRefusesABadConfigurationWithItsReason) {
     p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off});
     ADD_FAILURE() << "accepted";
   } catch (const PluginError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/heft.yaml: cannot open the configuration file");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent/heft.yaml: cannot open the configuration file: No such file or "
+                 "directory");
   }
 }
 

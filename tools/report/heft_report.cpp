@@ -1,15 +1,18 @@
-// heft-report RUN_DIR [--check]
+// heft-report [--check] RUN_DIR   (--help: usage and exit codes)
 //
 // RUN_DIR holds, per scenario S, the telemetry S-adaptive.csv and S-nominal.csv and the logs
 // S-adaptive.log / S-nominal.log written by heft-sim (tools/main-job.sh makes them), plus optional
 // S-kf.csv (the baseline KF), step-in-place-nogate.csv (no innovation gating), forearm-load-rl*.csv
 // (the hand-off rate limit swept) and dumbbell-curl-realtime.log (a real-time run: wake-up jitter).
 // Writes RUN_DIR/report.md and PNG figures (gnuplot), prints the summary, and with --check exits
-// non-zero when a checked target is missed.
+// non-zero when a checked target is missed. Anomalies in the tables are commented in the text
+// (anomalies.cpp); figures are drawn by plot.cpp.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,7 +20,32 @@
 #include <string>
 #include <vector>
 
+#include "anomalies.hpp"
+#include "plot.hpp"
+
 namespace {
+
+using heft::report::Series;
+using heft::report::Style;
+
+constexpr const char* kUsage = R"(usage: heft-report [--check] RUN_DIR
+       heft-report --help | --version
+
+Reads heftd's telemetry of the main job's runs in RUN_DIR (tools/main-job.sh writes them: per
+scenario S, S-adaptive.csv and S-nominal.csv, optionally S-kf.csv, step-in-place-nogate.csv,
+forearm-load-rl*.csv and dumbbell-curl-realtime.log), writes RUN_DIR/report.md with PNG figures
+(gnuplot) and prints the summary.
+
+  --check      exit 1 when a checked target is missed (what CI runs)
+  -h, --help   this text
+  --version    heft's version
+
+Exit codes:
+  0  report written (with --check: every checked target met)
+  1  --check: a checked target was missed (the report is written)
+  2  usage error: unknown option, no or more than one RUN_DIR
+  3  RUN_DIR does not exist, holds no adaptive-run telemetry, or report.md could not be written
+)";
 
 struct Table {
   std::vector<std::string> names;
@@ -84,41 +112,55 @@ std::string Fmt(const char* f, double a) {
   return b;
 }
 
-void Plot(const std::string& dir, const std::string& png, const std::string& title,
-          const std::string& ylabel, const std::vector<std::string>& series) {
-  const std::string script = dir + "/" + png + ".gp";
-  std::ofstream g(script);
-  g << "set terminal pngcairo size 900,420 font ',10'\nset output '" << dir << "/" << png << "'\n"
-    << "set datafile separator ','\nset key autotitle columnhead outside bottom horizontal\nset "
-       "grid\n"
-    << "set title '" << title << "'\nset xlabel 't [s]'\nset ylabel '" << ylabel << "'\nplot ";
-  for (std::size_t i = 0; i < series.size(); ++i) g << (i ? ", " : "") << series[i];
-  g << "\n";
-  g.close();
-  const std::string cmd = "gnuplot '" + script + "' 2>/dev/null";
-  if (std::system(cmd.c_str()) != 0)
-    std::fprintf(stderr, "heft-report: gnuplot failed for %s\n", png.c_str());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: heft-report RUN_DIR [--check]\n");
+  std::string dir;
+  bool check = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("heft-report %s\n", HEFT_VERSION);
+      return 0;
+    } else if (a == "--check") {
+      check = true;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "heft-report: unknown option %s (heft-report --help)\n", a.c_str());
+      return 2;
+    } else if (!dir.empty()) {
+      std::fprintf(stderr, "heft-report: one RUN_DIR only (got %s and %s)\n", dir.c_str(),
+                   a.c_str());
+      return 2;
+    } else {
+      dir = a;
+    }
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr, "heft-report: no RUN_DIR given (heft-report --help)\n");
     return 2;
   }
-  const std::string dir = argv[1];
-  const bool check = argc > 2 && std::string(argv[2]) == "--check";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    std::fprintf(stderr, "heft-report: %s: %s\n", dir.c_str(),
+                 std::filesystem::exists(dir, ec) ? "not a directory" : "no such run directory");
+    return 3;
+  }
   struct Scenario {
-    std::string name, link, error, unit, paper_off, paper_on;
+    std::string name, link, error, unit, paper_off, paper_on, task;
   };
   const std::vector<Scenario> scenarios = {
-      {"forearm-load", "left_forearm", "left_elbow_error", "rad", "1.0956", "0.1499"},
-      {"dumbbell-curl", "left_forearm", "left_elbow_error", "rad", "", ""},
-      {"torso-load", "torso", "pelvis_height_error", "m", "0.0352", "0.0157"},
-      {"step-in-place", "torso", "pelvis_height_error", "m", "", ""},
-      {"walk", "torso", "pelvis_height_error", "m", "", ""},
+      {"forearm-load", "left_forearm", "left_elbow_error", "rad", "1.0956", "0.1499",
+       "elbow angle error"},
+      {"dumbbell-curl", "left_forearm", "left_elbow_error", "rad", "", "", "elbow angle error"},
+      {"torso-load", "torso", "pelvis_height_error", "m", "0.0352", "0.0157",
+       "pelvis height error"},
+      {"step-in-place", "torso", "pelvis_height_error", "m", "", "", "pelvis height error"},
+      {"walk", "torso", "pelvis_height_error", "m", "", "", "pelvis height error"},
   };
+  std::vector<heft::report::ScenarioFigures> figures;
   std::ostringstream md, table2, per;
   std::vector<Target> targets;
   md << "# heft main job report\n\nEvery figure below is measured against the simulator's truth "
@@ -232,22 +274,44 @@ int main(int argc, char** argv) {
       targets.push_back({"dumbbell: raw estimate within 5 % after the estimator starts",
                          Fmt("%.3f s", t5), "< 0.5 s (Baek et al.: ~0.1 s)", t5 < 0.5, true});
     }
+    // The figures the anomaly rules read.
+    heft::report::ScenarioFigures f;
+    f.name = s.name;
+    f.link = s.link;
+    f.task = s.task;
+    f.unit = s.unit;
+    f.rmse_nominal = rms_off;
+    f.rmse_adaptive = rms_on;
+    f.mass_error = n ? me : NAN;
+    f.com_error = n ? ce : NAN;
+    f.inertia_error = n ? ie : NAN;
+    f.converge_s = t5;
+    f.raw_consistent = raw_consistent;
+    f.handed_consistent = 1.0 - handed_bad / static_cast<double>(on.rows.size());
+    f.tick_p999_us = Quantile(cu, 0.999);
+    f.overruns = overruns;
+    if (!mt.empty()) {
+      const auto [lo, hi] = std::minmax_element(mt.begin(), mt.end());
+      f.true_mass_span = *hi - *lo;
+      // The nominal (URDF) mass is what is handed on before the estimator starts.
+      f.nominal_mass_error = std::abs(hm.front() - mt.back()) / mt.back();
+    }
+    figures.push_back(f);
     // Figures.
     const std::string f_on = dir + "/" + s.name + "-adaptive.csv",
                       f_off = dir + "/" + s.name + "-nominal.csv";
-    Plot(dir, s.name + "-mass.png", s.name + ": " + s.link + " mass, estimate against truth",
-         "mass [kg]",
-         {"'" + f_on + "' using 't':'" + s.link + "_true_m' with lines lw 2 title 'truth'",
-          "'" + f_on + "' using 't':'" + s.link + "_est_m' with lines title 'estimate (EKF)'",
-          "'" + f_on + "' using 't':'" + s.link +
-              "_m' with lines title 'handed on (rate-limited)'"});
+    heft::report::Plot(dir, s.name + "-mass.png",
+                       s.name + ": " + s.link + " mass, estimate against truth",
+                       s.link + " mass m [kg]",
+                       {{f_on, "t", s.link + "_est_m", "raw estimate (EKF)", Style::kPrimary},
+                        {f_on, "t", s.link + "_m", "handed on (rate-limited)", Style::kSecondary},
+                        {f_on, "t", s.link + "_true_m", "truth", Style::kTruth}});
     if (off.ok)
-      Plot(
-          dir, s.name + "-tracking.png", s.name + ": task error with and without adaptation",
-          s.unit,
-          {"'" + f_off + "' using 't':'" + s.error + "' with lines title 'nominal (no adaptation)'",
-           "'" + f_on + "' using 't':'" + s.error + "' with lines title 'adaptive'"});
-    (void)hm;
+      heft::report::Plot(dir, s.name + "-tracking.png",
+                         s.name + ": " + s.task + " with and without adaptation",
+                         s.task + " [" + s.unit + "]",
+                         {{f_on, "t", s.error, "adaptive (heft's hand-off)", Style::kPrimary},
+                          {f_off, "t", s.error, "nominal (no adaptation)", Style::kSecondary}});
   }
   // Fig. 3: the baseline KF against the EKF on the poorly exciting walk.
   const Table kf = Read(dir + "/walk-kf.csv"), ekf = Read(dir + "/walk-adaptive.csv");
@@ -261,12 +325,12 @@ int main(int argc, char** argv) {
         << Fmt("%.1f %%", 100 * fk) << ", log-Cholesky EKF " << Fmt("%.1f %%", 100 * fe) << ".\n";
     targets.push_back({"walk: the EKF's estimate never leaves the consistent set",
                        Fmt("%.1f %%", 100 * fe), "0 %", fe == 0, true});
-    Plot(dir, "walk-kf-vs-ekf.png", "walk: torso Ixx estimate, baseline KF vs log-Cholesky EKF",
-         "Ixx [kg m^2]",
-         {"'" + dir + "/walk-kf.csv' using 't':'torso_est_ixx' with lines title 'KF'",
-          "'" + dir + "/walk-adaptive.csv' using 't':'torso_est_ixx' with lines title 'EKF'",
-          "'" + dir +
-              "/walk-adaptive.csv' using 't':'torso_true_ixx' with lines lw 2 title 'truth'"});
+    heft::report::Plot(
+        dir, "walk-kf-vs-ekf.png", "walk: torso Ixx estimate, baseline KF vs log-Cholesky EKF",
+        "torso Ixx about the link frame [kg·m²]",
+        {{dir + "/walk-adaptive.csv", "t", "torso_est_ixx", "log-Cholesky EKF", Style::kPrimary},
+         {dir + "/walk-kf.csv", "t", "torso_est_ixx", "baseline KF", Style::kSecondary},
+         {dir + "/walk-adaptive.csv", "t", "torso_true_ixx", "truth", Style::kTruth}});
   }
   // Fig. 8: torso mass during stepping with and without gating.
   const Table ng = Read(dir + "/step-in-place-nogate.csv"),
@@ -284,15 +348,14 @@ int main(int argc, char** argv) {
           << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b) << ".\n";
     targets.push_back({"stepping: torso-mass spike with gating ≤ ⅓ of without", Fmt("%.2f", b / a),
                        "≤ 0.33", b <= a / 3, true});
-    Plot(dir, "step-gating.png",
-         "step-in-place: torso mass estimate with and without innovation gating", "mass [kg]",
-         {"'" + dir +
-              "/step-in-place-nogate.csv' using 't':'torso_est_m' with lines title 'no gating'",
-          "'" + dir +
-              "/step-in-place-adaptive.csv' using 't':'torso_est_m' with lines title 'gating'",
-          "'" + dir +
-              "/step-in-place-adaptive.csv' using 't':'torso_true_m' with lines lw 2 title "
-              "'truth'"});
+    heft::report::Plot(
+        dir, "step-gating.png", "step-in-place: torso mass estimate with and without gating",
+        "torso mass m [kg]",
+        {{dir + "/step-in-place-adaptive.csv", "t", "torso_est_m", "with innovation gating",
+          Style::kPrimary},
+         {dir + "/step-in-place-nogate.csv", "t", "torso_est_m", "without gating",
+          Style::kSecondary},
+         {dir + "/step-in-place-adaptive.csv", "t", "torso_true_m", "truth", Style::kTruth}});
   }
   // The hand-off's rate limit swept on forearm-load: what a limit costs a fast-changing load.
   std::ostringstream sweep;
@@ -301,7 +364,8 @@ int main(int argc, char** argv) {
       std::string label, mass_rate;
     };
     std::vector<Limit> limits = {{"rl3", ""}, {"rl60", ""}, {"adaptive", ""}};
-    std::vector<std::string> series;
+    std::vector<Series> series;
+    const Style styles[] = {Style::kSecondary, Style::kTertiary, Style::kPrimary};
     for (Limit& l : limits) {
       const std::string f = dir + "/forearm-load-" + l.label + ".csv";
       const Table tb = Read(f);
@@ -322,18 +386,27 @@ int main(int argc, char** argv) {
       sweep << "| " << l.mass_rate << " | " << Fmt("%.4f rad", Rms(tb.column("left_elbow_error")))
             << " | " << Fmt("%.3f kg", e / static_cast<double>(hm.size())) << " | "
             << Fmt("%.1f %%", 100 * Fraction(tb.column("rate_limited"), 1.0)) << " |\n";
-      series.push_back("'" + f + "' using 't':'left_forearm_m' with lines title 'handed, " +
-                       l.mass_rate + "'");
+      series.push_back({f, "t", "left_forearm_m", "handed on, limit " + l.mass_rate,
+                        styles[&l - limits.data()]});
     }
     if (!series.empty()) {
       series.push_back(
-          "'" + dir +
-          "/forearm-load-adaptive.csv' using 't':'left_forearm_true_m' with lines lw 2 "
-          "dt 2 title 'truth'");
-      Plot(dir, "forearm-rate-limit.png", "forearm-load: handed mass under three rate limits",
-           "mass [kg]", series);
+          {dir + "/forearm-load-adaptive.csv", "t", "left_forearm_true_m", "truth", Style::kTruth});
+      heft::report::Plot(dir, "forearm-rate-limit.png",
+                         "forearm-load: handed mass under three rate limits",
+                         "left_forearm mass m [kg]", series);
     }
   }
+  if (figures.empty()) {
+    std::fprintf(stderr,
+                 "heft-report: %s holds no adaptive-run telemetry (S-adaptive.csv for S in "
+                 "forearm-load, dumbbell-curl, torso-load, step-in-place, walk); "
+                 "tools/main-job.sh writes them\n",
+                 dir.c_str());
+    return 3;
+  }
+  const heft::report::AnomalyRules rules;
+  const std::vector<std::string> anomalies = heft::report::FindAnomalies(figures, rules);
   // Wake-up jitter of the real-time run, from heft-sim's summary lines.
   std::string jitter;
   {
@@ -357,6 +430,11 @@ int main(int argc, char** argv) {
         "compute time of the "
         "333 Hz update in µs.\n\n"
      << extra.str();
+  md << "\n## What stands out in these tables\n\n";
+  if (anomalies.empty()) md << "Nothing: no figure crosses the rules below.\n";
+  for (const std::string& a : anomalies) md << "- " << a << "\n";
+  md << "\nRules (from the data, the same for every scenario): "
+     << heft::report::DescribeRules(rules) << ".\n";
   if (!sweep.str().empty())
     md << "\n## The hand-off's rate limit on forearm-load\n\nA rate limit protects the controller "
           "from large steps of its model (start-up, glitches) and delays every genuine change "
@@ -384,8 +462,22 @@ int main(int argc, char** argv) {
   }
   for (const char* f : {"walk-kf-vs-ekf.png", "step-gating.png"})
     if (std::filesystem::exists(dir + "/" + f)) md << "![](" << f << ")\n";
-  std::ofstream(dir + "/report.md") << md.str();
+  {
+    const std::string path = dir + "/report.md";
+    std::ofstream out(path);
+    out << md.str();
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "heft-report: %s: cannot write: %s\n", path.c_str(),
+                   std::strerror(errno));
+      return 3;
+    }
+  }
   std::printf("%s\n%s\n%s", table2.str().c_str(), per.str().c_str(), extra.str().c_str());
+  if (!anomalies.empty()) {
+    std::printf("\nWhat stands out:\n");
+    for (const std::string& a : anomalies) std::printf("  - %s\n", a.c_str());
+  }
   if (!sweep.str().empty())
     std::printf("\nforearm-load, hand-off rate limit swept:\n%s", sweep.str().c_str());
   if (!jitter.empty()) std::printf("\nreal-time run (dumbbell-curl):\n%s", jitter.c_str());
@@ -394,5 +486,9 @@ int main(int argc, char** argv) {
     std::printf("  [%s] %s: %s (wanted %s)%s\n", tg.met ? "met" : "MISSED", tg.what.c_str(),
                 tg.figure.c_str(), tg.target.c_str(), tg.checked ? "" : " (reported, not checked)");
   std::printf("\nreport: %s/report.md\n", dir.c_str());
-  return check && missed_checked > 0 ? 1 : 0;
+  if (check && missed_checked > 0) {
+    std::fprintf(stderr, "heft-report: --check: %d checked target(s) missed\n", missed_checked);
+    return 1;
+  }
+  return 0;
 }

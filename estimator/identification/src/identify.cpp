@@ -81,7 +81,7 @@ Eigen::VectorXd StackWrenches(const std::vector<dyn::Vector6>& w) {
 }  // namespace
 
 NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
-                           const NoiseModel& noise) {
+                           const NoiseModel& noise, const ProgressFn& progress) {
   const dyn::Model& model = *problem.model;
   if (method == Method::kContactOnly && !model.floating_base)
     throw std::invalid_argument("contact-force-only identification needs a floating base");
@@ -107,7 +107,11 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   Eigen::VectorXd sig_lambda(6 * nw);
   for (int i = 0; i < 6 * nw; ++i) sig_lambda[i] = i % 6 < 3 ? noise.force : noise.moment;
   dyn::Matrix6X Jf(6, nv);
+  const std::size_t total = data.samples.size();
+  std::size_t done = 0;
   for (const Sample& s : data.samples) {
+    if (progress && done % 256 == 0) progress(done, total);
+    ++done;
     dyn::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
     K.setZero();
     K.leftCols(ni) = Y;
@@ -189,7 +193,38 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   }
   flush();
   ne.A.triangularView<Eigen::StrictlyUpper>() = ne.A.transpose();
+  if (progress) progress(total, total);
   return ne;
+}
+
+std::string MethodUnavailable(const std::string& method, const dyn::Model& model,
+                              const Dataset& data) {
+  if (method != "contact" && method != "nullspace") return "";
+  if (!model.floating_base)
+    return "'" + method + "' needs a floating base; this robot's base is fixed" +
+           (method == "nullspace" ? " (with no contacts the null space is every row: use wls)"
+                                  : " (there is no base wrench to measure)");
+  if (data.frames.empty())
+    return "'" + method + "' needs F/T cells (foot wrenches); the recording has none";
+  return "";
+}
+
+MethodPlan DefaultMethods(const dyn::Model& model, const Dataset& data) {
+  MethodPlan plan;
+  if (MethodUnavailable("contact", model, data).empty()) {
+    plan.methods = {"wls", "contact", "nullspace", "sdp"};
+    plan.sdp_rows = "nullspace";
+    plan.reason = "floating base with " + std::to_string(data.frames.size()) +
+                  " F/T cells: wls, contact, nullspace, and sdp on the null-space rows";
+  } else {
+    plan.methods = {"wls", "sdp"};
+    plan.sdp_rows = "wls";
+    plan.reason =
+        std::string(model.floating_base ? "floating base without F/T cells" : "fixed base") +
+        ": wls, and sdp on its rows (contact and nullspace need a floating base and "
+        "F/T cells)";
+  }
+  return plan;
 }
 
 Eigen::VectorXd PriorScale(const Problem& problem) {

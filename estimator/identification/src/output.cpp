@@ -4,8 +4,10 @@
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -220,6 +222,20 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
     }
   }
   return y.str();
+}
+
+void WriteTextFile(const std::string& path, const std::string& text) {
+  auto fail = [&] { return std::runtime_error(path + ": cannot write: " + std::strerror(errno)); };
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw fail();
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int saved = errno;
+  // fclose flushes: a full disk shows here at the latest.
+  if (std::fclose(f) != 0 || !written) {
+    if (!written) errno = saved;
+    throw fail();
+  }
 }
 
 }  // namespace heft::ident

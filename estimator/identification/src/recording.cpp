@@ -1,6 +1,7 @@
 #include "heft/identification/recording.hpp"
 
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -45,7 +46,8 @@ std::size_t RecordSize(std::size_t joints, std::size_t wrenches) noexcept {
 
 RecordingWriter::RecordingWriter(const std::string& path, const RecordingInfo& info)
     : path_(path), info_(info), out_(path, std::ios::binary | std::ios::trunc) {
-  if (!out_) throw RecordingError(path + ": cannot create the recording file");
+  if (!out_)
+    throw RecordingError(path + ": cannot create the recording file: " + std::strerror(errno));
   std::vector<unsigned char> names;
   for (const auto* list : {&info.joints, &info.wrench_frames}) {
     for (const std::string& n : *list) {
@@ -102,12 +104,18 @@ void RecordingWriter::Flush() {
              static_cast<std::streamsize>(buffer_.size()));
   out_.flush();
   buffer_.clear();
-  if (!out_) throw RecordingError(path_ + ": write failed (disk full?)");
+  if (!out_) throw RecordingError(path_ + ": write failed: " + std::strerror(errno));
+}
+
+void RecordingWriter::Close() {
+  Flush();
+  out_.close();
+  if (!out_) throw RecordingError(path_ + ": write failed on close: " + std::strerror(errno));
 }
 
 Recording ReadRecording(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw RecordingError(path + ": cannot open");
+  if (!in) throw RecordingError(path + ": cannot open: " + std::strerror(errno));
   const std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
                                         std::istreambuf_iterator<char>());
   auto fail = [&](const std::string& what) -> RecordingError {

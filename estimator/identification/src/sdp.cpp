@@ -237,4 +237,48 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   return out;
 }
 
+std::string ExplainSdpFailure(const SdpResult& r, const SdpOptions& options, double condition) {
+  std::string why, tries;
+  const bool ellipsoids = !options.ellipsoids.empty();
+  switch (r.status) {
+    case 1:  // primal infeasible
+    case 5:
+      why =
+          "no parameters satisfy every constraint together: a bounding ellipsoid too small for "
+          "where the data put the mass, or epsilon too large for a light link";
+      if (ellipsoids)
+        tries += "  --ellipsoid-scale 3 (larger ellipsoids from the prior), or --no-ellipsoids\n";
+      tries += "  --bodies with fewer links (drop the light or unexcited ones the report names)\n";
+      break;
+    case 2:  // dual infeasible
+    case 6:
+      why =
+          "the objective is unbounded along some direction: the rows do not pin every unknown "
+          "and the pull toward the URDF is too weak to";
+      tries += "  --regularisation 1e-4 (a stronger pull toward the URDF's values)\n";
+      break;
+    case 4:
+    case 7:
+    case 8:
+    case 9:
+      why = "the solver lost accuracy: the problem is badly scaled";
+      tries += "  --regularisation 1e-4 (a stronger pull toward the URDF's values)\n";
+      tries += "  --sdp-rows wls (the full-sensing rows are better conditioned)\n";
+      break;
+    default:
+      why = "CSDP returned status " + std::to_string(r.status);
+      tries += "  --regularisation 1e-4\n";
+      break;
+  }
+  std::string text = "the SDP failed after " + std::to_string(static_cast<int>(r.seconds)) +
+                     " s: " + r.message + " (CSDP status " + std::to_string(r.status) + ").\n";
+  text += "what it means here: " + why + ".\n";
+  if (condition > 1e6)
+    text += "the rows are badly conditioned (condition " + std::to_string(condition) +
+            "): a longer or more exciting recording identifies more directions.\n";
+  text += "what to try:\n" + tries;
+  text += "  --methods wls (least squares alone; then check the consistency column)\n";
+  return text;
+}
+
 }  // namespace heft::ident

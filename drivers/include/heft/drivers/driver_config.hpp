@@ -61,6 +61,10 @@ DriverConfig ParseDriverConfig(const config::Node& drivers);
 // config.imu->R_BI and p_BI by composing the fixed joints' origins.
 void CheckDriverConfig(DriverConfig& config, const std::string& urdf_path,
                        const std::string& config_file = "");
+// The same, each message at the offending entry's file:line:column and key in `drivers`, the
+// section `config` was read from by ParseDriverConfig.
+void CheckDriverConfig(DriverConfig& config, const std::string& urdf_path,
+                       const config::Node& drivers);
 
 // The reference robot's defaults for a list of joints and two foot cells (tests, simulator).
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

@@ -8,6 +8,8 @@
 // τ = ID(q, v, a, π) + f_c·s(v) + f_v·v with s(v) = tanh(v / 0.01) a smoothed sign.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,8 +64,25 @@ struct NormalEquations {
   int min_base_rank = 6;
 };
 
+// Called now and then while stacking with the samples done and their total (from the calling
+// thread; not at every sample).
+using ProgressFn = std::function<void(std::size_t done, std::size_t total)>;
+
 NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
-                           const NoiseModel& noise);
+                           const NoiseModel& noise, const ProgressFn& progress = {});
+
+// The methods a recording supports, by name: "wls", "contact", "nullspace", "sdp".
+// Contact-only and null-space need a floating base and F/T cells (on a fixed base there is no base
+// wrench to measure, and the null space of no contacts is every row: null-space LS = WLS).
+struct MethodPlan {
+  std::vector<std::string> methods;
+  std::string sdp_rows;  // "nullspace" when available (Khorshidi et al.), else "wls"
+  std::string reason;    // one line: why these, for the operator
+};
+MethodPlan DefaultMethods(const dyn::Model& model, const Dataset& data);
+// Empty when `method` can run on this model and data; otherwise why not.
+std::string MethodUnavailable(const std::string& method, const dyn::Model& model,
+                              const Dataset& data);
 
 struct LeastSquaresOptions {
   double rank_tolerance = 1e-6;  // relative singular value below which a direction is dropped

@@ -37,6 +37,10 @@ struct FitStatistics {
 
 // YAML for the estimator's nominal model: per link mass, com, inertia at the CoM, π, its
 // identifiability share and σ; friction per joint; the fit statistics.
+// Writes `text` to `path` (replacing it) and checks every step: open, write and close. Throws
+// std::runtime_error "<path>: cannot write: <the system's reason>" on any failure.
+void WriteTextFile(const std::string& path, const std::string& text);
+
 std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
                            const Identifiability& report, const FitStatistics& stats);
 

@@ -76,6 +76,9 @@ class RecordingWriter {
   // From a driver-loop sample (channel order = the header's order).
   void Write(const hal::RobotStateSample& sample);
   void Flush();
+  // Flushes and closes the file; throws RecordingError (with the system's reason) when any write
+  // or the close failed. Call it before reporting the recording as written.
+  void Close();
   std::uint64_t records() const { return records_; }
 
  private:

@@ -48,4 +48,8 @@ struct SdpResult {
 
 SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpOptions& options);
 
+// For an operator: what a failed SDP's status means here and what to try (several lines), given
+// the options it ran with and the condition number of its rows (column-scaled; ≤ 0: unknown).
+std::string ExplainSdpFailure(const SdpResult& result, const SdpOptions& options, double condition);
+
 }  // namespace heft::ident

@@ -1,0 +1,98 @@
+// heft's YAML as the plugin reads it, cross-checked against the URDF: every refusal names the
+// file, line and column of the offending entry and its key path (what an operator edits).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "heft/plugin/plugin_config.hpp"
+
+namespace heft::plugin {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Case {
+  const char* name;
+  const char* scenario;  // config/sim/<scenario>.yaml
+  std::string from, to;  // the edit
+  std::string message;   // expected after "<file>:"
+};
+
+// Each case edits one scenario's configuration and expects its message at the edited line. Would
+// fail if a cross-check against the URDF reported only the file (the bare "drivers.joints: ..." of
+// before) or the wrong entry, or if a duplicate YAML key were silently accepted.
+TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
+  const std::vector<Case> cases = {
+      {"unknown joint", "forearm-load", "name: left_elbow,", "name: left_elbo,",
+       "17:14: drivers.joints[6].name: joint 'left_elbo' is not in "},
+      {"joint listed twice", "forearm-load", "name: left_elbow,", "name: left_shoulder_yaw,",
+       "17:14: drivers.joints[6].name: joint 'left_shoulder_yaw' listed twice"},
+      {"fixed joint", "forearm-load", "name: left_elbow,", "name: left_wrist_mount_joint,",
+       "17:14: drivers.joints[6].name: joint 'left_wrist_mount_joint' of "},
+      {"joint without sensors", "forearm-load", "    - {name: left_elbow, bus: can0, node: 6}\n",
+       "", "11:5: drivers.joints: joint 'left_elbow' of "},
+      {"duplicate CAN node", "forearm-load", "name: left_elbow, bus: can0, node: 6",
+       "name: left_elbow, bus: can0, node: 5",
+       "17:43: drivers.joints[6].node: identifier 0x105 on bus 'can0' is used by both the encoder "
+       "of 'left_shoulder_yaw' and the encoder of 'left_elbow'"},
+      {"unknown F/T frame", "torso-load", "frame: left_foot_ft", "frame: left_foot_tf",
+       "41:14: drivers.ft_cells[0].frame: frame 'left_foot_tf' is not a link of "},
+      {"F/T identifier clash", "torso-load", "base_id: 0x300", "base_id: 0x104",
+       "43:16: drivers.ft_cells[0].base_id: identifier 0x104 on bus 'can0' is used by both the "
+       "encoder of"},
+      {"unknown estimated link", "forearm-load", "links: [left_forearm]", "links: [left_forarm]",
+       "41:11: estimator.links[0]: unknown body (moving link) 'left_forarm'"},
+      {"link merged by a fixed joint", "forearm-load", "links: [left_forearm]",
+       "links: [left_forearm, head]",
+       "41:25: estimator.links[1]: link 'head' is merged into body 'torso'"},
+      {"link listed twice", "forearm-load", "links: [left_forearm]",
+       "links: [left_forearm, left_forearm]",
+       "41:25: estimator.links[1]: link 'left_forearm' is listed twice"},
+      {"duplicate key", "forearm-load", "  filter: ekf\n", "  filter: ekf\n  filter: kf\n",
+       "43:3: estimator.filter: duplicate key 'filter' (first at line 42:3)"},
+      {"float for an integer", "forearm-load", "  filter: ekf\n",
+       "  filter: ekf\n  difference_samples: 2.5\n",
+       "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
+       "number"},
+  };
+  const std::string dir = std::string(HEFT_CONFIG_DIR) + "/sim";
+  for (const Case& c : cases) {
+    std::string text = Slurp(dir + "/" + c.scenario + ".yaml");
+    const auto at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.name;
+    text.replace(at, c.from.size(), c.to);
+    // Beside the original so that the URDF's relative path resolves.
+    const std::string path = dir + "/.test_config_" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path) << text;
+    try {
+      (void)LoadPluginConfig(path);
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(path + ":" + c.message)) << c.name;
+    }
+    std::filesystem::remove(path);
+  }
+}
+
+// The unedited scenarios load; would fail if a cross-check refused a valid configuration.
+TEST(PluginConfig, EveryShippedScenarioLoads) {
+  for (const char* s : {"forearm-load", "dumbbell-curl", "torso-load", "step-in-place", "walk"})
+    EXPECT_NO_THROW((void)LoadPluginConfig(std::string(HEFT_CONFIG_DIR) + "/sim/" + s + ".yaml"))
+        << s;
+}
+
+}  // namespace
+}  // namespace heft::plugin

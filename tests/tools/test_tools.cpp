@@ -1,0 +1,182 @@
+// heft's command-line tools as an operator meets them: every tool answers --help (with its exit
+// codes) and --version, refuses bad usage with exit code 2, fails with a message and a non-zero
+// code when its input is missing or its output cannot be written, and never prints a success line
+// on failure. heft-identify's default methods are checked on a recording heftd just made of the
+// fixed-base robot.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `program` with `args`; stdout and stderr apart (stderr is not a terminal here).
+Outcome Exec(const char* program, const std::vector<std::string>& args) {
+  const std::string base = testing::TempDir() + "/tools_" + std::to_string(getpid());
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!std::freopen((base + ".out").c_str(), "w", stdout)) _exit(126);
+    if (!std::freopen((base + ".err").c_str(), "w", stderr)) _exit(126);
+    std::vector<char*> argv{const_cast<char*>(program)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(base + ".out"), Slurp(base + ".err")};
+}
+
+// Would fail if a tool took --help as an argument (heft-report took it as its run directory), or
+// its help lacked the exit codes, or --version were unknown.
+TEST(Tools, EveryToolAnswersHelpAndVersion) {
+  for (const char* tool : {HEFT_IDENTIFY, HEFT_REPORT, HEFT_READER}) {
+    const Outcome help = Exec(tool, {"--help"});
+    EXPECT_EQ(help.code, 0) << tool;
+    EXPECT_THAT(help.out, HasSubstr("usage:")) << tool;
+    EXPECT_THAT(help.out, HasSubstr("Exit codes:")) << tool;
+    EXPECT_THAT(help.out, HasSubstr("  2  usage")) << tool;
+    const Outcome version = Exec(tool, {"--version"});
+    EXPECT_EQ(version.code, 0) << tool;
+    EXPECT_THAT(version.out, HasSubstr(" 0.")) << tool;
+    const Outcome bad = Exec(tool, {"--no-such-option"});
+    EXPECT_EQ(bad.code, 2) << tool;
+    EXPECT_THAT(bad.err, HasSubstr("unknown option --no-such-option")) << tool;
+  }
+}
+
+// Would fail with the old behaviour: `heft-report /nonexistent --check` exited 0 and an empty run
+// directory gave an empty report.
+TEST(Tools, ReportFailsWithoutRunData) {
+  const Outcome missing = Exec(HEFT_REPORT, {"/nonexistent/run", "--check"});
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/run: no such run directory"));
+  EXPECT_THAT(missing.out, Not(HasSubstr("report:")));
+  const std::string empty = testing::TempDir() + "/tools_empty_run";
+  std::filesystem::create_directories(empty);
+  const Outcome none = Exec(HEFT_REPORT, {empty});
+  EXPECT_EQ(none.code, 3);
+  EXPECT_THAT(none.err, HasSubstr("holds no adaptive-run telemetry"));
+  EXPECT_FALSE(std::filesystem::exists(empty + "/report.md"));
+  EXPECT_EQ(Exec(HEFT_REPORT, {}).code, 2);
+  EXPECT_EQ(Exec(HEFT_REPORT, {empty, empty}).code, 2);
+}
+
+// A synthetic run directory: two scenarios, one where adaptation makes the task worse (nominal
+// RMSE 0.006 against adaptive 0.01) and the torso's CoM is off by ~0.3 m while forearm-load's is
+// right. Would fail if the report did not name each anomaly in its text or named one where there
+// is none.
+TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
+  const std::string dir = testing::TempDir() + "/tools_synthetic_run";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& link, const std::string& error,
+                   double error_value, double com_offset) {
+    std::ofstream f(dir + "/" + name);
+    f << "t,state,tick_status,rate_limited,consistent,compute_us," << error;
+    for (const char* kind : {"_est_", "_true_", "_"})
+      for (const char* p : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
+        f << "," << link << kind << p;
+    f << "\n";
+    for (int i = 0; i < 400; ++i) {
+      const double t = 0.003 * i, m = 2.0;
+      f << t << "," << (i == 0 ? 1 : 3) << ",1,0,1,20," << error_value * (i % 2 ? 1 : -1);
+      for (int k = 0; k < 3; ++k) {
+        const double cx = k == 0 ? com_offset : 0.0;  // the estimate's CoM is off by com_offset
+        f << "," << m << "," << m * (0.05 + cx) << ",0,0,0.1,0,0,0.1,0,0.1";
+      }
+      f << "\n";
+    }
+  };
+  write("forearm-load-adaptive.csv", "left_forearm", "left_elbow_error", 0.01, 0.001);
+  write("forearm-load-nominal.csv", "left_forearm", "left_elbow_error", 0.1, 0.001);
+  write("dumbbell-curl-adaptive.csv", "left_forearm", "left_elbow_error", 0.01, 0.002);
+  write("dumbbell-curl-nominal.csv", "left_forearm", "left_elbow_error", 0.1, 0.002);
+  write("walk-adaptive.csv", "torso", "pelvis_height_error", 0.01, 0.3);
+  write("walk-nominal.csv", "torso", "pelvis_height_error", 0.006, 0.3);
+  const Outcome r = Exec(HEFT_REPORT, {dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = Slurp(dir + "/report.md");
+  EXPECT_THAT(md, HasSubstr("## What stands out in these tables"));
+  EXPECT_THAT(md, HasSubstr("**walk**: adaptation made the pelvis height error worse"));
+  EXPECT_THAT(md, HasSubstr("(0.60×, below 1.0×)"));
+  EXPECT_THAT(md, HasSubstr("**walk**: torso CoM error 300.0 mm"));
+  EXPECT_THAT(md, Not(HasSubstr("**forearm-load**")));
+  EXPECT_THAT(md, Not(HasSubstr("**dumbbell-curl**")));
+  EXPECT_THAT(md, HasSubstr("Rules (from the data, the same for every scenario)"));
+  // The figures' gnuplot scripts: names as written (no enhanced text), the truth last and thick,
+  // estimate and handed-on in different colours and dash patterns.
+  const std::string gp = Slurp(dir + "/walk-mass.png.gp");
+  EXPECT_THAT(gp, HasSubstr("noenhanced"));
+  const auto truth = gp.find("title 'truth'"), est = gp.find("title 'raw estimate (EKF)'"),
+             handed = gp.find("title 'handed on (rate-limited)'");
+  ASSERT_NE(truth, std::string::npos);
+  EXPECT_GT(truth, est);
+  EXPECT_GT(truth, handed);
+  EXPECT_THAT(gp, HasSubstr("lw 3.5"));
+  EXPECT_THAT(gp, HasSubstr("dt (8,5)"));
+  EXPECT_THAT(gp, HasSubstr("set ylabel 'torso mass m [kg]'"));
+}
+
+// heftd records the fixed-base dumbbell curl; heft-identify with its default methods must
+// identify from it (the defaults used to include contact-only, which aborts on a fixed base), say
+// which methods it chose, and write the YAML. Then an unwritable output must fail with the path
+// and the reason, exit 1, and print no "wrote" line.
+TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
+  const std::string dir = testing::TempDir() + "/tools_identify";
+  std::filesystem::create_directories(dir);
+  const std::string rec = dir + "/dumbbell.heftrec", cfg = dir + "/dumbbell.yaml";
+  std::string text = Slurp(std::string(HEFT_CONFIG_DIR) + "/sim/dumbbell-curl.yaml");
+  text.replace(text.find("urdf: ../robots"), 15,
+               std::string("urdf: ") + HEFT_CONFIG_DIR + "/robots");
+  text.replace(text.find("host:\n"), 6, "host:\n  recording: {path: " + rec + "}\n");
+  std::ofstream(cfg) << text;
+  const Outcome heftd = Exec(HEFT_HEFTD, {"--config", cfg, "--duration", "3"});
+  ASSERT_EQ(heftd.code, 0) << heftd.out << heftd.err;
+
+  const std::string urdf = std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf";
+  const std::string yaml = dir + "/identified.yaml";
+  const Outcome ok =
+      Exec(HEFT_IDENTIFY, {"--urdf", urdf, "--bodies", "left_forearm", "--out-yaml", yaml, rec});
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("methods: fixed base: wls, and sdp on its rows"));
+  EXPECT_THAT(ok.out, HasSubstr("wrote " + yaml + " (sdp)"));
+  EXPECT_THAT(Slurp(yaml), HasSubstr("left_forearm"));
+
+  const Outcome contact = Exec(
+      HEFT_IDENTIFY, {"--urdf", urdf, "--bodies", "left_forearm", "--methods", "wls,contact", rec});
+  EXPECT_EQ(contact.code, 2);
+  EXPECT_THAT(contact.err, HasSubstr("--methods: 'contact' needs a floating base"));
+
+  const std::string bad = "/nonexistent/dir/x.yaml";
+  const Outcome unwritable = Exec(HEFT_IDENTIFY, {"--urdf", urdf, "--bodies", "left_forearm",
+                                                  "--methods", "wls", "--out-yaml", bad, rec});
+  EXPECT_EQ(unwritable.code, 1);
+  EXPECT_THAT(unwritable.err, HasSubstr(bad + ": cannot write: No such file or directory"));
+  EXPECT_THAT(unwritable.out, Not(HasSubstr("wrote")));
+  EXPECT_THAT(unwritable.out, Not(HasSubstr("done")));
+}
+
+}  // namespace

@@ -1,0 +1,189 @@
+#include "options.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace heft::ident::cli {
+
+const char* const kUsageText = R"(usage: heft-identify --urdf FILE [options] RECORDING...
+       heft-identify convert --config HEFT.yaml --out FILE.heftrec CANDUMP.log...
+       heft-identify --help | --version
+
+Identifies the robot's nominal inertial parameters (and joint friction) from .heftrec recordings
+(heftd's host.recording) and writes them as a URDF and as the YAML robot.parameters reads.
+
+  --urdf FILE              robot description (the prior: its inertials)
+  --floating-base          the URDF's root link is a floating base (automatic with a floating joint)
+  --validate FILE          a recording to evaluate on (repeatable; not used for fitting)
+  --bodies a,b,...         links to identify (default: every moving body)
+  --methods LIST           of wls, contact, nullspace, sdp (default: chosen by the recording:
+                           all four on a floating base with F/T cells, else wls,sdp)
+  --sdp-rows wls|nullspace rows the SDP fits (default nullspace when available, as Khorshidi
+                           et al., else wls)
+  --friction               identify Coulomb and viscous friction per joint alongside
+  --cutoff HZ              zero-phase low-pass cut-off (default 8)
+  --rate HZ                identification rate after filtering (default 100)
+  --contact-force N        a foot is in contact above this force (default 50)
+  --noise TAU,F,N          measurement sigma: joint torque N·m, force N, moment N·m (0.3,2,0.2)
+  --rank-tolerance R       relative singular value kept as identified (default 1e-6)
+  --regularisation MU      SDP pull toward the URDF's values (default 1e-6)
+  --ellipsoid-scale S      bounding ellipsoids from the prior's inertia ×S where the URDF has no
+                           collision geometry (default 2; 0: collision geometry only)
+  --no-ellipsoids          no bounding-ellipsoid constraints
+  --reference-urdf FILE    also evaluate this URDF's parameters in the RMSE table (e.g. the truth)
+  --residual-csv FILE      per sample of the first validation recording: joint-torque residual
+                           norm and mean with the URDF's and with the identified parameters
+  --output-method M        which result to write (default: sdp if run, else the first)
+  --out-urdf FILE          the input URDF with the identified inertials
+  --out-yaml FILE          the identified parameters with their identifiability and fit statistics
+  -h, --help               this text
+  --version                heft's version
+
+Progress goes to stderr: a bar when stderr is a terminal, else a line every 10 s.
+
+Exit codes:
+  0  identified; every requested file written
+  1  runtime failure: unreadable or malformed recording or URDF, a file could not be written
+  2  usage or configuration error: unknown option, bad value, a method the recording cannot
+     support (contact/nullspace on a fixed base), an unreadable heft.yaml (convert)
+  3  a method failed (e.g. the SDP did not converge): the finished results were printed and the
+     output files hold the best finished one (named in them and on stderr)
+)";
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+double Number(const std::string& opt, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(x))
+    throw UsageError(opt + ": not a finite number: '" + v + "'");
+  return x;
+}
+
+double Positive(const std::string& opt, const std::string& v) {
+  const double x = Number(opt, v);
+  if (x <= 0) throw UsageError(opt + ": must be positive, got " + v);
+  return x;
+}
+
+}  // namespace
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--version") {
+      o.version = true;
+    } else if (a == "--urdf") {
+      o.urdf_path = value();
+    } else if (a == "--floating-base") {
+      o.floating = true;
+    } else if (a == "--validate") {
+      o.validations.push_back(value());
+    } else if (a == "--bodies") {
+      o.bodies = Split(value());
+    } else if (a == "--methods") {
+      o.methods = Split(value());
+      if (o.methods.empty()) throw UsageError("--methods: give at least one method");
+      for (const auto& m : o.methods)
+        if (m != "wls" && m != "contact" && m != "nullspace" && m != "sdp")
+          throw UsageError("--methods: unknown method '" + m +
+                           "' (allowed: wls, contact, nullspace, sdp)");
+    } else if (a == "--sdp-rows") {
+      o.sdp_rows = value();
+      if (o.sdp_rows != "wls" && o.sdp_rows != "nullspace")
+        throw UsageError("--sdp-rows: '" + o.sdp_rows + "' (allowed: wls, nullspace)");
+    } else if (a == "--friction") {
+      o.friction = true;
+    } else if (a == "--cutoff") {
+      o.dataset.cutoff_hz = Positive(a, value());
+    } else if (a == "--rate") {
+      o.dataset.rate_hz = Positive(a, value());
+    } else if (a == "--contact-force") {
+      o.dataset.contact_force = Number(a, value());
+    } else if (a == "--noise") {
+      const auto parts = Split(value());
+      if (parts.size() != 3) throw UsageError("--noise: three numbers TAU,F,N");
+      o.noise.joint_torque = Positive(a, parts[0]);
+      o.noise.force = Positive(a, parts[1]);
+      o.noise.moment = Positive(a, parts[2]);
+    } else if (a == "--rank-tolerance") {
+      o.least_squares.rank_tolerance = Positive(a, value());
+    } else if (a == "--regularisation") {
+      o.sdp.regularisation = Positive(a, value());
+    } else if (a == "--ellipsoid-scale") {
+      o.ellipsoid_scale = Number(a, value());
+      if (o.ellipsoid_scale < 0) throw UsageError("--ellipsoid-scale: must be 0 or more");
+    } else if (a == "--no-ellipsoids") {
+      o.ellipsoids = false;
+    } else if (a == "--reference-urdf") {
+      o.reference_urdf = value();
+    } else if (a == "--residual-csv") {
+      o.residual_csv = value();
+    } else if (a == "--output-method") {
+      o.output_method = value();
+    } else if (a == "--out-urdf") {
+      o.out_urdf = value();
+    } else if (a == "--out-yaml") {
+      o.out_yaml = value();
+    } else if (!a.empty() && a[0] == '-') {
+      throw UsageError("unknown option " + a + " (heft-identify --help lists them)");
+    } else {
+      o.recordings.push_back(a);
+    }
+  }
+  if (o.help || o.version) return o;
+  if (o.urdf_path.empty()) throw UsageError("--urdf is required (heft-identify --help)");
+  if (o.recordings.empty()) throw UsageError("no recordings given (heft-identify --help)");
+  if (!o.residual_csv.empty() && o.validations.empty())
+    throw UsageError("--residual-csv needs a --validate recording");
+  if (!o.output_method.empty() && !o.methods.empty()) {
+    bool listed = false;
+    for (const auto& m : o.methods) listed = listed || m == o.output_method;
+    if (!listed) throw UsageError("--output-method " + o.output_method + " is not among --methods");
+  }
+  return o;
+}
+
+ConvertOptions ParseConvertOptions(int argc, char** argv) {
+  ConvertOptions o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--config") {
+      o.config_path = value();
+    } else if (a == "--out") {
+      o.out = value();
+    } else if (!a.empty() && a[0] == '-') {
+      throw UsageError("convert: unknown option " + a + " (heft-identify --help)");
+    } else {
+      o.logs.push_back(a);
+    }
+  }
+  if (!o.help && (o.config_path.empty() || o.out.empty() || o.logs.empty()))
+    throw UsageError("convert needs --config, --out and at least one candump log");
+  return o;
+}
+
+}  // namespace heft::ident::cli

@@ -1,0 +1,55 @@
+// heft-identify's command line: the options, their parsing, the usage text and the exit codes.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heft/identification/identify.hpp"
+#include "heft/identification/sdp.hpp"
+
+namespace heft::ident::cli {
+
+// Exit codes (listed in --help and README.md).
+enum ExitCode : int {
+  kOk = 0,
+  kFailure = 1,  // runtime failure: unreadable or malformed input, a write failed, nothing written
+  kUsageError =
+      2,         // usage or configuration error: bad option, a method the recording cannot support
+  kPartial = 3,  // a method failed (e.g. the SDP); every finished result was printed and written
+};
+
+// A usage or configuration error: exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+extern const char* const kUsageText;
+
+struct Options {
+  bool help = false, version = false;
+  std::string urdf_path, reference_urdf, residual_csv, out_urdf, out_yaml, output_method;
+  std::vector<std::string> recordings, validations, bodies;
+  std::vector<std::string> methods;  // empty: chosen by the recording (DefaultMethods)
+  std::string sdp_rows;              // empty: chosen with the methods
+  bool floating = false, friction = false, ellipsoids = true;
+  double ellipsoid_scale = 2.0;
+  DatasetOptions dataset;
+  NoiseModel noise;
+  LeastSquaresOptions least_squares;
+  SdpOptions sdp;
+};
+
+// Throws UsageError naming the option and what it allows.
+Options ParseOptions(int argc, char** argv);
+
+struct ConvertOptions {
+  bool help = false;
+  std::string config_path, out;
+  std::vector<std::string> logs;
+};
+// argv[1] is "convert". Throws UsageError.
+ConvertOptions ParseConvertOptions(int argc, char** argv);
+
+}  // namespace heft::ident::cli
