@@ -41,6 +41,10 @@
 #include "recorder.hpp"
 #include "sim_backend.hpp"
 
+#ifndef HEFT_PLUGIN_INSTALL_PATH  // set by cmake/HeftInstall.cmake
+#error "HEFT_PLUGIN_INSTALL_PATH (the installed plugin's absolute path) is not defined"
+#endif
+
 namespace heft::host {
 namespace {
 
@@ -361,14 +365,16 @@ int Run(int argc, char** argv) {
   plugin::HandOffMailbox hand_off;
   std::string plugin_path = host.plugin;
   if (plugin_path.empty()) {
+    // A build tree's heftd (bin/heftd) takes the plugin built next to it; an installed one the
+    // plugin at its installed path (set at build time from CMAKE_INSTALL_PREFIX).
     const auto self = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    for (const auto& candidate :
-         {self / "../heft_estimator_plugin.so", self / "../lib/heft/heft_estimator_plugin.so",
-          self / "heft_estimator_plugin.so"})
-      if (std::filesystem::exists(candidate))
+    for (const std::filesystem::path& candidate :
+         {self / "../heft_estimator_plugin.so", std::filesystem::path(HEFT_PLUGIN_INSTALL_PATH)})
+      if (plugin_path.empty() && std::filesystem::exists(candidate))
         plugin_path = std::filesystem::canonical(candidate).string();
     if (plugin_path.empty())
-      throw std::runtime_error("heft_estimator_plugin.so not found next to heftd; set host.plugin");
+      throw std::runtime_error("heft_estimator_plugin.so is neither next to heftd nor at " +
+                               std::string(HEFT_PLUGIN_INSTALL_PATH) + "; set host.plugin");
   }
   LoadedPlugin plug(plugin_path);
   plug->init(config_path, plugin::HardwareInterface{&state, &hand_off});
