@@ -178,7 +178,7 @@ fi
 echo "== dpkg install, reinstall, purge (throwaway mount namespace)"
 if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
   unshare -m --propagation private bash "$SRC/tests/package/install_in_namespace.sh" "$WORK" \
-    "$WORK/debs/${deb[heft]}" "$WORK/debs/${deb[heft-dev]}"
+    "$WORK/debs/${deb[heft]}" "$WORK/debs/${deb[heft-dev]}" "$WORK/debs/${deb[heft-tools]}"
   rc=$?
   rm -rf "$WORK/ovl"
   case $rc in 0) ;; 77) echo "note: no overlay mounts here; dpkg install not checked" ;; *) fail "dpkg install checks" ;; esac
