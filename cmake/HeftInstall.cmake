@@ -61,7 +61,7 @@ foreach(t heft-sim heft-scenario heft-identify heft-report heft-handoff-reader)
 endforeach()
 
 # --- the unit, its target, the service user -------------------------------------------------------
-if(EXISTS ${CMAKE_BINARY_DIR}/systemd/heftd.service)
+if(TARGET heftd AND EXISTS ${CMAKE_BINARY_DIR}/systemd/heftd.service)  # no unit without its ExecStart
   install(FILES ${CMAKE_BINARY_DIR}/systemd/heftd.service ${CMAKE_SOURCE_DIR}/systemd/robot-walking.target
           DESTINATION ${HEFT_SYSTEMD_UNIT_DIR} COMPONENT service)
   install(FILES ${CMAKE_SOURCE_DIR}/systemd/heft.sysusers DESTINATION ${HEFT_SYSUSERS_DIR} RENAME heft.conf
