@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <stdexcept>
 
+#ifndef HEFT_PLUGIN_INSTALL_PATH  // set by cmake/HeftInstall.cmake
+#error "HEFT_PLUGIN_INSTALL_PATH (the installed plugin's absolute path) is not defined"
+#endif
+
 namespace heft::host {
 
 LoadedPlugin::LoadedPlugin(const std::string& path) {
@@ -32,16 +36,14 @@ LoadedPlugin::~LoadedPlugin() {
 
 std::string FindPlugin(const std::string& configured, const std::string& program) {
   if (!configured.empty()) return configured;
+  // A build tree's program (bin/heftd, bin/heft-sim) takes the plugin built next to it; an
+  // installed one the plugin at its installed path (set at build time from the install prefix).
   const auto self = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-  std::string found;
-  for (const auto& candidate :
-       {self / "../heft_estimator_plugin.so", self / "../lib/heft/heft_estimator_plugin.so",
-        self / "heft_estimator_plugin.so"})
-    if (std::filesystem::exists(candidate)) found = std::filesystem::canonical(candidate).string();
-  if (found.empty())
-    throw std::runtime_error("heft_estimator_plugin.so not found next to " + program +
-                             "; set host.plugin");
-  return found;
+  for (const std::filesystem::path& candidate :
+       {self / "../heft_estimator_plugin.so", std::filesystem::path(HEFT_PLUGIN_INSTALL_PATH)})
+    if (std::filesystem::exists(candidate)) return std::filesystem::canonical(candidate).string();
+  throw std::runtime_error("heft_estimator_plugin.so is neither next to " + program + " nor at " +
+                           std::string(HEFT_PLUGIN_INSTALL_PATH) + "; set host.plugin");
 }
 
 }  // namespace heft::host
