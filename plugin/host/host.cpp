@@ -100,36 +100,6 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   const plugin::PluginConfig pcfg =
       plugin::LoadPluginConfig(cli.config_path);  // validates drivers vs URDF
 
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
-  if (!host.log_file.empty())
-    sinks.push_back(
-        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
-  auto log = std::make_shared<spdlog::logger>(program.name, sinks.begin(), sinks.end());
-  log->flush_on(spdlog::level::warn);
-  log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
-            factory.lockstep() ? "lockstep on simulated time" : "real time");
-
-  if (host.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-    log->warn("mlockall refused ({}): memory may page — give the service LimitMEMLOCK=infinity",
-              std::strerror(errno));
-
-  hal::StateBuffer state;
-  plugin::HandOffMailbox hand_off;
-  const std::string plugin_path = FindPlugin(host.plugin, program.name);
-  LoadedPlugin plug(plugin_path);
-  plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
-  plug->configure();
-  log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
-            plug->num_links());
-
-  // The shared-memory hand-off for controllers in other processes.
-  std::unique_ptr<SharedHandOffSegment> shared;
-  if (!host.shm.empty()) {
-    shared = std::make_unique<SharedHandOffSegment>(host.shm);
-    log->info("hand-off also in shared memory /dev/shm/{} (layout {})", host.shm,
-              hal::kSharedHandOffLayout);
-  }
-
   // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
   // estimator (host.framework_input.base); a robot with neither would hold on every tick.
   if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
@@ -142,6 +112,50 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
     throw std::invalid_argument(cli.config_path +
                                 ": two base sources: drivers.imu and host.framework_input.base "
                                 "(choose one)");
+
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
+  if (!host.log_file.empty() && !cli.check)
+    sinks.push_back(
+        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
+  auto log = std::make_shared<spdlog::logger>(program.name, sinks.begin(), sinks.end());
+  log->flush_on(spdlog::level::warn);
+  log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
+            factory.lockstep() ? "lockstep on simulated time" : "real time");
+
+  if (host.lock_memory && !cli.check && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+    log->warn("mlockall refused ({}): memory may page — give the service LimitMEMLOCK=infinity",
+              std::strerror(errno));
+
+  hal::StateBuffer state;
+  plugin::HandOffMailbox hand_off;
+  const std::string plugin_path = FindPlugin(host.plugin, program.name);
+  LoadedPlugin plug(plugin_path);
+  plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
+  plug->configure();
+  log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
+            plug->num_links());
+  if (cli.check) {  // everything below opens devices, shared memory and sockets
+    if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
+      throw std::invalid_argument(cli.config_path +
+                                  ": robot.floating_base is true but nothing "
+                                  "measures the base's motion (drivers.imu or "
+                                  "host.framework_input.base)");
+    std::printf("%s: configuration OK (%zu joints, %zu F/T cells, %s, %zu estimated link(s))\n",
+                cli.config_path.c_str(), pcfg.drivers.joints.size(), pcfg.drivers.ft_cells.size(),
+                pcfg.drivers.imu  ? "base IMU on CAN"
+                : host.input_base ? "base state from the framework"
+                                  : "no base source (fixed base)",
+                plug->num_links());
+    return 0;
+  }
+
+  // The shared-memory hand-off for controllers in other processes.
+  std::unique_ptr<SharedHandOffSegment> shared;
+  if (!host.shm.empty()) {
+    shared = std::make_unique<SharedHandOffSegment>(host.shm);
+    log->info("hand-off also in shared memory /dev/shm/{} (layout {})", host.shm,
+              hal::kSharedHandOffLayout);
+  }
 
   // The framework input segment: the controller framework's commands and, when configured, the
   // base state. heftd creates it; the framework (or the simulator's stand-in) writes it.

@@ -94,6 +94,8 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator) 
       cli.telemetry = next();
     } else if (a == "--shm") {
       cli.shm = next();
+    } else if (a == "--check") {
+      cli.check = true;
     } else if (a == "--help" || a == "-h") {
       cli.help = true;
     } else if (a == "--version") {
@@ -126,6 +128,7 @@ std::string Usage(const std::string& program, bool simulator) {
            "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
            "  --lockstep     threads run on simulated time (simulation.lockstep: true)\n"
            "  --realtime     threads run on the clock (simulation.lockstep: false)\n"
+           "  --check        validate the configuration (and the URDF, the plugin) and exit\n"
            "  --version      print the version\n";
   return "usage: " + program +
          " --config FILE [--telemetry FILE.csv] [--shm NAME]\n"
@@ -133,7 +136,9 @@ std::string Usage(const std::string& program, bool simulator) {
          "  Configurations with backend: simulated run in heft-sim.\n"
          "  --telemetry F  one CSV row per control tick (overrides host.telemetry)\n"
          "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
-         "  --version      print the version\n";
+         "  --check        validate the configuration (and the URDF, the plugin) and exit\n"
+         "  --version      print the version\n"
+         "exit status: 0 stopped cleanly (or --check: valid), 2 configuration or set-up error\n";
 }
 
 void ApplyCommandLine(const CommandLine& cli, HostConfig& host) {

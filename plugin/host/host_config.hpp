@@ -50,6 +50,7 @@ struct CommandLine {
   int lockstep = -1;       // -1: the configuration's; 0: real time; 1: lockstep
   bool help = false;
   bool version = false;
+  bool check = false;  // validate the configuration (plugin init included) and exit
 };
 CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator);
 std::string Usage(const std::string& program, bool simulator);
