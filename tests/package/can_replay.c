@@ -4,7 +4,9 @@
  * (those sharing a timestamp) go out with one sendmmsg() per interface at their time
  * (clock_nanosleep to an absolute CLOCK_MONOTONIC deadline: the log's relative times are kept).
  *
- *   can_replay -I LOG WRITE_IF=LOG_IF...
+ *   can_replay -I LOG [-S START_FILE] WRITE_IF=LOG_IF...
+ *
+ * -S: the file is created at the replay's time zero (the first instant), after the parsing.
  *
  * Prints "REPLAY frames=.. instants=.. span_s=.. wall_s=.. late_instants=.. late_max_ms=..
  * late_p99_ms=.. enobufs=.. dropped=.." (late: an instant sent more than 1 ms after its time). A
@@ -85,6 +87,7 @@ static int cmp_i64(const void* a, const void* b) {
 
 int main(int argc, char** argv) {
   const char* path = NULL;
+  const char* start_file = NULL;
   char write_if[MAX_IF][IFNAMSIZ], log_if[MAX_IF][IFNAMSIZ];
   int n_if = 0, sock[MAX_IF], i;
   entry* entries = NULL;
@@ -101,10 +104,12 @@ int main(int argc, char** argv) {
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "-I") == 0 && i + 1 < argc) {
       path = argv[++i];
+    } else if (strcmp(argv[i], "-S") == 0 && i + 1 < argc) {
+      start_file = argv[++i];
     } else {
       const char* eq = strchr(argv[i], '=');
       if (eq == NULL || n_if == MAX_IF || eq - argv[i] >= IFNAMSIZ || strlen(eq + 1) >= IFNAMSIZ) {
-        fprintf(stderr, "usage: can_replay -I LOG WRITE_IF=LOG_IF...\n");
+        fprintf(stderr, "usage: can_replay -I LOG [-S START_FILE] WRITE_IF=LOG_IF...\n");
         return 2;
       }
       snprintf(write_if[n_if], IFNAMSIZ, "%.*s", (int)(eq - argv[i]), argv[i]);
@@ -113,7 +118,7 @@ int main(int argc, char** argv) {
     }
   }
   if (path == NULL || n_if == 0) {
-    fprintf(stderr, "usage: can_replay -I LOG WRITE_IF=LOG_IF...\n");
+    fprintf(stderr, "usage: can_replay -I LOG [-S START_FILE] WRITE_IF=LOG_IF...\n");
     return 2;
   }
   /* Parse everything first. */
@@ -162,6 +167,14 @@ int main(int argc, char** argv) {
   if (late == NULL) return 1;
 
   /* Replay: one instant (equal log time) at a time. */
+  if (start_file != NULL) {
+    FILE* s = fopen(start_file, "w");
+    if (s == NULL) {
+      fprintf(stderr, "can_replay: %s: %s\n", start_file, strerror(errno));
+      return 1;
+    }
+    fclose(s);
+  }
   t0 = now_ns();
   for (k = 0; k < n;) {
     const int64_t due = t0 + (entries[k].t_us - entries[0].t_us) * 1000LL;

@@ -261,11 +261,11 @@ done
 sleep 1
 echo "HEFT-PROOF: heftd up at $(up) s; replaying $FRAMES frames ($MAP)"
 t0=$(up)
-touch /run/heft-replay-start
 if [ "$PLAYER" = canplayer ]; then
+  touch /run/heft-replay-start
   /usr/bin/canplayer -I /heft/frames.log $MAP
-else
-  /heft/can_replay -I /heft/frames.log $MAP
+else # creates the start file at its first frame, after parsing the log
+  /heft/can_replay -I /heft/frames.log -S /run/heft-replay-start $MAP
 fi
 cp_rc=$?
 t1=$(up)
