@@ -56,7 +56,8 @@
 # Options: --scenario NAME --seconds S --sim-config FILE|shipped --guest-config MODE
 #          --no-walking-wait --link NAME --mass KG --tolerance F --load-at S --require-input
 #          --no-sim-in-service --accel tcg|kvm --icount SHIFT|off --smp N --memory MB --timeout S
-#          --max-missed N --input NAME (the framework input segment, default heft_input) --player can_replay|canplayer --replayer PROG --kernel-args "ARGS"
+#          --max-missed N --input NAME (framework input segment; default heft_input)
+#          --player can_replay|canplayer --replayer PROG --kernel-args "ARGS"
 # Exit 77 (ctest: skipped) only when qemu-system-x86_64 is not installed.
 set -euo pipefail
 
