@@ -65,8 +65,11 @@ Schedule::Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::Controll
       log_(std::move(log)),
       lockstep_(backend.steps() && backend.lockstep()),
       total_ms_(static_cast<std::int64_t>(std::llround(backend.duration() * 1000.0))) {
-  stats_.compute_ns.reserve(static_cast<std::size_t>(total_ms_ / 3 + 16));
-  stats_.lateness_ns.reserve(static_cast<std::size_t>(total_ms_ / 3 + 16));
+  // A bounded run keeps every tick; an open-ended one (heftd) the last 10 minutes (200 000 ticks,
+  // 3.2 MB), overwritten in a ring.
+  const auto capacity = static_cast<std::size_t>(total_ms_ > 0 ? total_ms_ / 3 + 16 : 200'000);
+  stats_.compute_ns.reserve(capacity);
+  stats_.lateness_ns.reserve(capacity);
 }
 
 Schedule::~Schedule() {
@@ -161,7 +164,12 @@ void Schedule::ControlThread() {
     if (stats_.compute_ns.size() < stats_.compute_ns.capacity()) {
       stats_.compute_ns.push_back(spent);
       stats_.lateness_ns.push_back(wake);
+    } else if (!stats_.compute_ns.empty()) {  // open-ended run: the ring of the latest ticks
+      const std::size_t i = stats_.ticks % stats_.compute_ns.size();
+      stats_.compute_ns[i] = spent;
+      stats_.lateness_ns[i] = wake;
     }
+    ++stats_.ticks;
     if (spent > 3'000'000 || wake > 3'000'000) ++stats_.overruns;
     ms_controlled_.store(k, std::memory_order_release);
   }

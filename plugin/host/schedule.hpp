@@ -39,6 +39,7 @@ std::int64_t Now() noexcept;
 struct TickStats {
   std::vector<std::int64_t> compute_ns, lateness_ns;
   std::uint64_t overruns = 0;  // ticks that computed or woke up later than one 3 ms period
+  std::uint64_t ticks = 0;     // control ticks run (the vectors hold the latest of them)
 };
 // The p-quantile (0..1) of `v`; 0 when empty.
 double Percentile(std::vector<std::int64_t> v, double p);
