@@ -118,9 +118,8 @@ void Schedule::DriverThread() {
     } else {
       SleepUntil(t0_ + k * 1'000'000);
     }
-    // The one place the backend's base state reaches the drivers (integration point: backend.hpp,
-    // Backend::base()).
-    loop_.Tick(lockstep_ ? k * 1'000'000 : Now(), backend_.base());
+    // The floating base comes from the buses too (the base IMU's frames, drivers.imu).
+    loop_.Tick(lockstep_ ? k * 1'000'000 : Now());
     if (recorder_) recorder_->OnDriverTick(loop_.last_sample());
     ms_driven_.store(k, std::memory_order_release);
   }
