@@ -373,6 +373,43 @@ TEST(SimBackend, StandingRobotsAccelerometerReadsGravityInItsOwnAxes) {
   EXPECT_LT(worst_motion, 0.2);  // it does stand still: g dominates by far
 }
 
+// IMU faults: a silent IMU makes the base stale after its timeout and the drivers count every
+// sample it skipped; ATTITUDE_NOT_CONVERGED and the saturation bits make the base faulty; the base
+// recovers with the next good sample. Fails if a fault window is ignored or leaks past its end.
+TEST(SimBackend, ImuFaultsReachTheBaseChannel) {
+  const std::string scenario = "step-in-place";
+  const SimRig s = LoadSetup(scenario);
+  SimOptions opt = Options(scenario, true);
+  SimFault silent, attitude, saturated;
+  silent.kind = SimFault::Kind::kImu;
+  silent.from = 0.1005;
+  silent.to = 0.1105;  // 10 ms
+  attitude.kind = SimFault::Kind::kImuAttitude;
+  attitude.from = 0.2005;
+  attitude.to = 0.2055;
+  saturated.kind = SimFault::Kind::kImuSaturated;
+  saturated.from = 0.3005;
+  saturated.to = 0.3055;
+  opt.faults = {silent, attitude, saturated};
+  SimLoop rig(opt, s);
+  int stale = 0, fault = 0;
+  for (int k = 1; k <= 400; ++k) {
+    rig.Step(k);
+    const hal::BaseSample& b = rig.loop.last_sample().base;
+    stale += b.health.state == hal::ChannelState::kStale;
+    fault += b.health.state == hal::ChannelState::kFault;
+    if (k >= 106 && k <= 111) {  // silent from step 102 (t = 0.101 s), stale past 3 ms
+      ASSERT_NE(b.health.state, hal::ChannelState::kOk) << k;
+    }
+    if (k < 100 || (k > 112 && k <= 201) || (k > 206 && k <= 301) || k > 306) {
+      ASSERT_TRUE(b.health.ok()) << k;
+    }
+  }
+  EXPECT_EQ(rig.loop.counters().lost_samples, 10u);
+  EXPECT_GE(stale, 7);   // ages 4..10 ms of the 3 ms timeout
+  EXPECT_EQ(fault, 10);  // 5 ms of each flag
+}
+
 TEST(SimBackend, BurstsLoseEveryFrameOnTheirBusAndNothingElse) {
   const std::string scenario = "dumbbell-curl";  // arms on can0, legs on can1
   const SimRig s = LoadSetup(scenario);
