@@ -3,7 +3,7 @@
 
 The drivers section lists the reference robot's joints in the order the simulated robot addresses
 them (its CAN node numbers), two buses, and the foot F/T cells for floating-base scenarios (and the
-base IMU: in config/heft.yaml always, in the simulated configs only with SIM_IMU, see below).
+base IMU, see SIM_IMU below).
 Developers run this; the output is committed. Run from the repository root.
 """
 import os
@@ -49,11 +49,11 @@ SCENARIOS = {
 
 
 # The floating-base robot's IMU (config/robots/heft_humanoid.urdf: the massless `imu` link on a fixed
-# joint on the pelvis). With an IMU configured the drivers take the base state from its frames only,
-# so a simulated run gets its base from the simulator's IMU frames. SIM_IMU stays False until the
-# simulator emits them (and the estimator uses the specific force); then flip it to True (or run
-# with HEFT_SIM_IMU=1) and regenerate. The robot's shipped config (config/heft.yaml) has it always.
-SIM_IMU = os.environ.get("HEFT_SIM_IMU", "0") == "1"
+# joint on the pelvis). With an IMU configured the drivers take the base state from its frames only;
+# the simulator emits them and the host hands no other base state to the drivers, so a simulated
+# floating-base scenario needs it (SIM_IMU, default on; HEFT_SIM_IMU=0 leaves it out, and heft-sim
+# then refuses the floating scenarios). The robot's shipped config (config/heft.yaml) has it always.
+SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
 IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
 
 

@@ -8,12 +8,14 @@
 //     robot's SocketCAN buses) just delivers frames in real time;
 //   - optional extra telemetry columns and values (the simulator's truth) and summary lines.
 //
+// The floating base's state is not the backend's: the drivers decode it from the base IMU's frames
+// on the buses (drivers.imu) — on the simulated robot too, whose IMU sends them.
+//
 // Lifecycle: constructed at set-up (may allocate, open, throw); buses() and the telemetry column
-// names are read before the threads start; base() runs on the driver thread (real time: no
-// allocation, lock, throw or log); Step() runs on the stepper thread, which only a simulator has —
-// noexcept, and it should not allocate, lock or log either (it paces the driver thread in
-// lockstep); TelemetryValues() runs on the host's non-real-time thread; LogSummary() after the
-// threads have stopped.
+// names are read before the threads start; Step() runs on the stepper thread, which only a
+// simulator has — noexcept, and it should not allocate, lock or log either (it paces the driver
+// thread in lockstep); TelemetryValues() runs on the host's non-real-time thread; LogSummary()
+// after the threads have stopped.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -53,12 +55,6 @@ class Backend {
   virtual void Step(std::int64_t /*k*/, StepContext& /*context*/) noexcept {}
   // Simulated seconds so far (progress and summary lines of a stepping backend).
   virtual double time() const noexcept { return 0.0; }
-
-  // The floating base's state for the driver loop's samples, or null (not measured).
-  // INTEGRATION POINT (base IMU): the simulated robot hands its true base state here today; once
-  // it emits IMU frames on its buses and the drivers decode them, this hook goes away together with
-  // its one caller (Schedule's driver thread, schedule.cpp).
-  virtual const hal::BaseSample* base() const noexcept { return nullptr; }
 
   // Set-up: the name of the framework input segment heftd created (/dev/shm/<name>), for a backend
   // that plays the robot's controller framework (the simulator: its commands, e.g. "walking").

@@ -124,9 +124,9 @@ void Schedule::DriverThread() {
       SleepUntil(t0_ + k * 1'000'000);
     }
     const std::int64_t now = lockstep_ ? k * 1'000'000 : Now();
-    // The one place the backend's base state reaches the drivers (integration point: backend.hpp,
-    // Backend::base()).
-    const hal::BaseSample* base = backend_.base();
+    // The floating base comes from the buses (the base IMU's frames, drivers.imu) or from the
+    // framework's input segment (host.framework_input.base): nothing else reaches the drivers.
+    const hal::BaseSample* base = nullptr;
     if (input_) {
       // The framework's input: validated commands to the plugin (as edges: none lost, none
       // repeated), its base state to the drivers when the configuration takes it from there.

@@ -65,6 +65,7 @@ void Plant::Reset(std::span<const double> joint_positions, bool drop_to_floor) {
   }
   mj_forward(model_.get(), data_.get());
   std::fill(last_torque_.begin(), last_torque_.end(), 0.0);
+  base_acceleration_.setZero();
 }
 
 bool Plant::SetLinkParameters(int body, const Vector10& pi) noexcept {
@@ -81,7 +82,31 @@ void Plant::Step(std::span<const double> joint_torques) noexcept {
     data_->qfrc_applied[joint_v0_ + i] = joint_torques[i];
     last_torque_[i] = joint_torques[i];
   }
+  Eigen::Matrix<double, 6, 1> v_before = Eigen::Matrix<double, 6, 1>::Zero();
+  for (int i = 0; i < joint_v0_; ++i) v_before[i] = data_->qvel[i];
   mj_step(model_.get(), data_.get());
+  for (int i = 0; i < joint_v0_; ++i)
+    base_acceleration_[i] = (data_->qvel[i] - v_before[i]) / model_->opt.timestep;
+}
+
+ImuTruth Plant::Imu(const Eigen::Matrix3d& R_BI, const Eigen::Vector3d& p_BI) const noexcept {
+  const mjData* d = data_.get();
+  ImuTruth out;
+  if (!floating_) return out;
+  // The free joint: qpos = [p_WB, q_WB (w x y z)], qvel = [ṗ_WB in W, ω in B].
+  const Eigen::Quaterniond q_WB =
+      Eigen::Quaterniond(d->qpos[3], d->qpos[4], d->qpos[5], d->qpos[6]).normalized();
+  const Eigen::Vector3d w_B(d->qvel[3], d->qvel[4], d->qvel[5]);
+  const Eigen::Vector3d a_W = base_acceleration_.head<3>(), w_dot_B = base_acceleration_.tail<3>();
+  const Eigen::Vector3d g_W(model_->opt.gravity[0], model_->opt.gravity[1], model_->opt.gravity[2]);
+  // Specific force at B's origin in B, then at the IMU's origin (rigid body: a_S = a_B + ω̇ × p +
+  // ω × (ω × p)); a resting IMU reads −g, +9.81 up.
+  const Eigen::Vector3d f_B =
+      q_WB.conjugate() * (a_W - g_W) + w_dot_B.cross(p_BI) + w_B.cross(w_B.cross(p_BI));
+  out.w_I = R_BI.transpose() * w_B;
+  out.f_I = R_BI.transpose() * f_B;
+  out.q_WI = (q_WB * Eigen::Quaterniond(R_BI)).normalized();
+  return out;
 }
 
 void Plant::Sample(hal::RobotStateSample& out) const noexcept {

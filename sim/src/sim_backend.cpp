@@ -77,6 +77,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
     : faults_(options.faults),
       rng_(options.seed),
       fault_rng_(options.seed ^ 0x9E3779B97F4A7C15ull),
+      imu_rng_(options.seed ^ 0xD1B54A32D192ED03ull),
       noise_(options.noise) {
   scenarios::ScenarioOptions so;
   so.adaptation = options.adaptation;
@@ -107,6 +108,25 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
                                   "' with the same axes");
     ft_offsets_.push_back(f.p - foot.p);
   }
+  // The base IMU: its frame's pose on the floating base's link, from the URDF (MuJoCo merges the
+  // massless frame into that link). Without one a floating robot's base reaches nobody: the host
+  // no longer hands the simulator's true base to the drivers.
+  if (drivers.imu) {
+    if (!scenario_.floating_base)
+      throw std::invalid_argument("simulation: drivers.imu on the fixed-base scenario '" +
+                                  options.scenario + "'");
+    const dyn::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.imu->frame)];
+    if (f.body < 0 || urdf_model.bodies[f.body].joint.type != dyn::JointType::kFree)
+      throw std::invalid_argument("simulation: IMU frame '" + drivers.imu->frame +
+                                  "' must be fixed to the floating base's link");
+    imu_ = true;
+    R_BI_ = f.R;
+    p_BI_ = f.p;
+  } else if (scenario_.floating_base) {
+    throw std::invalid_argument(
+        "simulation: the floating-base scenario '" + options.scenario +
+        "' needs drivers.imu (the simulated base IMU is the only source of the base's state)");
+  }
   if (!options.candump.empty())
     candump_ = std::make_unique<drivers::CandumpWriter>(
         options.candump, drivers.buses, options.candump_wait,
@@ -131,6 +151,11 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   ft_on_.assign(drivers.ft_cells.size(), 1);
   for (const SimFault& f : faults_) {
     using K = SimFault::Kind;
+    if (f.kind == K::kImu || f.kind == K::kImuSaturated || f.kind == K::kImuAttitude) {
+      if (!imu_) throw std::invalid_argument("simulation.faults: an IMU fault without drivers.imu");
+      if (f.to < f.from) throw std::invalid_argument("simulation.faults: inconsistent fault");
+      continue;
+    }
     if (f.kind == K::kCrc) continue;
     const bool on_bus = f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff;
     const std::size_t limit = f.kind == K::kForceTorque ? ft_on_.size()
@@ -155,10 +180,10 @@ std::vector<hal::CanTransport*> SimulatedRobot::buses() {
   return bus_ptrs_;
 }
 
-double SimulatedRobot::Normal() noexcept {
+double SimulatedRobot::Normal(std::mt19937_64& rng) noexcept {
   // Box-Muller on the seeded engine (std::normal_distribution differs between standard libraries).
-  const double u1 = (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
-  const double u2 = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
+  const double u2 = static_cast<double>(rng() >> 11) * 0x1.0p-53;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
@@ -240,13 +265,48 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
       case SimFault::Kind::kBusOff:
         links_[f.device]->BusOff(now_ns_);  // again after a restart inside the window
         break;
+      case SimFault::Kind::kImu:
+      case SimFault::Kind::kImuSaturated:
+      case SimFault::Kind::kImuAttitude:
+        break;  // EmitImu
     }
   }
   emit.encoder_enabled = encoder_on_;
   emit.torque_enabled = torque_on_;
   emit.ft_enabled = ft_on_;
   encoder_->Emit(measured_, now_ns_, link_ptrs_, emit);
+  if (imu_) EmitImu(t);
   ++tick_;
+}
+
+void SimulatedRobot::EmitImu(double t) noexcept {
+  // The IMU's sample of this millisecond describes the same instant as the joints' (the state
+  // after the step), its specific force the step that led there (Plant::Imu).
+  imu_truth_ = plant_->Imu(R_BI_, p_BI_);
+  drivers::ImuValues v;
+  for (int k = 0; k < 3; ++k) {
+    v.w_I[k] = imu_truth_.w_I[k] + noise_.gyro_bias[k] + noise_.gyro * Normal(imu_rng_);
+    v.f_I[k] = imu_truth_.f_I[k] + noise_.accel_bias[k] + noise_.accel * Normal(imu_rng_);
+  }
+  Eigen::Vector3d dtheta;
+  for (int k = 0; k < 3; ++k) dtheta[k] = noise_.attitude * Normal(imu_rng_);
+  const double angle = dtheta.norm();
+  v.q_WI = angle > 0.0
+               ? imu_truth_.q_WI * Eigen::Quaterniond(Eigen::AngleAxisd(angle, dtheta / angle))
+               : imu_truth_.q_WI;
+  std::uint8_t status = drivers::ImuStatus::kValid;
+  bool silent = false;
+  for (const SimFault& f : faults_) {
+    if (!f.Active(t)) continue;
+    if (f.kind == SimFault::Kind::kImu) silent = true;
+    if (f.kind == SimFault::Kind::kImuSaturated)
+      status |= drivers::ImuStatus::kGyroSaturated | drivers::ImuStatus::kAccelSaturated;
+    if (f.kind == SimFault::Kind::kImuAttitude) status |= drivers::ImuStatus::kAttitudeNotConverged;
+  }
+  if (silent)
+    encoder_->SkipImu();
+  else
+    encoder_->EmitImu(v, now_ns_, link_ptrs_, status);
 }
 
 }  // namespace heft::sim

@@ -10,14 +10,20 @@ namespace heft::sim {
 
 SimFault ParseFault(const config::Node& f, std::string& name) {
   using K = SimFault::Kind;
-  static constexpr K kinds[] = {K::kEncoder, K::kTorque, K::kForceTorque, K::kCrc,
-                                K::kLoss,    K::kBurst,  K::kBusOff};
+  static constexpr K kinds[] = {K::kEncoder,      K::kTorque,     K::kForceTorque, K::kCrc,
+                                K::kLoss,         K::kBurst,      K::kBusOff,      K::kImu,
+                                K::kImuSaturated, K::kImuAttitude};
   SimFault fault;
-  fault.kind =
-      kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off"})];
+  fault.kind = kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off",
+                                       "imu", "imu_saturated", "imu_attitude"})];
+  const bool no_name = fault.kind == K::kCrc || fault.kind == K::kImu ||
+                       fault.kind == K::kImuSaturated || fault.kind == K::kImuAttitude;
   constexpr config::Range kTime{0.0, 1e6};
   switch (fault.kind) {
     case K::kCrc:
+    case K::kImu:
+    case K::kImuSaturated:
+    case K::kImuAttitude:
       f.AllowOnly({"device", "from", "to"});
       break;
     case K::kLoss:
@@ -37,7 +43,7 @@ SimFault ParseFault(const config::Node& f, std::string& name) {
   } else {
     fault.from = f.Get<double>("from", kTime);
     fault.to = f.Get<double>("to", kTime);
-    if (fault.kind != K::kCrc) name = f.Get<std::string>("name");
+    if (!no_name) name = f.Get<std::string>("name");
   }
   if (fault.to <= fault.from) f["to"].Fail(fmt::format("must be after from ({:g} s)", fault.from));
   if (fault.kind == K::kBurst) {
@@ -84,13 +90,25 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   }
   if (auto n = s.Optional("noise")) {
     SimNoise& noise = sim.options.noise;
-    n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias"});
+    n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias",
+                  "gyro", "accel", "gyro_bias", "accel_bias", "attitude"});
     noise.joint_torque = n->Get<double>("joint_torque", noise.joint_torque, {0.0, 100.0});
     noise.torque_bias = n->Get<double>("torque_bias", noise.torque_bias, {-100.0, 100.0});
     noise.velocity = n->Get<double>("velocity", noise.velocity, {0.0, 10.0});
     noise.force = n->Get<double>("force", noise.force, {0.0, 1000.0});
     noise.moment = n->Get<double>("moment", noise.moment, {0.0, 100.0});
     noise.force_bias = n->Get<double>("force_bias", noise.force_bias, {-1000.0, 1000.0});
+    noise.gyro = n->Get<double>("gyro", noise.gyro, {0.0, 10.0});
+    noise.accel = n->Get<double>("accel", noise.accel, {0.0, 100.0});
+    noise.attitude = n->Get<double>("attitude", noise.attitude, {0.0, 0.5});
+    auto vec3 = [&](const char* key, Eigen::Vector3d& out, double limit) {
+      if (auto v = n->Optional(key)) {
+        const std::vector<double> xyz = v->Numbers(3, {-limit, limit});  // the IMU's x, y, z
+        out = Eigen::Vector3d(xyz[0], xyz[1], xyz[2]);
+      }
+    };
+    vec3("gyro_bias", noise.gyro_bias, 1.0);
+    vec3("accel_bias", noise.accel_bias, 10.0);
   }
   return sim;
 }
@@ -101,6 +119,10 @@ void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d) {
     SimFault& f = sim.options.faults[i];
     const std::string& name = sim.fault_names[i];
     if (f.kind == K::kCrc) continue;
+    if (f.kind == K::kImu || f.kind == K::kImuSaturated || f.kind == K::kImuAttitude) {
+      if (!d.imu) sim.fault_nodes[i]["device"].Fail("an IMU fault needs drivers.imu");
+      continue;
+    }
     if (f.kind == K::kLoss && name.empty()) {
       f.device = -1;  // every bus
       continue;

@@ -19,35 +19,16 @@
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/estimator/model.hpp"
 #include "heft/sim/sim_backend.hpp"
+#include "sim_rig.hpp"
 
 namespace heft::sim {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
-const std::string kConfigDir = HEFT_CONFIG_DIR;
-
-// The drivers and robot of one of the simulated configurations (config/sim/<scenario>.yaml).
-struct SimRig {
-  drivers::DriverConfig drivers;
-  dyn::Model model;
-};
-SimRig LoadSetup(const std::string& scenario) {
-  const config::Document doc = config::Document::Load(kConfigDir + "/sim/" + scenario + ".yaml");
-  SimRig s;
-  s.drivers = drivers::ParseDriverConfig(doc.root()["drivers"]);
-  const bool floating = doc.root()["robot"].Get<bool>("floating_base");
-  const std::string urdf = doc.root()["robot"].Get<std::string>("urdf");
-  s.model = dyn::LoadModelFromUrdfFile(kConfigDir + "/sim/" + urdf, dyn::ModelOptions{floating});
-  return s;
-}
-
-SimOptions Options(const std::string& scenario, bool noise) {
-  SimOptions o;
-  o.scenario = scenario;
-  o.seed = 1;
-  if (!noise) o.noise = SimNoise{0, 0, 0, 0, 0, 0};
-  return o;
-}
+using test::kMs;
+using test::LoadSetup;
+using test::Options;
+using test::SimLoop;
+using test::SimRig;
 
 // MuJoCo's own state after a step, in the drivers' order: joints by name, and the contact wrench on
 // each foot from MuJoCo's cfrc_ext (mj_rnePostConstraint: contact forces summed per body, at the
@@ -57,6 +38,11 @@ class MujocoTruth {
   MujocoTruth(const SimulatedRobot& sim, const SimRig& s) : sim_(sim) {
     const mjModel* m = sim.plant().model();
     copy_ = mj_makeData(m);
+    mj_copyData(copy_, m, sim.plant().data());  // the state before the first step
+    if (s.drivers.imu) {
+      R_BI_ = s.drivers.imu->R_BI;  // resolved from the URDF by CheckDriverConfig
+      p_BI_ = s.drivers.imu->p_BI;
+    }
     for (const auto& j : s.drivers.joints) {
       const int id = mj_name2id(m, mjOBJ_JOINT, j.joint.c_str());
       EXPECT_GE(id, 0) << j.joint;
@@ -79,9 +65,40 @@ class MujocoTruth {
 
   void Update() {
     const mjModel* m = sim_.plant().model();
+    const bool floating = m->njnt > 0 && m->jnt_type[0] == mjJNT_FREE;
+    Vector6 v_before = Vector6::Zero();
+    if (floating) v_before = Eigen::Map<const Vector6>(copy_->qvel);
     mj_copyData(copy_, m, sim_.plant().data());
     mj_rnePostConstraint(m, copy_);
+    if (floating) {
+      // The free joint's acceleration over the step: its velocity change (what the integrator
+      // applied), next to MuJoCo's qacc (which the damped semi-implicit step corrects).
+      base_acc_ = (Eigen::Map<const Vector6>(copy_->qvel) - v_before) / m->opt.timestep;
+      worst_qacc_gap_ =
+          std::max(worst_qacc_gap_,
+                   (Eigen::Map<const Vector6>(copy_->qacc) - base_acc_).cwiseAbs().maxCoeff());
+    }
   }
+  using Vector6 = Eigen::Matrix<double, 6, 1>;
+  // The floating base after the step: attitude, angular velocity in B, and its acceleration over
+  // the step [a_WB in W; ω̇ in B].
+  Eigen::Quaterniond q_WB() const {
+    return Eigen::Quaterniond(copy_->qpos[3], copy_->qpos[4], copy_->qpos[5], copy_->qpos[6]);
+  }
+  Eigen::Vector3d w_B() const { return Eigen::Map<const Eigen::Vector3d>(copy_->qvel + 3); }
+  const Vector6& base_acceleration() const { return base_acc_; }
+  double worst_qacc_gap() const { return worst_qacc_gap_; }
+  // What the IMU at p_BI with axes R_BI measures: ω, and a − g at its origin (rigid-body
+  // transport), both in I; q_WI.
+  Eigen::Vector3d imu_w() const { return R_BI_.transpose() * w_B(); }
+  Eigen::Vector3d imu_f() const {
+    const Eigen::Vector3d g(0.0, 0.0, -9.81), w = w_B();
+    const Eigen::Vector3d f_B = q_WB().conjugate() * (base_acc_.head<3>() - g) +
+                                base_acc_.tail<3>().cross(p_BI_) + w.cross(w.cross(p_BI_));
+    return R_BI_.transpose() * f_B;
+  }
+  Eigen::Quaterniond imu_q() const { return q_WB() * Eigen::Quaterniond(R_BI_); }
+  const Eigen::Matrix3d& R_BI() const { return R_BI_; }
   double position(std::size_t i) const { return copy_->qpos[qpos_[i]]; }
   double velocity(std::size_t i) const { return copy_->qvel[dof_[i]]; }
   double torque(std::size_t i) const { return copy_->qfrc_applied[dof_[i]]; }
@@ -114,7 +131,30 @@ class MujocoTruth {
   std::vector<int> qpos_, dof_, foot_body_;
   std::vector<Eigen::Vector3d> ft_in_foot_;
   std::vector<Eigen::Matrix3d> ft_R_foot_;
+  Eigen::Matrix3d R_BI_ = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d p_BI_ = Eigen::Vector3d::Zero();
+  Vector6 base_acc_ = Vector6::Zero();
+  double worst_qacc_gap_ = 0.0;
 };
+
+// The base IMU's decoded sample (hal::BaseSample, base frame) back in the IMU's frame.
+struct ImuDecoded {
+  Eigen::Vector3d w, f;
+  Eigen::Quaterniond q_WI;
+};
+ImuDecoded DecodedImu(const hal::BaseSample& b, const Eigen::Matrix3d& R_BI) {
+  const Eigen::Quaterniond q_WB(b.orientation[0], b.orientation[1], b.orientation[2],
+                                b.orientation[3]);
+  return {R_BI.transpose() * Eigen::Vector3d(b.angular_velocity.data()),
+          R_BI.transpose() * Eigen::Vector3d(b.specific_force.data()),
+          q_WB * Eigen::Quaterniond(R_BI)};
+}
+// Angle of the rotation between two attitudes, per axis of the second's frame (small angles).
+Eigen::Vector3d AttitudeError(const Eigen::Quaterniond& a, const Eigen::Quaterniond& b) {
+  Eigen::Quaterniond d = b.conjugate() * a;
+  if (d.w() < 0) d.coeffs() *= -1.0;
+  return 2.0 * d.vec();
+}
 
 // The spec's quantisation of each channel, from the drivers' configuration: the largest rounding
 // error (half a count) and the rounding noise's standard deviation (count/√12).
@@ -139,21 +179,6 @@ Quantum QuantumOf(const drivers::DriverConfig& d, std::size_t joint, std::size_t
   return q;
 }
 
-// The simulated robot with heft's driver loop reading its buses.
-struct SimLoop {
-  SimLoop(const SimOptions& opt, const SimRig& s)
-      : sim(opt, s.drivers, s.model), loop(s.drivers, buses, buffer) {}
-  // Simulated millisecond k (from 1): the devices send, the loop ticks.
-  void Step(int k) {
-    sim.Step(nullptr);
-    loop.Tick(k * kMs);
-  }
-  SimulatedRobot sim;
-  hal::StateBuffer buffer;
-  const std::vector<hal::CanTransport*> buses = sim.buses();
-  drivers::DriverLoop loop;
-};
-
 // Steps the simulator `steps` ms with the driver loop reading its buses; `check` sees each decoded
 // sample next to MuJoCo's state.
 template <typename Check>
@@ -171,8 +196,16 @@ void RunWithDrivers(const SimOptions& opt, const SimRig& s, int steps, Check che
 void DecodesWithinQuantisation(const std::string& scenario, int steps) {
   const SimRig s = LoadSetup(scenario);
   const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
-  std::array<double, 4> worst{};  // position, velocity, torque, wrench: error / its bound
+  std::array<double, 4> worst{};      // position, velocity, torque, wrench: error / its bound
+  std::array<double, 3> worst_imu{};  // gyro, accelerometer, attitude: error / half an LSB
   double worst_support = 0, lightest_foot = 1e9;
+  const bool imu = s.drivers.imu.has_value();
+  // Half an LSB: gyro and accelerometer per axis; the attitude's x y z round by ½ / 32767 each, so
+  // the rotation between decoded and true attitude is at most 2 |δq_xyz| ≤ √3 / 32767 (plus the
+  // second-order error of the qw the decoder recomputes).
+  const double gyro_q = imu ? 0.5 * s.drivers.imu->imu.gyro_lsb : 0.0,
+               accel_q = imu ? 0.5 * s.drivers.imu->imu.accel_lsb : 0.0,
+               attitude_q = std::sqrt(3.0) / 32767.0 * 1.01;
   RunWithDrivers(
       Options(scenario, false), s, steps,
       [&](int k, const hal::RobotStateSample& out, const MujocoTruth& truth) {
@@ -207,6 +240,20 @@ void DecodesWithinQuantisation(const std::string& scenario, int steps) {
             worst[3] = std::max(worst[3], e / q.wrench[i]);
           }
         }
+        if (imu) {
+          ASSERT_TRUE(out.has_base && out.base.health.ok() && out.base.has_specific_force) << k;
+          const ImuDecoded d = DecodedImu(out.base, truth.R_BI());
+          const Eigen::Vector3d ew = (d.w - truth.imu_w()).cwiseAbs(),
+                                ef = (d.f - truth.imu_f()).cwiseAbs();
+          const double eq = AttitudeError(d.q_WI, truth.imu_q()).norm();
+          ASSERT_LE(ew.maxCoeff(), gyro_q * (1 + 1e-6)) << "gyro at " << k << " ms";
+          ASSERT_LE(ef.maxCoeff(), accel_q * (1 + 1e-6))
+              << "accelerometer at " << k << " ms: " << truth.imu_f().transpose();
+          ASSERT_LE(eq, attitude_q) << "attitude at " << k << " ms";
+          worst_imu[0] = std::max(worst_imu[0], ew.maxCoeff() / gyro_q);
+          worst_imu[1] = std::max(worst_imu[1], ef.maxCoeff() / accel_q);
+          worst_imu[2] = std::max(worst_imu[2], eq / attitude_q);
+        }
         if (nc > 0) worst_support = std::max(worst_support, truth.total_normal_force());
         for (std::size_t c = 0; c < nc; ++c)
           lightest_foot = std::min(lightest_foot, truth.wrench(c)[2]);
@@ -217,6 +264,11 @@ void DecodesWithinQuantisation(const std::string& scenario, int steps) {
       "%.0f N\n",
       scenario.c_str(), steps, worst[0], worst[1], worst[2], worst[3], worst_support,
       nc > 0 ? lightest_foot : 0.0);
+  if (imu)
+    std::printf(
+        "  base IMU: worst decode error / half an LSB: gyro %.3f, accelerometer %.3f; attitude "
+        "%.3f of its bound\n",
+        worst_imu[0], worst_imu[1], worst_imu[2]);
   if (nc > 0) {
     EXPECT_GT(worst_support, 500.0);  // the feet carry the robot: contacts are checked
     EXPECT_LT(lightest_foot, 1.0);    // and a foot leaves the floor: a step is checked too
@@ -238,9 +290,13 @@ TEST(SimBackend, DecodedErrorsHaveTheConfiguredNoisesStatistics) {
   const SimOptions opt = Options(scenario, true);
   const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
   ASSERT_EQ(nc, 2u);
-  // Sums of squared errors: position, velocity, torque, force, moment.
-  std::array<double, 5> sq{}, expected_var{};
-  std::array<std::size_t, 5> n{};
+  // Sums of squared errors: position, velocity, torque, force, moment; the base IMU's gyro,
+  // accelerometer and attitude (per axis of I).
+  std::array<double, 8> sq{}, expected_var{};
+  std::array<std::size_t, 8> n{};
+  ASSERT_TRUE(s.drivers.imu.has_value());
+  const double lsb_g = s.drivers.imu->imu.gyro_lsb, lsb_a = s.drivers.imu->imu.accel_lsb,
+               lsb_q = 2.0 / 32767.0;  // a rotation angle of 2 δq per unit of x y z
   RunWithDrivers(
       opt, s, 1500, [&](int, const hal::RobotStateSample& out, const MujocoTruth& truth) {
         for (std::size_t i = 0; i < nj; ++i) {
@@ -265,15 +321,93 @@ TEST(SimBackend, DecodedErrorsHaveTheConfiguredNoisesStatistics) {
             n[kind]++;
           }
         }
+        const ImuDecoded d = DecodedImu(out.base, truth.R_BI());
+        sq[5] += (d.w - truth.imu_w()).squaredNorm();
+        sq[6] += (d.f - truth.imu_f()).squaredNorm();
+        sq[7] += AttitudeError(d.q_WI, truth.imu_q()).squaredNorm();
+        const double sg = opt.noise.gyro, sa = opt.noise.accel, sq_ = opt.noise.attitude;
+        expected_var[5] += 3 * (sg * sg + lsb_g * lsb_g / 12);
+        expected_var[6] += 3 * (sa * sa + lsb_a * lsb_a / 12);
+        expected_var[7] += 3 * (sq_ * sq_ + lsb_q * lsb_q / 12);
+        n[5] += 3, n[6] += 3, n[7] += 3;
       });
-  const char* names[] = {"position", "velocity", "torque", "force", "moment"};
-  for (int k = 0; k < 5; ++k) {
+  const char* names[] = {"position", "velocity", "torque",        "force",
+                         "moment",   "gyro",     "accelerometer", "attitude"};
+  for (int k = 0; k < 8; ++k) {
     const double rms = std::sqrt(sq[k] / static_cast<double>(n[k]));
     const double expected = std::sqrt(expected_var[k] / static_cast<double>(n[k]));
     std::printf("%s: RMS decode error %.4g, configured noise ⊕ quantisation %.4g (ratio %.3f)\n",
                 names[k], rms, expected, rms / expected);
     EXPECT_NEAR(rms / expected, 1.0, 0.2) << names[k];
   }
+}
+
+// A robot standing still: its accelerometer reads gravity's reaction, +9.81 m/s² up, in its own
+// axes (the spec's sign), rotated by the decoded attitude. Fails with the sign of gravity flipped,
+// the world's z taken for I's, or the specific force rotated with the transposed attitude (errors
+// of the order of g). Bound per sample: what the standing robot's own motion adds at the IMU (the
+// balance controller's small accelerations, transported: |truth f_I − R_WIᵀ g_up|, measured up to
+// ~0.05 m/s²), plus half an LSB per axis and the attitude's quantisation times g; no noise.
+TEST(SimBackend, StandingRobotsAccelerometerReadsGravityInItsOwnAxes) {
+  const std::string scenario = "step-in-place";  // stands still for its first second
+  const SimRig s = LoadSetup(scenario);
+  const double quantum =
+      std::sqrt(3.0) * 0.5 * s.drivers.imu->imu.accel_lsb + 9.81 * std::sqrt(3.0) / 32767.0 * 1.01;
+  double worst = 0.0, worst_motion = 0.0;
+  RunWithDrivers(
+      Options(scenario, false), s, 900,
+      [&](int k, const hal::RobotStateSample& out, const MujocoTruth& truth) {
+        if (k < 300) return;  // settled on its feet
+        const ImuDecoded d = DecodedImu(out.base, truth.R_BI());
+        const Eigen::Vector3d up = d.q_WI.conjugate() * Eigen::Vector3d(0, 0, 9.81);
+        const double motion =
+            (truth.imu_f() - truth.imu_q().conjugate() * Eigen::Vector3d(0, 0, 9.81)).norm();
+        ASSERT_LE((d.f - up).norm(), motion + quantum) << k << " ms";
+        worst = std::max(worst, (d.f - up).norm());
+        worst_motion = std::max(worst_motion, motion);
+      });
+  std::printf(
+      "standing: |accelerometer − R_WIᵀ (0, 0, 9.81)| worst %.4f m/s² (the robot's own "
+      "acceleration at the IMU up to %.4f)\n",
+      worst, worst_motion);
+  EXPECT_LT(worst_motion, 0.2);  // it does stand still: g dominates by far
+}
+
+// IMU faults: a silent IMU makes the base stale after its timeout and the drivers count every
+// sample it skipped; ATTITUDE_NOT_CONVERGED and the saturation bits make the base faulty; the base
+// recovers with the next good sample. Fails if a fault window is ignored or leaks past its end.
+TEST(SimBackend, ImuFaultsReachTheBaseChannel) {
+  const std::string scenario = "step-in-place";
+  const SimRig s = LoadSetup(scenario);
+  SimOptions opt = Options(scenario, true);
+  SimFault silent, attitude, saturated;
+  silent.kind = SimFault::Kind::kImu;
+  silent.from = 0.1005;
+  silent.to = 0.1105;  // 10 ms
+  attitude.kind = SimFault::Kind::kImuAttitude;
+  attitude.from = 0.2005;
+  attitude.to = 0.2055;
+  saturated.kind = SimFault::Kind::kImuSaturated;
+  saturated.from = 0.3005;
+  saturated.to = 0.3055;
+  opt.faults = {silent, attitude, saturated};
+  SimLoop rig(opt, s);
+  int stale = 0, fault = 0;
+  for (int k = 1; k <= 400; ++k) {
+    rig.Step(k);
+    const hal::BaseSample& b = rig.loop.last_sample().base;
+    stale += b.health.state == hal::ChannelState::kStale;
+    fault += b.health.state == hal::ChannelState::kFault;
+    if (k >= 106 && k <= 111) {  // silent from step 102 (t = 0.101 s), stale past 3 ms
+      ASSERT_NE(b.health.state, hal::ChannelState::kOk) << k;
+    }
+    if (k < 100 || (k > 112 && k <= 201) || (k > 206 && k <= 301) || k > 306) {
+      ASSERT_TRUE(b.health.ok()) << k;
+    }
+  }
+  EXPECT_EQ(rig.loop.counters().lost_samples, 10u);
+  EXPECT_GE(stale, 7);   // ages 4..10 ms of the 3 ms timeout
+  EXPECT_EQ(fault, 10);  // 5 ms of each flag
 }
 
 TEST(SimBackend, BurstsLoseEveryFrameOnTheirBusAndNothingElse) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,14 @@
 #include "heft/scenarios/mujoco_model.hpp"
 
 namespace heft::scenarios {
+
+// What an IMU rigidly mounted on the floating base measures after a step: frame I's pose in the
+// base link B (R_BI, p_BI) is the caller's (a massless URDF frame: MuJoCo merges it into B).
+struct ImuTruth {
+  Eigen::Vector3d w_I = Eigen::Vector3d::Zero();  // angular velocity of I, in I [rad/s]
+  Eigen::Vector3d f_I = Eigen::Vector3d::Zero();  // specific force (a − g) at I's origin, in I
+  Eigen::Quaterniond q_WI = Eigen::Quaterniond::Identity();  // attitude I → world (gravity-aligned)
+};
 
 class Plant {
  public:
@@ -45,6 +54,18 @@ class Plant {
   void Step(std::span<const double> joint_torques) noexcept;
   /// The state sample after the last step (measured torque = applied torque).
   void Sample(hal::RobotStateSample& out) const noexcept;
+  /// The floating base's acceleration over the last step, [a_WB in W; ω̇_WB in B] (model.hpp's
+  /// convention): the free joint's velocity change divided by the step, i.e. exactly the
+  /// acceleration the integrator applied (with joint damping MuJoCo's semi-implicit Euler step
+  /// uses a corrected acceleration, not mjData::qacc). Zero after Reset; floating base only.
+  [[nodiscard]] const Eigen::Matrix<double, 6, 1>& base_acceleration() const noexcept {
+    return base_acceleration_;
+  }
+  /// The base IMU's true readings for the state after the last step (same instant as Sample()):
+  /// ω and q_WI of the state after the step, the specific force from base_acceleration() (the
+  /// step that led to it), transported from B's origin to p_BI with ω and ω̇. Floating base only.
+  [[nodiscard]] ImuTruth Imu(const Eigen::Matrix3d& R_BI,
+                             const Eigen::Vector3d& p_BI) const noexcept;
 
   /// MuJoCo found the simulation unstable (and reset it): the run is void.
   [[nodiscard]] bool unstable() const noexcept { return data_->warning[mjWARN_BADQACC].number > 0; }
@@ -60,6 +81,7 @@ class Plant {
   int joint_q0_ = 0, joint_v0_ = 0;
   std::vector<int> foot_bodies_;
   std::vector<double> last_torque_;
+  Eigen::Matrix<double, 6, 1> base_acceleration_ = Eigen::Matrix<double, 6, 1>::Zero();
 };
 
 }  // namespace heft::scenarios

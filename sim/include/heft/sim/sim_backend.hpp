@@ -29,6 +29,14 @@ struct SimNoise {
   double force = 2.0;         // N
   double moment = 0.2;        // N·m
   double force_bias = 0.0;    // N, constant per cell (what a start-up tare would remove)
+  // The base IMU (when drivers.imu is configured), in its own frame, before the spec's
+  // quantisation: white noise per axis, a constant bias per axis, and the attitude's error as a
+  // small rotation (σ per axis, applied in I).
+  double gyro = 0.002;                                   // rad/s
+  double accel = 0.02;                                   // m/s²
+  Eigen::Vector3d gyro_bias = Eigen::Vector3d::Zero();   // rad/s
+  Eigen::Vector3d accel_bias = Eigen::Vector3d::Zero();  // m/s²
+  double attitude = 0.001;                               // rad
 };
 
 // A fault on request, in simulated seconds. Device faults: a device falls silent (or, kind crc,
@@ -37,9 +45,22 @@ struct SimNoise {
 // (deterministic for the seed); kBurst loses every frame on the bus from `from` to `to`, `repeat`
 // times, bursts starting `period` apart; kBusOff takes the bus off (an error frame of class
 // bus-off, then silence) for the window — a restart inside it finds the bus off again, the first
-// restart after it brings the frames back.
+// restart after it brings the frames back. IMU faults (drivers.imu; no device): kImu the IMU falls
+// silent, kImuSaturated its frames carry GYRO_SATURATED and ACCEL_SATURATED, kImuAttitude they
+// carry ATTITUDE_NOT_CONVERGED (the drivers mark the base as faulty in both).
 struct SimFault {
-  enum class Kind { kEncoder, kTorque, kForceTorque, kCrc, kLoss, kBurst, kBusOff };
+  enum class Kind {
+    kEncoder,
+    kTorque,
+    kForceTorque,
+    kCrc,
+    kLoss,
+    kBurst,
+    kBusOff,
+    kImu,
+    kImuSaturated,
+    kImuAttitude
+  };
   Kind kind = Kind::kTorque;
   int device = 0;  // joint index (drivers order), F/T cell index or bus index
   double from = 0.0, to = 0.0;
@@ -83,7 +104,6 @@ class SimulatedRobot {
   // plant step, and every device's frames on the buses (through the faults on request).
   void Step(const hal::InertialEstimate* estimate) noexcept;
   std::vector<hal::CanTransport*> buses();
-  const hal::BaseSample& base() const { return truth_.base; }
   double time() const { return plant_->time(); }
   double duration() const { return scenario_.duration; }
   const scenarios::Scenario& scenario() const { return scenario_; }
@@ -99,13 +119,20 @@ class SimulatedRobot {
   bool fell() const;
   // What the faults did, per bus (drivers order). Read after the run (or between steps).
   const std::vector<SimBusCounters>& bus_counters() const { return bus_counters_; }
+  // The state after the last step as MuJoCo has it (truth; the base is not on the buses: with
+  // drivers.imu the IMU's frames carry it, see imu_truth()).
+  const hal::RobotStateSample& truth() const { return truth_; }
+  // What the IMU measured of the last step before noise and quantisation (drivers.imu only).
+  const scenarios::ImuTruth& imu_truth() const { return imu_truth_; }
   // The candump log (when configured): finishes writing it; throws on an I/O error. Idempotent.
   void CloseCandump();
   const drivers::CandumpWriter* candump() const { return candump_.get(); }
 
  private:
   class Link;  // between the devices and one bus: faults, the candump log
-  double Normal() noexcept;
+  static double Normal(std::mt19937_64& rng) noexcept;
+  double Normal() noexcept { return Normal(rng_); }
+  void EmitImu(double t) noexcept;
   scenarios::Scenario scenario_;
   std::unique_ptr<scenarios::Plant> plant_;
   std::vector<int> payload_bodies_;
@@ -124,6 +151,11 @@ class SimulatedRobot {
   std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
   std::mt19937_64 rng_;
   std::mt19937_64 fault_rng_;  // its own stream: frame loss does not change the sensor noise
+  std::mt19937_64 imu_rng_;    // the IMU's noise: the other sensors' noise is the same with it
+  bool imu_ = false;           // drivers.imu is configured
+  Eigen::Matrix3d R_BI_ = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d p_BI_ = Eigen::Vector3d::Zero();
+  scenarios::ImuTruth imu_truth_;
   SimNoise noise_;
   std::int64_t now_ns_ = 0;
   int tick_ = 0;

@@ -32,7 +32,6 @@ class SimulatedBackend final : public host::Backend {
   void Step(std::int64_t k, host::StepContext& context) noexcept override;
   void AttachFrameworkInput(const std::string& name) override;
   double time() const noexcept override { return robot_->time(); }
-  const hal::BaseSample* base() const noexcept override { return &robot_->base(); }
 
   std::vector<std::string> LinkColumns() const override;
   std::vector<std::string> ExtraColumns() const override;

@@ -1,0 +1,65 @@
+// The simulated robot of one of heft-sim's configurations (config/sim/<scenario>.yaml) with heft's
+// driver loop reading its buses: what the simulator's tests drive.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heft/config/yaml.hpp"
+#include "heft/drivers/driver_config.hpp"
+#include "heft/drivers/driver_loop.hpp"
+#include "heft/estimator/model.hpp"
+#include "heft/hal/state_buffer.hpp"
+#include "heft/sim/sim_backend.hpp"
+
+namespace heft::sim::test {
+
+inline constexpr std::int64_t kMs = 1'000'000;
+inline const std::string kConfigDir = HEFT_CONFIG_DIR;
+
+// The drivers (checked against the URDF: the IMU's pose resolved) and robot of a configuration.
+struct SimRig {
+  drivers::DriverConfig drivers;
+  dyn::Model model;
+};
+inline SimRig LoadSetup(const std::string& scenario) {
+  const std::string path = kConfigDir + "/sim/" + scenario + ".yaml";
+  const config::Document doc = config::Document::Load(path);
+  SimRig s;
+  s.drivers = drivers::ParseDriverConfig(doc.root()["drivers"]);
+  const bool floating = doc.root()["robot"].Get<bool>("floating_base");
+  const std::string urdf = kConfigDir + "/sim/" + doc.root()["robot"].Get<std::string>("urdf");
+  drivers::CheckDriverConfig(s.drivers, urdf, path);
+  s.model = dyn::LoadModelFromUrdfFile(urdf, dyn::ModelOptions{floating});
+  return s;
+}
+
+// The scenario with the default noise, or none at all (every sensor, the IMU included).
+inline SimOptions Options(const std::string& scenario, bool noise) {
+  SimOptions o;
+  o.scenario = scenario;
+  o.seed = 1;
+  if (!noise) {
+    o.noise = SimNoise{};
+    o.noise.joint_torque = o.noise.velocity = o.noise.force = o.noise.moment = 0.0;
+    o.noise.gyro = o.noise.accel = o.noise.attitude = 0.0;
+  }
+  return o;
+}
+
+// The simulated robot with heft's driver loop reading its buses.
+struct SimLoop {
+  SimLoop(const SimOptions& opt, const SimRig& s)
+      : sim(opt, s.drivers, s.model), loop(s.drivers, buses, buffer) {}
+  // Simulated millisecond k (from 1): the devices send, the loop ticks.
+  void Step(int k) {
+    sim.Step(nullptr);
+    loop.Tick(k * kMs);
+  }
+  SimulatedRobot sim;
+  hal::StateBuffer buffer;
+  const std::vector<hal::CanTransport*> buses = sim.buses();
+  drivers::DriverLoop loop;
+};
+
+}  // namespace heft::sim::test
