@@ -4,6 +4,8 @@
 // threads, drivers and plugin as heftd; only the backend differs.
 #include <spdlog/logger.h>
 
+#include <filesystem>
+
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
 #include "host.hpp"
@@ -26,8 +28,8 @@ class SimulatedFactory final : public host::BackendFactory {
   std::unique_ptr<host::Backend> Create(const host::HostConfig& host,
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
-    auto backend =
-        std::make_unique<SimulatedBackend>(config_, host.duration, config.drivers, model);
+    auto backend = std::make_unique<SimulatedBackend>(WithRobotsDir(config_, config.urdf_path),
+                                                      host.duration, config.drivers, model);
     log.info("simulated robot: scenario {} ({}), adaptation {}, {:.1f} s", config_.options.scenario,
              backend->robot().scenario().description, config_.options.adaptation ? "on" : "off",
              backend->duration());
@@ -35,6 +37,12 @@ class SimulatedFactory final : public host::BackendFactory {
   }
 
  private:
+  // The scenario's robot files are those next to the configuration's URDF (config/robots in the
+  // source tree, /usr/share/heft/robots installed), never a path fixed at build time.
+  static SimulationConfig WithRobotsDir(SimulationConfig c, const std::string& urdf_path) {
+    c.options.robots_dir = std::filesystem::path(urdf_path).parent_path().string();
+    return c;
+  }
   SimulationConfig config_;
 };
 

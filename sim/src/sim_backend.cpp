@@ -83,6 +83,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   so.adaptation = options.adaptation;
   so.duration_scale = options.duration_scale;
   so.seed = options.seed;
+  so.robots_dir = options.robots_dir;
   scenario_ = scenarios::MakeScenario(options.scenario, so);
   plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);

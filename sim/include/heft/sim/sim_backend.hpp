@@ -82,6 +82,7 @@ struct SimBusCounters {
 
 struct SimOptions {
   std::string scenario;
+  std::string robots_dir;  // the scenarios' URDFs; empty: the source tree's config/robots
   bool adaptation = true;
   double duration_scale = 1.0;
   std::uint64_t seed = 1;
