@@ -475,9 +475,11 @@ TEST(Heftd, CommandLineNumbersAndOptionsAreRefusedByName) {
 // points at the file and line. Fails if a CPU beyond the machine is accepted.
 TEST(Heftd, RealtimeCpusBeyondTheMachineAreRefusedWithFileAndLine) {
   std::string text = Slurp(kConfigDir + "/heft.yaml");
-  const auto at = text.find("cpus: [2, 3]");
+  const std::string realtime = "realtime: {priority: 80, lock_memory: true}";
+  const auto at = text.find(realtime);
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, 12, "cpus: [0, 1000]");
+  text.replace(at, realtime.size(), "realtime: {priority: 80, cpus: [0, 1000], lock_memory: true}");
+  text.replace(text.find("urdf: robots/"), 13, "urdf: " + kConfigDir + "/robots/");
   const std::string cfg = testing::TempDir() + "/heftd_cpus_" + std::to_string(getpid()) + ".yaml";
   std::ofstream(cfg) << text;
   const Result r = heft::test::RunProgram(HEFT_HEFTD, {"--config", cfg});

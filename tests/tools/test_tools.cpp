@@ -1,8 +1,8 @@
 // heft's command-line tools as an operator meets them: every tool answers --help (with its exit
 // codes) and --version, refuses bad usage with exit code 2, fails with a message and a non-zero
 // code when its input is missing or its output cannot be written, and never prints a success line
-// on failure. heft-identify's default methods are checked on a recording heftd just made of the
-// fixed-base robot.
+// on failure. heft-identify's default methods are checked on a recording heft-sim (heftd on the
+// simulated robot) just made of the fixed-base robot.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -153,7 +153,7 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
                std::string("urdf: ") + HEFT_CONFIG_DIR + "/robots");
   text.replace(text.find("host:\n"), 6, "host:\n  recording: {path: " + rec + "}\n");
   std::ofstream(cfg) << text;
-  const Outcome heftd = Exec(HEFT_HEFTD, {"--config", cfg, "--duration", "3"});
+  const Outcome heftd = Exec(HEFT_HEFT_SIM, {"--config", cfg, "--duration", "3"});
   ASSERT_EQ(heftd.code, 0) << heftd.out << heftd.err;
 
   const std::string urdf = std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf";
