@@ -141,12 +141,16 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
   // Null-space model: rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
   r_ -= calibrator_.bias();
   dyn::ForwardKinematics(model_, ws_, in.q);
+  // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
   int c = 0;
-  for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
-    if (!in.in_contact[k]) continue;
+  for (std::size_t k = 0; k < contact_frames_.size(); ++k)
+    c += k < in.in_contact.size() && in.in_contact[k];
+  int column = 0;
+  for (std::size_t k = 0; k < contact_frames_.size() && c > 0; ++k) {
+    if (!(k < in.in_contact.size() && in.in_contact[k])) continue;
     dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
-    jct_[c + 1].middleCols<6>(6 * c) = jac_.transpose();
-    ++c;
+    jct_[c].middleCols<6>(6 * column) = jac_.transpose();
+    ++column;
   }
   rows_ = nv_ - 6 * c;
   auto qy = qy_.leftCols(n_ + 1);
