@@ -58,6 +58,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
           "' are not physically consistent (a massless link cannot be estimated)");
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
+  // What a white innovation (no parameter change) can lose at most when P is inflated: its
+  // projection on range(H), χ² with rank(H) ≤ n dof (gating.hpp).
+  release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);
 
   row_sigma_.resize(nv_);
   const int first_joint = model_.floating_base ? 6 : 0;
@@ -237,6 +240,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   res.gamma = gate_.threshold(std::min(std::max(cand.dof, 0), nv_));
   if (!ok) {
     res.status = TickStatus::kRejectedNumeric;
+    filter_.RecoverCovariance();  // an overflowed or indefinite P would fail every later tick
   } else {
     switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
       case GateDecision::kAccept:
@@ -248,12 +252,23 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       case GateDecision::kOpen:
         res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
         break;
-      case GateDecision::kRelease:
-        filter_.Inflate(config_.gating.inflation);
+      case GateDecision::kRelease: {
+        // Release only for a residual the estimated bodies can explain (gating.hpp).
+        const double nis_gated = cand.nis;
+        filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
         ok = filter_.Evaluate(H, z, cand);
-        res.nis = cand.nis;
-        res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+        const double reduction = ok ? nis_gated - cand.nis : 0.0;
+        res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
+        if (ok && reduction >= release_threshold_) {
+          res.nis = cand.nis;
+          res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+        } else {
+          filter_.UndoInflate();
+          gate_.RefuseRelease(in.time);
+          res.status = ok ? TickStatus::kGated : TickStatus::kRejectedNumeric;
+        }
         break;
+      }
     }
     if ((res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) &&
         !Plausible(filter_.parameters())) {

@@ -19,6 +19,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       P_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
+      P_before_inflation_(Eigen::MatrixXd::Identity(n_, n_)),
       A_(Eigen::MatrixXd::Zero(n_, n_)),
       G_(Eigen::MatrixXd::Identity(10, n_)),
       Hc_(Eigen::MatrixXd::Zero(rows, n_)),
@@ -68,6 +69,12 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                               const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept {
   const int m = static_cast<int>(H_pi.rows());
   if (m > Hc_.rows() || H_pi.cols() != n_ || z.size() != m) return false;
+  // An overflowed covariance would reject every later measurement as numeric: start it afresh
+  // (this tick is still reported unusable, so the caller sees the failure).
+  if (!P_.allFinite()) {
+    RecoverCovariance();
+    return false;
+  }
   // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
   double nis = 0.0;
   int rows = 0;
@@ -209,9 +216,28 @@ void InertialFilter::Revert() noexcept {
   RefreshParameters();
 }
 
-void InertialFilter::Inflate(double factor) noexcept {
+void InertialFilter::Inflate(double factor, double cap) noexcept {
+  P_before_inflation_ = P_;
   P_ *= factor;
   P_.diagonal() += p0_diagonal_;
+  for (int i = 0; i < n_; ++i) {
+    const double limit = cap * p0_diagonal_[i];
+    if (!(P_(i, i) > limit)) continue;
+    const double d = std::sqrt(limit / P_(i, i));
+    P_.row(i) *= d;
+    P_.col(i) *= d;
+  }
+}
+
+bool InertialFilter::RecoverCovariance() noexcept {
+  if (P_.allFinite()) {
+    llt_.compute(P_);
+    if (llt_.info() == Eigen::Success) return false;
+  }
+  P_.setZero();
+  P_.diagonal() = p0_diagonal_;
+  ++covariance_resets_;
+  return true;
 }
 
 void InertialFilter::BodyCovariance(int body,

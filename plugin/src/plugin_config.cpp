@@ -73,13 +73,16 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   if (auto g = e.Optional("gating")) {
-    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for"});
+    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for",
+                  "max_covariance_factor"});
     ec.gating.enabled = g->Get<bool>("enabled", true, {});
     ec.gating.confidence = g->Get<double>("confidence", ec.gating.confidence, {0.5, 0.999999});
     ec.gating.gamma = g->Get<double>("gamma", 0.0, {0.0, 1e9});
     ec.gating.release_after = g->Get<double>("release_after", ec.gating.release_after, {0.0, 60.0});
     ec.gating.inflation = g->Get<double>("inflation", ec.gating.inflation, {1.0, 1e6});
     ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
+    ec.gating.max_covariance_factor =
+        g->Get<double>("max_covariance_factor", ec.gating.max_covariance_factor, {1.0, 1e6});
   }
   if (auto r = e.Optional("rate_limits")) {
     r->AllowOnly({"mass", "first_moment", "inertia"});

@@ -80,6 +80,7 @@ struct TickResult {
   double nis = 0.0;
   int dof = 0;
   double gamma = 0.0;
+  double explained = -1.0;  // on a release check: share of the NIS the bodies explain (gating.hpp)
   bool rate_limited = false;
   bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
   CalibrationStatus calibration = CalibrationStatus::kCollecting;
@@ -135,6 +136,7 @@ class InertialEstimator {
   Eigen::MatrixXd Y_, H_, cov_pi_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   int rows_ = 0;
+  double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
   std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
   std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;

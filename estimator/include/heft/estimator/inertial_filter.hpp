@@ -28,6 +28,8 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <cstdint>
+#include <limits>
 
 #include "heft/estimator/log_cholesky.hpp"
 
@@ -73,8 +75,19 @@ class InertialFilter {
   void Revert() noexcept;
 
   // Inflates the covariance: P ← factor·P + P₀ (P₀ the initial covariance of Reset), used when
-  // gating has rejected a lasting change: what the filter had learnt no longer holds.
-  void Inflate(double factor) noexcept;
+  // gating has rejected a lasting change: what the filter had learnt no longer holds. Bounded: a
+  // state whose variance would exceed cap·P₀ᵢᵢ has its row and column scaled down to it (a
+  // congruence D P D with diagonal D ≤ 1, so P stays positive definite), so repeated releases can
+  // never grow P without bound in directions no measurement renews.
+  void Inflate(double factor, double cap = std::numeric_limits<double>::infinity()) noexcept;
+
+  // Numeric recovery: if P is not finite or not positive definite (what an overflow leaves), it
+  // is reset to the initial covariance P₀ (the mean is kept: Apply never stores a non-finite one).
+  // Returns true if it reset. Evaluate calls it; a reset is counted.
+  bool RecoverCovariance() noexcept;
+  // Puts back the covariance the last Inflate started from (a release the caller refused).
+  void UndoInflate() noexcept { P_ = P_before_inflation_; }
+  std::uint64_t covariance_resets() const { return covariance_resets_; }
 
   // Current estimate in π (10k) and its covariance in π (first-order: G P Gᵀ for the EKF).
   const Eigen::VectorXd& parameters() const { return pi_; }
@@ -97,9 +110,10 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, Hc_, U_, S_;
+  Eigen::MatrixXd P_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
+  std::uint64_t covariance_resets_ = 0;
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 
