@@ -122,6 +122,11 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   }
   out.step_fraction = fraction;
   x_candidate_ = x_ + fraction * dx_;
+  // The covariance of the step taken (Joseph form with the gain s·K, header).
+  if (fraction < 1.0) {
+    const double keep = (1.0 - fraction) * (1.0 - fraction), learn = fraction * (2.0 - fraction);
+    P_candidate_ = keep * P_ + learn * P_candidate_;
+  }
   out.nis = nis + nis_rows;
   out.dof = m;
   out.rows_used = rows;

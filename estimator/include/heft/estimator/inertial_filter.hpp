@@ -23,6 +23,19 @@
 // |z − H_π g(θ⁻ + s·dx)|² + s²·dxᵀP⁻¹dx is below its value at s = 0 — a backtracking line search
 // on the Gauss-Newton step. The KF's model is linear: its step is never damped.
 //
+// The covariance follows the step taken. A damped step x⁺ = x⁻ + s·K ỹ is the update with the gain
+// K_s = s·K (K = P Hᵀ S⁻¹, S = H P Hᵀ + 1), and for ANY gain the error covariance of the
+// (linearised) estimate is the Joseph form
+//   P⁺(s) = (1 − K_s H) P (1 − K_s H)ᵀ + K_s K_sᵀ
+//         = P − s (K H P + P Hᵀ Kᵀ) + s² K (H P Hᵀ + 1) Kᵀ
+//         = P − 2s·K S Kᵀ + s²·K S Kᵀ                    (K H P = P Hᵀ Kᵀ = K S Kᵀ)
+//         = P − s(2 − s)·K S Kᵀ.
+// With the full step's P⁺(1) = P − K S Kᵀ this is
+//   P⁺(s) = (1 − s)²·P + s(2 − s)·P⁺(1),
+// weights ≥ 0 summing to 1: positive definite whenever P and P⁺(1) are, P at s = 0 (nothing
+// learnt), P⁺(1) at s = 1. Keeping P⁺(1) after a damped step (as before) claimed information the
+// mean did not use: P too small, the next innovations over-weighted.
+//
 // Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
 #pragma once
 
