@@ -107,8 +107,33 @@ void InertialEstimator::ResetFilter() noexcept {
   filter_.Reset(nominal_, config_.initial_sigma);
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
-  handed_ = nominal_;
+  // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
+}
+
+TickResult InertialEstimator::HandOn() noexcept {
+  TickResult res;
+  res.status = TickStatus::kInvalidInput;
+  HandOn(res);
+  return res;
+}
+
+void InertialEstimator::HandOn(TickResult& res) noexcept {
+  // Rate-limited along the segment towards the estimate, only towards consistent targets.
+  const Eigen::VectorXd& target = filter_.parameters();
+  for (int k = 0; k < selection_.size(); ++k) {
+    const dyn::Vector10 t = target.segment<10>(10 * k);
+    if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
+      res.target_consistent = false;
+      continue;
+    }
+    const RateLimitResult step =
+        RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
+    handed_.segment<10>(10 * k) = step.handed;
+    res.rate_limited = res.rate_limited || step.fraction < 1.0;
+  }
+  if (!res.target_consistent) ++inconsistent_targets_;
+  if (res.rate_limited) ++rate_limited_ticks_;
 }
 
 void InertialEstimator::StartCalibration() noexcept {
@@ -213,6 +238,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
 
   if (calibrating_) {
     res.status = TickStatus::kCalibrating;
+    HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
     if (model != hal::MeasurementModel::kFullWrench) {
       res.calibration = CalibrationStatus::kRefusedInvalid;  // needs the foot wrenches
       return res;
@@ -278,21 +304,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   }
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 
-  // Hand on: rate-limited along the segment towards the estimate, only towards consistent targets.
-  const Eigen::VectorXd& target = filter_.parameters();
-  for (int k = 0; k < selection_.size(); ++k) {
-    const dyn::Vector10 t = target.segment<10>(10 * k);
-    if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
-      res.target_consistent = false;
-      continue;
-    }
-    const RateLimitResult step =
-        RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
-    handed_.segment<10>(10 * k) = step.handed;
-    res.rate_limited = res.rate_limited || step.fraction < 1.0;
-  }
-  if (!res.target_consistent) ++inconsistent_targets_;
-  if (res.rate_limited) ++rate_limited_ticks_;
+  HandOn(res);
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   return res;

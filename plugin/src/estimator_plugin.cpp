@@ -96,6 +96,9 @@ class EstimatorPlugin final : public ControllerInterface {
         if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
           state_ = hal::EstimatorState::kEstimating;
       }
+    } else {
+      // Disabled or waiting: a reset estimate still reaches the controller at the limited rate.
+      result.rate_limited = estimator_->HandOn().rate_limited;
     }
     FillParameters();
     hal::EstimatorStatus& st = out_.status;
@@ -140,7 +143,7 @@ class EstimatorPlugin final : public ControllerInterface {
     if (has(Command::kDisable)) {
       enabled_ = false;
       state_ = hal::EstimatorState::kInactive;
-      estimator_->ResetFilter();  // nominal is handed on while disabled
+      estimator_->ResetFilter();  // nominal is handed on while disabled, reached at the rate limit
     }
     if (has(Command::kEnable) && !enabled_) {
       enabled_ = true;

@@ -95,8 +95,14 @@ class InertialEstimator {
   void StartCalibration() noexcept;
   // Skips calibration (bias zero) and resets the filter to nominal.
   void SkipCalibration() noexcept;
-  // Back to nominal parameters and the initial covariance; keeps the bias.
+  // Back to nominal parameters and the initial covariance; keeps the bias. The handed parameters
+  // are not reset: every hand-off, a reset's included, moves at the rate limit (HandOn).
   void ResetFilter() noexcept;
+  // One control period of the hand-off without a measurement: the handed parameters take one
+  // rate-limited step towards the filter's estimate. Step does this itself; a host calls it on
+  // the ticks it does not step (estimation disabled or waiting), so a reset reaches the
+  // controller at the limited rate. Allocates nothing.
+  TickResult HandOn() noexcept;
 
   TickResult Step(const TickInput& in) noexcept;
 
@@ -121,6 +127,7 @@ class InertialEstimator {
  private:
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
+  void HandOn(TickResult& res) noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
