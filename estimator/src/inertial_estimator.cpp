@@ -139,7 +139,8 @@ void InertialEstimator::HandOn(TickResult& res) noexcept {
 void InertialEstimator::StartCalibration() noexcept {
   calibrator_.Restart();
   calibrating_ = config_.calibration.enabled;
-  ResetFilter();
+  // The filter keeps its estimate: the residual is averaged against it, so a payload the filter
+  // has already found stays in the estimate and does not go into the bias.
 }
 
 void InertialEstimator::SkipCalibration() noexcept {
@@ -244,7 +245,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       return res;
     }
     if (!BuildMeasurement(in, model)) return res;
-    r_.noalias() -= Y_ * nominal_;
+    r_.noalias() -= Y_ * filter_.parameters();  // against the current estimate (nominal at start)
     const double speed = in.v.cwiseAbs().maxCoeff();
     res.calibration = calibrator_.Add(r_, speed, in.time);
     if (res.calibration == CalibrationStatus::kDone) calibrating_ = false;

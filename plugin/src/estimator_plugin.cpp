@@ -95,6 +95,7 @@ class EstimatorPlugin final : public ControllerInterface {
         result = estimator_->Step(mapping_->input());
         if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
           state_ = hal::EstimatorState::kEstimating;
+        calibrated_ = calibrated_ || state_ == hal::EstimatorState::kEstimating;
       }
     } else {
       // Disabled or waiting: a reset estimate still reaches the controller at the limited rate.
@@ -151,12 +152,19 @@ class EstimatorPlugin final : public ControllerInterface {
     }
     if (!enabled_) return;
     if (has(Command::kRobotStopped)) state_ = hal::EstimatorState::kWaitForWalking;
-    if ((has(Command::kRobotWalking) && state_ == hal::EstimatorState::kWaitForWalking) ||
-        has(Command::kReset)) {
+    // The bias is calibrated once (start-up) and again only when asked (reset): a walking command
+    // after a stop resumes estimating with the estimate and the bias kept. A reset re-zeroes from
+    // nominal; the handed parameters follow at the rate limit.
+    const bool walking =
+        has(Command::kRobotWalking) && state_ == hal::EstimatorState::kWaitForWalking;
+    if (has(Command::kReset) || (walking && !calibrated_)) {
+      if (has(Command::kReset)) estimator_->ResetFilter();
       estimator_->StartCalibration();
       state_ = estimator_->calibrating() ? hal::EstimatorState::kCalibratingBias
                                          : hal::EstimatorState::kEstimating;
       resume_ = state_;
+    } else if (walking) {
+      state_ = resume_ = hal::EstimatorState::kEstimating;
     }
   }
 
@@ -194,6 +202,7 @@ class EstimatorPlugin final : public ControllerInterface {
   hal::EstimatorState state_ = hal::EstimatorState::kInactive,
                       resume_ = hal::EstimatorState::kCalibratingBias;
   bool enabled_ = true;
+  bool calibrated_ = false;  // the start-up calibration is done (or off): walking does not redo it
   std::atomic<std::uint32_t> pending_{0};
   std::uint64_t ticks_ = 0;
   std::int64_t stamp_ns_ = 0;

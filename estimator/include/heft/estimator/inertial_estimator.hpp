@@ -57,7 +57,7 @@ struct EstimatorConfig {
 };
 
 enum class TickStatus : std::uint8_t {
-  kCalibrating,      // averaging the residual at nominal parameters
+  kCalibrating,      // averaging the residual at the current estimate (nominal at start-up)
   kUpdated,          // measurement used
   kGated,            // measurement rejected by the innovation gate
   kReleased,         // a lasting rejection run: covariance inflated, gate open until caught up
@@ -91,7 +91,10 @@ class InertialEstimator {
   // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
   InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config);
 
-  // Starts (or restarts) the bias calibration: parameters held at nominal until it is done.
+  // Starts (or restarts) the bias calibration: the filter holds its current estimate π̂ and the
+  // residual Δτ − Y_est π̂ is averaged (π̂ is nominal at start-up and after ResetFilter). It does
+  // not reset the filter: a payload already estimated stays in the estimate, out of the bias. To
+  // re-zero from nominal, call ResetFilter first (the plugin's reset command does).
   void StartCalibration() noexcept;
   // Skips calibration (bias zero) and resets the filter to nominal.
   void SkipCalibration() noexcept;
