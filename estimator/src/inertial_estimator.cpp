@@ -241,14 +241,17 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     res.status = TickStatus::kCalibrating;
     HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
     if (model != hal::MeasurementModel::kFullWrench) {
-      res.calibration = CalibrationStatus::kRefusedInvalid;  // needs the foot wrenches
+      res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
+      if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
       return res;
     }
     if (!BuildMeasurement(in, model)) return res;
     r_.noalias() -= Y_ * filter_.parameters();  // against the current estimate (nominal at start)
     const double speed = in.v.cwiseAbs().maxCoeff();
     res.calibration = calibrator_.Add(r_, speed, in.time);
-    if (res.calibration == CalibrationStatus::kDone) calibrating_ = false;
+    if (res.calibration == CalibrationStatus::kDone ||
+        res.calibration == CalibrationStatus::kTimedOut)
+      calibrating_ = false;
     return res;
   }
 

@@ -92,10 +92,16 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     ec.rate_limits.inertia = r->Get<double>("inertia", ec.rate_limits.inertia, {1e-6, 1e4});
   }
   if (auto c = e.Optional("calibration")) {
-    c->AllowOnly({"enabled", "window", "max_speed"});
+    c->AllowOnly({"enabled", "window", "max_speed", "max_motion", "timeout"});
     ec.calibration.enabled = c->Get<bool>("enabled", true, {});
     ec.calibration.window = c->Get<double>("window", ec.calibration.window, {0.01, 600.0});
     ec.calibration.max_speed = c->Get<double>("max_speed", ec.calibration.max_speed, {0.0, 100.0});
+    ec.calibration.max_motion =
+        c->Get<double>("max_motion", ec.calibration.max_motion, {0.0, 60.0});
+    ec.calibration.timeout = c->Get<double>("timeout", ec.calibration.timeout, {0.01, 3600.0});
+    if (ec.calibration.timeout <= ec.calibration.window)
+      (*c)["timeout"].Fail("must be longer than window (" + std::to_string(ec.calibration.window) +
+                           " s)");
   }
   ec.min_mass_fraction = e.Get<double>("min_mass_fraction", ec.min_mass_fraction, {0.0, 1.0});
   ec.max_added_mass = e.Get<double>("max_added_mass", ec.max_added_mass, {0.0, 1e4});

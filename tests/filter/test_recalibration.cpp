@@ -68,5 +68,41 @@ TEST(Recalibration, APayloadHeldStaysInTheEstimateNotInTheBias) {
   EXPECT_NEAR(mass_after, truth, 0.05 * truth);
 }
 
+// The estimator in calibration without foot sensors (the calibration needs the full-wrench
+// measurement, so every tick is refused) and a robot that never stops: it proceeds after the
+// timeout with a zero bias, reports kTimedOut and estimates. Fails if it calibrates for ever.
+TEST(Recalibration, EstimatorProceedsAfterTheCalibrationTimeout) {
+  test::DataSpec spec;
+  spec.duration = 2.0;
+  spec.motion.joints = {"left_elbow"};
+  spec.watched = {"left_forearm"};
+  const auto ticks = test::Generate(spec);
+  const dyn::Model model = test::ReferenceHumanoid();
+  EstimatorConfig cfg;
+  cfg.bodies = {"left_forearm"};
+  cfg.contact_frames = {"left_foot_ft", "right_foot_ft"};
+  cfg.calibration.window = 0.5;
+  cfg.calibration.timeout = 1.0;
+  for (const bool wrenches : {true, false}) {
+    InertialEstimator est(model, cfg);
+    est.StartCalibration();
+    const unsigned char valid[2] = {static_cast<unsigned char>(wrenches),
+                                    static_cast<unsigned char>(wrenches)};
+    const unsigned char contact[2] = {1, 1};
+    int timed_out = 0, updated = 0;
+    for (const test::Tick& tk : ticks) {
+      const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+      const TickResult r = est.Step(in);
+      timed_out += r.calibration == CalibrationStatus::kTimedOut;
+      updated += r.status == TickStatus::kUpdated;
+    }
+    EXPECT_EQ(timed_out, 1) << (wrenches ? "moving" : "no foot sensors");
+    EXPECT_TRUE(est.calibrator().timed_out());
+    EXPECT_FALSE(est.calibrating());
+    EXPECT_EQ(est.bias().norm(), 0.0);
+    EXPECT_GT(updated, 100) << "estimating after the timeout";
+  }
+}
+
 }  // namespace
 }  // namespace heft::est
