@@ -45,6 +45,20 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   for (const std::string& frame : config.contact_frames)
     contact_frames_.push_back(model_.frame_index(frame));
+  ft_force_sigma_.assign(contact_frames_.size(), 0.0);
+  ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
+  for (const FtNoise& n : config.ft_noise) {
+    const auto it = std::find(config.contact_frames.begin(), config.contact_frames.end(), n.frame);
+    if (it == config.contact_frames.end())
+      throw std::invalid_argument("estimator.noise.ft: '" + n.frame +
+                                  "' is not a force/torque cell frame");
+    if (!(n.force >= 0.0) || !(n.moment >= 0.0))
+      throw std::invalid_argument("estimator.noise.ft: noise of '" + n.frame + "' must be >= 0");
+    const auto k = static_cast<std::size_t>(it - config.contact_frames.begin());
+    ft_force_sigma_[k] = n.force;
+    ft_moment_sigma_[k] = n.moment;
+    ft_noise_ = ft_noise_ || n.force > 0.0 || n.moment > 0.0;
+  }
   if (config.measurement == MeasurementChoice::kTorqueNullSpace && !model_.floating_base &&
       !contact_frames_.empty())
     throw std::invalid_argument(
@@ -85,6 +99,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   qy_.resize(nv_, std::max(n_, nv_) + 1);
   rfull_.resize(nv_, nv_);
   qr_work_.resize(std::max(n_, nv_) + 1);
+  ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
   const int nc = static_cast<int>(contact_frames_.size());
   // Reserved first: Eigen's decompositions must not be copied before they have computed something
   // (their status member is uninitialised until then).
@@ -161,6 +176,26 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
     }
     if (!calibrating_) r_ -= calibrator_.bias();
     rows_ = nv_;
+    if (ft_noise_ && !contact_frames_.empty()) {
+      // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c, whitened by its Cholesky factor L: H = L⁻¹Y, z = L⁻¹r.
+      rfull_.setZero();
+      rfull_.diagonal() = row_sigma_.array().square().matrix();
+      dyn::ForwardKinematics(model_, ws_, in.q);
+      for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
+        if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
+        dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
+        jac_.topRows<3>() *= ft_force_sigma_[k];
+        jac_.bottomRows<3>() *= ft_moment_sigma_[k];
+        rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
+      }
+      ft_llt_.compute(rfull_);
+      if (ft_llt_.info() != Eigen::Success) return false;
+      H_ = Y_;
+      z_ = r_;
+      ft_llt_.matrixL().solveInPlace(H_);
+      ft_llt_.matrixL().solveInPlace(z_);
+      return true;
+    }
     for (int i = 0; i < nv_; ++i) {
       H_.row(i) = Y_.row(i) / row_sigma_[i];
       z_[i] = r_[i] / row_sigma_[i];

@@ -1,5 +1,6 @@
 #include "heft/plugin/plugin_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace heft::plugin {
@@ -65,10 +66,30 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.contact_frames = cfg.mapping.wrench_frames;
   ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
   if (auto n = e.Optional("noise")) {
-    n->AllowOnly({"joint_torque", "base_force", "base_torque"});
+    n->AllowOnly({"joint_torque", "base_force", "base_torque", "ft"});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
+    if (auto ft = n->Optional("ft")) {
+      // Per F/T cell: {frame, force, moment}, the frame one of drivers.ft_cells, each at most once.
+      std::string frames;
+      for (const std::string& f : cfg.mapping.wrench_frames)
+        frames += (frames.empty() ? "" : ", ") + f;
+      for (const config::Node& cell : ft->Elements()) {
+        cell.AllowOnly({"frame", "force", "moment"});
+        est::FtNoise noise;
+        noise.frame = cell.Get<std::string>("frame");
+        if (std::find(cfg.mapping.wrench_frames.begin(), cfg.mapping.wrench_frames.end(),
+                      noise.frame) == cfg.mapping.wrench_frames.end())
+          cell["frame"].Fail("'" + noise.frame + "' is not an F/T cell of drivers.ft_cells (" +
+                             (frames.empty() ? std::string("none configured") : frames) + ")");
+        for (const est::FtNoise& other : ec.ft_noise)
+          if (other.frame == noise.frame) cell["frame"].Fail("'" + noise.frame + "' given twice");
+        noise.force = cell.Get<double>("force", 0.0, {0.0, 1e5});
+        noise.moment = cell.Get<double>("moment", 0.0, {0.0, 1e4});
+        ec.ft_noise.push_back(noise);
+      }
+    }
   }
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});

@@ -29,6 +29,13 @@ enum class MeasurementChoice {
   kAuto,             // full when every wrench sensor is valid, else the null-space measurement
 };
 
+// Noise of one force/torque cell, isotropic per part (σ of each force / moment component).
+struct FtNoise {
+  std::string frame;    // one of contact_frames
+  double force = 0.0;   // N
+  double moment = 0.0;  // N·m
+};
+
 struct EstimatorConfig {
   FilterKind filter = FilterKind::kLogCholesky;
   std::vector<std::string> bodies;          // links to estimate (moving bodies of the model)
@@ -40,6 +47,11 @@ struct EstimatorConfig {
   std::vector<double> joint_torque_sigmas;  // optional, per joint in v order (overrides the above)
   double base_force_sigma = 10.0;           // N, floating-base force rows
   double base_torque_sigma = 3.0;           // N·m, floating-base torque rows
+  // F/T cells' noise: the full-wrench measurement adds Σ J_cᵀ λ_c, so the cells' noise enters the
+  // rows' covariance as R = diag(σ²) + Σ_c J_cᵀ diag(σ_f² I, σ_m² I) J_c (J_c the frame's Jacobian
+  // in world axes: an isotropic covariance is the same in the sensor's axes and the world's). The
+  // rows are then whitened with R's Cholesky factor instead of row by row. Empty: diag(σ²) only.
+  std::vector<FtNoise> ft_noise;
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
@@ -153,6 +165,9 @@ class InertialEstimator {
   std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
   std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
   Eigen::MatrixXd jac_, qy_, rfull_;
+  std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
+  bool ft_noise_ = false;
+  Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
 };
