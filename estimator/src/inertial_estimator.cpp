@@ -45,6 +45,19 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   for (const std::string& frame : config.contact_frames)
     contact_frames_.push_back(model_.frame_index(frame));
+  if (!(config.friction_epsilon > 0.0))
+    throw std::invalid_argument("estimator: friction epsilon must be > 0");
+  for (const JointFriction& f : config.friction) {
+    int v = -1;
+    for (const dyn::Body& b : model_.bodies)
+      if (b.joint.type != dyn::JointType::kFree && b.joint.name == f.joint) v = b.v_index;
+    if (v < 0)
+      throw std::invalid_argument("estimator.friction: '" + f.joint +
+                                  "' is not a 1-DoF joint of the model");
+    if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
+      throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
+    friction_v_.push_back(v);
+  }
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
   for (const FtNoise& n : config.ft_noise) {
@@ -168,6 +181,13 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
                                          hal::MeasurementModel model) noexcept {
   // r = τ_obs − τ_nom (+ Σ Jᵀλ) − bias, and the whitened rows H = W Y_est, z = W r.
   dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
+  // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
+  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
+    const double qd = in.v[friction_v_[j]];
+    tau_nom_[friction_v_[j]] +=
+        config_.friction[j].coulomb * std::tanh(qd / config_.friction_epsilon) +
+        config_.friction[j].viscous * qd;
+  }
   r_ = in.tau - tau_nom_;
   if (model == hal::MeasurementModel::kFullWrench) {
     if (!contact_frames_.empty()) {

@@ -38,7 +38,10 @@ class EstimatorPlugin final : public ControllerInterface {
       opt.floating_base = cfg_.floating_base;
       opt.repair_inertia = cfg_.repair_inertia;
       model_ = std::make_unique<dyn::Model>(dyn::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
-      if (!cfg_.parameters_path.empty()) ApplyNominalParameters(cfg_.parameters_path, *model_);
+      if (!cfg_.parameters_path.empty()) {
+        ApplyNominalParameters(cfg_.parameters_path, *model_);
+        cfg_.estimator.friction = ReadNominalFriction(cfg_.parameters_path, *model_);
+      }
       estimator_ = std::make_unique<est::InertialEstimator>(*model_, cfg_.estimator);
       mapping_ = std::make_unique<est::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {

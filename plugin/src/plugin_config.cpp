@@ -162,4 +162,27 @@ void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
   }
 }
 
+std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
+                                                    const dyn::Model& model) {
+  const config::Document doc = config::Document::Load(path);
+  std::vector<est::JointFriction> out;
+  const auto friction = doc.root().Optional("friction");
+  if (!friction) return out;
+  if (!friction->IsMap()) friction->Fail("expected a map of joint names");
+  for (const std::string& name : friction->Keys()) {
+    const config::Node joint = (*friction)[name];
+    bool known = false;
+    for (const dyn::Body& b : model.bodies)
+      known = known || (b.joint.type != dyn::JointType::kFree && b.joint.name == name);
+    if (!known) joint.Fail("'" + name + "' is not a moving joint of the URDF");
+    joint.AllowOnly({"fc", "fv"});
+    est::JointFriction f;
+    f.joint = name;
+    f.coulomb = joint.Get<double>("fc", 0.0, {-1e4, 1e4});
+    f.viscous = joint.Get<double>("fv", 0.0, {-1e4, 1e4});
+    out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace heft::plugin

@@ -36,6 +36,14 @@ struct FtNoise {
   double moment = 0.0;  // N·m
 };
 
+// Joint friction identified by heft-identify (--friction), the same model it fits:
+// τ_f = coulomb · tanh(q̇ / epsilon) + viscous · q̇, part of the nominal torque τ_nom.
+struct JointFriction {
+  std::string joint;
+  double coulomb = 0.0;  // N·m
+  double viscous = 0.0;  // N·m·s/rad
+};
+
 struct EstimatorConfig {
   FilterKind filter = FilterKind::kLogCholesky;
   std::vector<std::string> bodies;          // links to estimate (moving bodies of the model)
@@ -52,6 +60,9 @@ struct EstimatorConfig {
   // in world axes: an isotropic covariance is the same in the sensor's axes and the world's). The
   // rows are then whitened with R's Cholesky factor instead of row by row. Empty: diag(σ²) only.
   std::vector<FtNoise> ft_noise;
+  // Friction of the nominal model (heft-identify's `friction:`; ε its tanh width, 0.01 rad/s).
+  std::vector<JointFriction> friction;
+  double friction_epsilon = 0.01;
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
@@ -166,6 +177,7 @@ class InertialEstimator {
   std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
   Eigen::MatrixXd jac_, qy_, rfull_;
   std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
+  std::vector<int> friction_v_;  // v index of each JointFriction of config_.friction
   bool ft_noise_ = false;
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
