@@ -45,6 +45,33 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   for (const std::string& frame : config.contact_frames)
     contact_frames_.push_back(model_.frame_index(frame));
+  if (!(config.friction_epsilon > 0.0))
+    throw std::invalid_argument("estimator: friction epsilon must be > 0");
+  for (const JointFriction& f : config.friction) {
+    int v = -1;
+    for (const dyn::Body& b : model_.bodies)
+      if (b.joint.type != dyn::JointType::kFree && b.joint.name == f.joint) v = b.v_index;
+    if (v < 0)
+      throw std::invalid_argument("estimator.friction: '" + f.joint +
+                                  "' is not a 1-DoF joint of the model");
+    if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
+      throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
+    friction_v_.push_back(v);
+  }
+  ft_force_sigma_.assign(contact_frames_.size(), 0.0);
+  ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
+  for (const FtNoise& n : config.ft_noise) {
+    const auto it = std::find(config.contact_frames.begin(), config.contact_frames.end(), n.frame);
+    if (it == config.contact_frames.end())
+      throw std::invalid_argument("estimator.noise.ft: '" + n.frame +
+                                  "' is not a force/torque cell frame");
+    if (!(n.force >= 0.0) || !(n.moment >= 0.0))
+      throw std::invalid_argument("estimator.noise.ft: noise of '" + n.frame + "' must be >= 0");
+    const auto k = static_cast<std::size_t>(it - config.contact_frames.begin());
+    ft_force_sigma_[k] = n.force;
+    ft_moment_sigma_[k] = n.moment;
+    ft_noise_ = ft_noise_ || n.force > 0.0 || n.moment > 0.0;
+  }
   if (config.measurement == MeasurementChoice::kTorqueNullSpace && !model_.floating_base &&
       !contact_frames_.empty())
     throw std::invalid_argument(
@@ -58,6 +85,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
           "' are not physically consistent (a massless link cannot be estimated)");
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
+  // What a white innovation (no parameter change) can lose at most when P is inflated: its
+  // projection on range(H), χ² with rank(H) ≤ n dof (gating.hpp).
+  release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);
 
   row_sigma_.resize(nv_);
   const int first_joint = model_.floating_base ? 6 : 0;
@@ -82,6 +112,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   qy_.resize(nv_, std::max(n_, nv_) + 1);
   rfull_.resize(nv_, nv_);
   qr_work_.resize(std::max(n_, nv_) + 1);
+  ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
   const int nc = static_cast<int>(contact_frames_.size());
   // Reserved first: Eigen's decompositions must not be copied before they have computed something
   // (their status member is uninitialised until then).
@@ -104,14 +135,40 @@ void InertialEstimator::ResetFilter() noexcept {
   filter_.Reset(nominal_, config_.initial_sigma);
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
-  handed_ = nominal_;
+  // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
+}
+
+TickResult InertialEstimator::HandOn() noexcept {
+  TickResult res;
+  res.status = TickStatus::kInvalidInput;
+  HandOn(res);
+  return res;
+}
+
+void InertialEstimator::HandOn(TickResult& res) noexcept {
+  // Rate-limited along the segment towards the estimate, only towards consistent targets.
+  const Eigen::VectorXd& target = filter_.parameters();
+  for (int k = 0; k < selection_.size(); ++k) {
+    const dyn::Vector10 t = target.segment<10>(10 * k);
+    if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
+      res.target_consistent = false;
+      continue;
+    }
+    const RateLimitResult step =
+        RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
+    handed_.segment<10>(10 * k) = step.handed;
+    res.rate_limited = res.rate_limited || step.fraction < 1.0;
+  }
+  if (!res.target_consistent) ++inconsistent_targets_;
+  if (res.rate_limited) ++rate_limited_ticks_;
 }
 
 void InertialEstimator::StartCalibration() noexcept {
   calibrator_.Restart();
   calibrating_ = config_.calibration.enabled;
-  ResetFilter();
+  // The filter keeps its estimate: the residual is averaged against it, so a payload the filter
+  // has already found stays in the estimate and does not go into the bias.
 }
 
 void InertialEstimator::SkipCalibration() noexcept {
@@ -124,6 +181,13 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
                                          hal::MeasurementModel model) noexcept {
   // r = τ_obs − τ_nom (+ Σ Jᵀλ) − bias, and the whitened rows H = W Y_est, z = W r.
   dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
+  // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
+  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
+    const double qd = in.v[friction_v_[j]];
+    tau_nom_[friction_v_[j]] +=
+        config_.friction[j].coulomb * std::tanh(qd / config_.friction_epsilon) +
+        config_.friction[j].viscous * qd;
+  }
   r_ = in.tau - tau_nom_;
   if (model == hal::MeasurementModel::kFullWrench) {
     if (!contact_frames_.empty()) {
@@ -132,6 +196,26 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
     }
     if (!calibrating_) r_ -= calibrator_.bias();
     rows_ = nv_;
+    if (ft_noise_ && !contact_frames_.empty()) {
+      // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c, whitened by its Cholesky factor L: H = L⁻¹Y, z = L⁻¹r.
+      rfull_.setZero();
+      rfull_.diagonal() = row_sigma_.array().square().matrix();
+      dyn::ForwardKinematics(model_, ws_, in.q);
+      for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
+        if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
+        dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
+        jac_.topRows<3>() *= ft_force_sigma_[k];
+        jac_.bottomRows<3>() *= ft_moment_sigma_[k];
+        rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
+      }
+      ft_llt_.compute(rfull_);
+      if (ft_llt_.info() != Eigen::Success) return false;
+      H_ = Y_;
+      z_ = r_;
+      ft_llt_.matrixL().solveInPlace(H_);
+      ft_llt_.matrixL().solveInPlace(z_);
+      return true;
+    }
     for (int i = 0; i < nv_; ++i) {
       H_.row(i) = Y_.row(i) / row_sigma_[i];
       z_[i] = r_[i] / row_sigma_[i];
@@ -141,12 +225,16 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
   // Null-space model: rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
   r_ -= calibrator_.bias();
   dyn::ForwardKinematics(model_, ws_, in.q);
+  // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
   int c = 0;
-  for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
-    if (!in.in_contact[k]) continue;
+  for (std::size_t k = 0; k < contact_frames_.size(); ++k)
+    c += k < in.in_contact.size() && in.in_contact[k];
+  int column = 0;
+  for (std::size_t k = 0; k < contact_frames_.size() && c > 0; ++k) {
+    if (!(k < in.in_contact.size() && in.in_contact[k])) continue;
     dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
-    jct_[c + 1].middleCols<6>(6 * c) = jac_.transpose();
-    ++c;
+    jct_[c].middleCols<6>(6 * column) = jac_.transpose();
+    ++column;
   }
   rows_ = nv_ - 6 * c;
   auto qy = qy_.leftCols(n_ + 1);
@@ -206,15 +294,19 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
 
   if (calibrating_) {
     res.status = TickStatus::kCalibrating;
+    HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
     if (model != hal::MeasurementModel::kFullWrench) {
-      res.calibration = CalibrationStatus::kRefusedInvalid;  // needs the foot wrenches
+      res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
+      if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
       return res;
     }
     if (!BuildMeasurement(in, model)) return res;
-    r_.noalias() -= Y_ * nominal_;
+    r_.noalias() -= Y_ * filter_.parameters();  // against the current estimate (nominal at start)
     const double speed = in.v.cwiseAbs().maxCoeff();
     res.calibration = calibrator_.Add(r_, speed, in.time);
-    if (res.calibration == CalibrationStatus::kDone) calibrating_ = false;
+    if (res.calibration == CalibrationStatus::kDone ||
+        res.calibration == CalibrationStatus::kTimedOut)
+      calibrating_ = false;
     return res;
   }
 
@@ -233,6 +325,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   res.gamma = gate_.threshold(std::min(std::max(cand.dof, 0), nv_));
   if (!ok) {
     res.status = TickStatus::kRejectedNumeric;
+    filter_.RecoverCovariance();  // an overflowed or indefinite P would fail every later tick
   } else {
     switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
       case GateDecision::kAccept:
@@ -244,12 +337,23 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       case GateDecision::kOpen:
         res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
         break;
-      case GateDecision::kRelease:
-        filter_.Inflate(config_.gating.inflation);
+      case GateDecision::kRelease: {
+        // Release only for a residual the estimated bodies can explain (gating.hpp).
+        const double nis_gated = cand.nis;
+        filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
         ok = filter_.Evaluate(H, z, cand);
-        res.nis = cand.nis;
-        res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+        const double reduction = ok ? nis_gated - cand.nis : 0.0;
+        res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
+        if (ok && reduction >= release_threshold_) {
+          res.nis = cand.nis;
+          res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+        } else {
+          filter_.UndoInflate();
+          gate_.RefuseRelease(in.time);
+          res.status = ok ? TickStatus::kGated : TickStatus::kRejectedNumeric;
+        }
         break;
+      }
     }
     if ((res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) &&
         !Plausible(filter_.parameters())) {
@@ -259,21 +363,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   }
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 
-  // Hand on: rate-limited along the segment towards the estimate, only towards consistent targets.
-  const Eigen::VectorXd& target = filter_.parameters();
-  for (int k = 0; k < selection_.size(); ++k) {
-    const dyn::Vector10 t = target.segment<10>(10 * k);
-    if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
-      res.target_consistent = false;
-      continue;
-    }
-    const RateLimitResult step =
-        RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
-    handed_.segment<10>(10 * k) = step.handed;
-    res.rate_limited = res.rate_limited || step.fraction < 1.0;
-  }
-  if (!res.target_consistent) ++inconsistent_targets_;
-  if (res.rate_limited) ++rate_limited_ticks_;
+  HandOn(res);
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   return res;

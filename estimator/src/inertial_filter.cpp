@@ -19,6 +19,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       P_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
+      P_before_inflation_(Eigen::MatrixXd::Identity(n_, n_)),
       A_(Eigen::MatrixXd::Zero(n_, n_)),
       G_(Eigen::MatrixXd::Identity(10, n_)),
       Hc_(Eigen::MatrixXd::Zero(rows, n_)),
@@ -68,6 +69,12 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                               const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept {
   const int m = static_cast<int>(H_pi.rows());
   if (m > Hc_.rows() || H_pi.cols() != n_ || z.size() != m) return false;
+  // An overflowed covariance would reject every later measurement as numeric: start it afresh
+  // (this tick is still reported unusable, so the caller sees the failure).
+  if (!P_.allFinite()) {
+    RecoverCovariance();
+    return false;
+  }
   // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
   double nis = 0.0;
   int rows = 0;
@@ -115,6 +122,11 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   }
   out.step_fraction = fraction;
   x_candidate_ = x_ + fraction * dx_;
+  // The covariance of the step taken (Joseph form with the gain s·K, header).
+  if (fraction < 1.0) {
+    const double keep = (1.0 - fraction) * (1.0 - fraction), learn = fraction * (2.0 - fraction);
+    P_candidate_ = keep * P_ + learn * P_candidate_;
+  }
   out.nis = nis + nis_rows;
   out.dof = m;
   out.rows_used = rows;
@@ -209,9 +221,28 @@ void InertialFilter::Revert() noexcept {
   RefreshParameters();
 }
 
-void InertialFilter::Inflate(double factor) noexcept {
+void InertialFilter::Inflate(double factor, double cap) noexcept {
+  P_before_inflation_ = P_;
   P_ *= factor;
   P_.diagonal() += p0_diagonal_;
+  for (int i = 0; i < n_; ++i) {
+    const double limit = cap * p0_diagonal_[i];
+    if (!(P_(i, i) > limit)) continue;
+    const double d = std::sqrt(limit / P_(i, i));
+    P_.row(i) *= d;
+    P_.col(i) *= d;
+  }
+}
+
+bool InertialFilter::RecoverCovariance() noexcept {
+  if (P_.allFinite()) {
+    llt_.compute(P_);
+    if (llt_.info() == Eigen::Success) return false;
+  }
+  P_.setZero();
+  P_.diagonal() = p0_diagonal_;
+  ++covariance_resets_;
+  return true;
 }
 
 void InertialFilter::BodyCovariance(int body,

@@ -38,7 +38,10 @@ class EstimatorPlugin final : public ControllerInterface {
       opt.floating_base = cfg_.floating_base;
       opt.repair_inertia = cfg_.repair_inertia;
       model_ = std::make_unique<dyn::Model>(dyn::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
-      if (!cfg_.parameters_path.empty()) ApplyNominalParameters(cfg_.parameters_path, *model_);
+      if (!cfg_.parameters_path.empty()) {
+        ApplyNominalParameters(cfg_.parameters_path, *model_);
+        cfg_.estimator.friction = ReadNominalFriction(cfg_.parameters_path, *model_);
+      }
       estimator_ = std::make_unique<est::InertialEstimator>(*model_, cfg_.estimator);
       mapping_ = std::make_unique<est::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {
@@ -95,7 +98,11 @@ class EstimatorPlugin final : public ControllerInterface {
         result = estimator_->Step(mapping_->input());
         if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
           state_ = hal::EstimatorState::kEstimating;
+        calibrated_ = calibrated_ || state_ == hal::EstimatorState::kEstimating;
       }
+    } else {
+      // Disabled or waiting: a reset estimate still reaches the controller at the limited rate.
+      result.rate_limited = estimator_->HandOn().rate_limited;
     }
     FillParameters();
     hal::EstimatorStatus& st = out_.status;
@@ -140,7 +147,7 @@ class EstimatorPlugin final : public ControllerInterface {
     if (has(Command::kDisable)) {
       enabled_ = false;
       state_ = hal::EstimatorState::kInactive;
-      estimator_->ResetFilter();  // nominal is handed on while disabled
+      estimator_->ResetFilter();  // nominal is handed on while disabled, reached at the rate limit
     }
     if (has(Command::kEnable) && !enabled_) {
       enabled_ = true;
@@ -148,12 +155,19 @@ class EstimatorPlugin final : public ControllerInterface {
     }
     if (!enabled_) return;
     if (has(Command::kRobotStopped)) state_ = hal::EstimatorState::kWaitForWalking;
-    if ((has(Command::kRobotWalking) && state_ == hal::EstimatorState::kWaitForWalking) ||
-        has(Command::kReset)) {
+    // The bias is calibrated once (start-up) and again only when asked (reset): a walking command
+    // after a stop resumes estimating with the estimate and the bias kept. A reset re-zeroes from
+    // nominal; the handed parameters follow at the rate limit.
+    const bool walking =
+        has(Command::kRobotWalking) && state_ == hal::EstimatorState::kWaitForWalking;
+    if (has(Command::kReset) || (walking && !calibrated_)) {
+      if (has(Command::kReset)) estimator_->ResetFilter();
       estimator_->StartCalibration();
       state_ = estimator_->calibrating() ? hal::EstimatorState::kCalibratingBias
                                          : hal::EstimatorState::kEstimating;
       resume_ = state_;
+    } else if (walking) {
+      state_ = resume_ = hal::EstimatorState::kEstimating;
     }
   }
 
@@ -191,6 +205,7 @@ class EstimatorPlugin final : public ControllerInterface {
   hal::EstimatorState state_ = hal::EstimatorState::kInactive,
                       resume_ = hal::EstimatorState::kCalibratingBias;
   bool enabled_ = true;
+  bool calibrated_ = false;  // the start-up calibration is done (or off): walking does not redo it
   std::atomic<std::uint32_t> pending_{0};
   std::uint64_t ticks_ = 0;
   std::int64_t stamp_ns_ = 0;

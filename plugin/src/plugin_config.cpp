@@ -1,5 +1,6 @@
 #include "heft/plugin/plugin_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace heft::plugin {
@@ -68,21 +69,44 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.contact_frames = cfg.mapping.wrench_frames;
   ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
   if (auto n = e.Optional("noise")) {
-    n->AllowOnly({"joint_torque", "base_force", "base_torque"});
+    n->AllowOnly({"joint_torque", "base_force", "base_torque", "ft"});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
+    if (auto ft = n->Optional("ft")) {
+      // Per F/T cell: {frame, force, moment}, the frame one of drivers.ft_cells, each at most once.
+      std::string frames;
+      for (const std::string& f : cfg.mapping.wrench_frames)
+        frames += (frames.empty() ? "" : ", ") + f;
+      for (const config::Node& cell : ft->Elements()) {
+        cell.AllowOnly({"frame", "force", "moment"});
+        est::FtNoise noise;
+        noise.frame = cell.Get<std::string>("frame");
+        if (std::find(cfg.mapping.wrench_frames.begin(), cfg.mapping.wrench_frames.end(),
+                      noise.frame) == cfg.mapping.wrench_frames.end())
+          cell["frame"].Fail("'" + noise.frame + "' is not an F/T cell of drivers.ft_cells (" +
+                             (frames.empty() ? std::string("none configured") : frames) + ")");
+        for (const est::FtNoise& other : ec.ft_noise)
+          if (other.frame == noise.frame) cell["frame"].Fail("'" + noise.frame + "' given twice");
+        noise.force = cell.Get<double>("force", 0.0, {0.0, 1e5});
+        noise.moment = cell.Get<double>("moment", 0.0, {0.0, 1e4});
+        ec.ft_noise.push_back(noise);
+      }
+    }
   }
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   if (auto g = e.Optional("gating")) {
-    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for"});
+    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for",
+                  "max_covariance_factor"});
     ec.gating.enabled = g->Get<bool>("enabled", true, {});
     ec.gating.confidence = g->Get<double>("confidence", ec.gating.confidence, {0.5, 0.999999});
     ec.gating.gamma = g->Get<double>("gamma", 0.0, {0.0, 1e9});
     ec.gating.release_after = g->Get<double>("release_after", ec.gating.release_after, {0.0, 60.0});
     ec.gating.inflation = g->Get<double>("inflation", ec.gating.inflation, {1.0, 1e6});
     ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
+    ec.gating.max_covariance_factor =
+        g->Get<double>("max_covariance_factor", ec.gating.max_covariance_factor, {1.0, 1e6});
   }
   if (auto r = e.Optional("rate_limits")) {
     r->AllowOnly({"mass", "first_moment", "inertia"});
@@ -92,10 +116,16 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     ec.rate_limits.inertia = r->Get<double>("inertia", ec.rate_limits.inertia, {1e-6, 1e4});
   }
   if (auto c = e.Optional("calibration")) {
-    c->AllowOnly({"enabled", "window", "max_speed"});
+    c->AllowOnly({"enabled", "window", "max_speed", "max_motion", "timeout"});
     ec.calibration.enabled = c->Get<bool>("enabled", true, {});
     ec.calibration.window = c->Get<double>("window", ec.calibration.window, {0.01, 600.0});
     ec.calibration.max_speed = c->Get<double>("max_speed", ec.calibration.max_speed, {0.0, 100.0});
+    ec.calibration.max_motion =
+        c->Get<double>("max_motion", ec.calibration.max_motion, {0.0, 60.0});
+    ec.calibration.timeout = c->Get<double>("timeout", ec.calibration.timeout, {0.01, 3600.0});
+    if (ec.calibration.timeout <= ec.calibration.window)
+      (*c)["timeout"].Fail("must be longer than window (" + std::to_string(ec.calibration.window) +
+                           " s)");
   }
   ec.min_mass_fraction = e.Get<double>("min_mass_fraction", ec.min_mass_fraction, {0.0, 1.0});
   ec.max_added_mass = e.Get<double>("max_added_mass", ec.max_added_mass, {0.0, 1e4});
@@ -149,6 +179,29 @@ void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
       link["pi"].Fail("not physically consistent (pseudo-inertia not positive definite)");
     dyn::SetBodyParameters(model, body, pi);
   }
+}
+
+std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
+                                                    const dyn::Model& model) {
+  const config::Document doc = config::Document::Load(path);
+  std::vector<est::JointFriction> out;
+  const auto friction = doc.root().Optional("friction");
+  if (!friction) return out;
+  if (!friction->IsMap()) friction->Fail("expected a map of joint names");
+  for (const std::string& name : friction->Keys()) {
+    const config::Node joint = (*friction)[name];
+    bool known = false;
+    for (const dyn::Body& b : model.bodies)
+      known = known || (b.joint.type != dyn::JointType::kFree && b.joint.name == name);
+    if (!known) joint.Fail("'" + name + "' is not a moving joint of the URDF");
+    joint.AllowOnly({"fc", "fv"});
+    est::JointFriction f;
+    f.joint = name;
+    f.coulomb = joint.Get<double>("fc", 0.0, {-1e4, 1e4});
+    f.viscous = joint.Get<double>("fv", 0.0, {-1e4, 1e4});
+    out.push_back(f);
+  }
+  return out;
 }
 
 }  // namespace heft::plugin

@@ -153,7 +153,15 @@ TEST(Plugin, CalibratesTheBiasBeforeEstimating) {
   EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kCalibratingBias);
   for (int k = 0; k < 8; ++k) rig.Tick();  // the 15 ms window, at rest
   EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kEstimating);
-  rig.plugin->command(Command::kReset);  // back to calibrating, from nominal
+  // Stop, then walk again: the estimate and the bias are kept, no re-calibration (a payload held
+  // meanwhile would go into the bias). Fails if walking after a stop calibrates again.
+  rig.plugin->command(Command::kRobotStopped);
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kWaitForWalking);
+  rig.plugin->command(Command::kRobotWalking);
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kEstimating);
+  rig.plugin->command(Command::kReset);  // asked: back to calibrating, from nominal
   rig.Tick();
   EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kCalibratingBias);
 }

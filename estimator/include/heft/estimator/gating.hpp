@@ -6,6 +6,16 @@
 // measurements have been rejected without interruption for longer than `release_after`, the gate
 // releases — the caller inflates the covariance once — and then stays open (every measurement used)
 // for `open_for` while the filter catches up; releases are counted.
+//
+// A lasting residual is not always a load change: friction or a drifting sensor on a row the
+// estimated bodies barely affect gives one too, and releasing on it only inflates P in directions
+// no measurement renews. So the caller confirms a release: it re-evaluates the measurement with
+// the inflated covariance and releases only when that lowers the NIS by more than a white
+// innovation could: with no parameter change, the most any covariance can take off the NIS is the
+// innovation's projection on range(H), χ² with rank(H) ≤ n degrees of freedom (n states), so the
+// reduction must exceed χ²⁻¹(confidence; n). Otherwise it calls RefuseRelease and the gate goes on
+// rejecting, checking again after another `release_after`. The inflation itself is capped
+// (max_covariance_factor × P₀ per state), so even released cycles cannot grow P without bound.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +30,13 @@ double ChiSquareCdf(double x, int dof);
 
 struct GatingConfig {
   bool enabled = true;
-  double confidence = 0.999;   // χ² confidence; used when gamma <= 0
-  double gamma = 0.0;          // raw threshold; > 0 overrides the confidence
-  double release_after = 0.1;  // s of uninterrupted rejections before the gate releases
-  double inflation = 10.0;     // covariance factor applied on release
-  double open_for = 0.3;       // s the gate stays open after a release
+  double confidence = 0.999;             // χ² confidence; used when gamma <= 0
+  double gamma = 0.0;                    // raw threshold; > 0 overrides the confidence
+  double release_after = 0.1;            // s of uninterrupted rejections before the gate releases
+  double inflation = 10.0;               // covariance factor applied on release
+  double open_for = 0.3;                 // s the gate stays open after a release
+  double release_explained = 0.5;        // share of the NIS the bodies must explain to release
+  double max_covariance_factor = 100.0;  // inflation never takes a variance above this × P₀
 };
 
 enum class GateDecision {
@@ -45,6 +57,16 @@ class InnovationGate {
     open_since_ = -1.0;
   }
   bool open() const { return open_since_ >= 0.0; }
+  // The caller refused the release Decide just returned (the residual is not one the estimated
+  // bodies explain): the gate stays closed and the rejection run restarts at `time`.
+  void RefuseRelease(double time) noexcept {
+    open_since_ = -1.0;
+    rejecting_since_ = time;
+    --releases_;
+    ++rejected_;
+    ++refused_releases_;
+  }
+  std::uint64_t refused_releases() const { return refused_releases_; }
 
   std::uint64_t rejected() const { return rejected_; }
   std::uint64_t releases() const { return releases_; }
@@ -55,7 +77,7 @@ class InnovationGate {
   std::vector<double> thresholds_;
   double rejecting_since_ = -1.0;
   double open_since_ = -1.0;
-  std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0;
+  std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0;
 };
 
 }  // namespace heft::est

@@ -29,6 +29,21 @@ enum class MeasurementChoice {
   kAuto,             // full when every wrench sensor is valid, else the null-space measurement
 };
 
+// Noise of one force/torque cell, isotropic per part (σ of each force / moment component).
+struct FtNoise {
+  std::string frame;    // one of contact_frames
+  double force = 0.0;   // N
+  double moment = 0.0;  // N·m
+};
+
+// Joint friction identified by heft-identify (--friction), the same model it fits:
+// τ_f = coulomb · tanh(q̇ / epsilon) + viscous · q̇, part of the nominal torque τ_nom.
+struct JointFriction {
+  std::string joint;
+  double coulomb = 0.0;  // N·m
+  double viscous = 0.0;  // N·m·s/rad
+};
+
 struct EstimatorConfig {
   FilterKind filter = FilterKind::kLogCholesky;
   std::vector<std::string> bodies;          // links to estimate (moving bodies of the model)
@@ -40,6 +55,14 @@ struct EstimatorConfig {
   std::vector<double> joint_torque_sigmas;  // optional, per joint in v order (overrides the above)
   double base_force_sigma = 10.0;           // N, floating-base force rows
   double base_torque_sigma = 3.0;           // N·m, floating-base torque rows
+  // F/T cells' noise: the full-wrench measurement adds Σ J_cᵀ λ_c, so the cells' noise enters the
+  // rows' covariance as R = diag(σ²) + Σ_c J_cᵀ diag(σ_f² I, σ_m² I) J_c (J_c the frame's Jacobian
+  // in world axes: an isotropic covariance is the same in the sensor's axes and the world's). The
+  // rows are then whitened with R's Cholesky factor instead of row by row. Empty: diag(σ²) only.
+  std::vector<FtNoise> ft_noise;
+  // Friction of the nominal model (heft-identify's `friction:`; ε its tanh width, 0.01 rad/s).
+  std::vector<JointFriction> friction;
+  double friction_epsilon = 0.01;
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
@@ -57,7 +80,7 @@ struct EstimatorConfig {
 };
 
 enum class TickStatus : std::uint8_t {
-  kCalibrating,      // averaging the residual at nominal parameters
+  kCalibrating,      // averaging the residual at the current estimate (nominal at start-up)
   kUpdated,          // measurement used
   kGated,            // measurement rejected by the innovation gate
   kReleased,         // a lasting rejection run: covariance inflated, gate open until caught up
@@ -80,6 +103,7 @@ struct TickResult {
   double nis = 0.0;
   int dof = 0;
   double gamma = 0.0;
+  double explained = -1.0;  // on a release check: share of the NIS the bodies explain (gating.hpp)
   bool rate_limited = false;
   bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
   CalibrationStatus calibration = CalibrationStatus::kCollecting;
@@ -90,12 +114,21 @@ class InertialEstimator {
   // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
   InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config);
 
-  // Starts (or restarts) the bias calibration: parameters held at nominal until it is done.
+  // Starts (or restarts) the bias calibration: the filter holds its current estimate π̂ and the
+  // residual Δτ − Y_est π̂ is averaged (π̂ is nominal at start-up and after ResetFilter). It does
+  // not reset the filter: a payload already estimated stays in the estimate, out of the bias. To
+  // re-zero from nominal, call ResetFilter first (the plugin's reset command does).
   void StartCalibration() noexcept;
   // Skips calibration (bias zero) and resets the filter to nominal.
   void SkipCalibration() noexcept;
-  // Back to nominal parameters and the initial covariance; keeps the bias.
+  // Back to nominal parameters and the initial covariance; keeps the bias. The handed parameters
+  // are not reset: every hand-off, a reset's included, moves at the rate limit (HandOn).
   void ResetFilter() noexcept;
+  // One control period of the hand-off without a measurement: the handed parameters take one
+  // rate-limited step towards the filter's estimate. Step does this itself; a host calls it on
+  // the ticks it does not step (estimation disabled or waiting), so a reset reaches the
+  // controller at the limited rate. Allocates nothing.
+  TickResult HandOn() noexcept;
 
   TickResult Step(const TickInput& in) noexcept;
 
@@ -120,6 +153,7 @@ class InertialEstimator {
  private:
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
+  void HandOn(TickResult& res) noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
@@ -135,12 +169,17 @@ class InertialEstimator {
   Eigen::MatrixXd Y_, H_, cov_pi_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   int rows_ = 0;
+  double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
   std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
   std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;
   std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
   std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
   Eigen::MatrixXd jac_, qy_, rfull_;
+  std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
+  std::vector<int> friction_v_;  // v index of each JointFriction of config_.friction
+  bool ft_noise_ = false;
+  Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
 };

@@ -23,11 +23,26 @@
 // |z − H_π g(θ⁻ + s·dx)|² + s²·dxᵀP⁻¹dx is below its value at s = 0 — a backtracking line search
 // on the Gauss-Newton step. The KF's model is linear: its step is never damped.
 //
+// The covariance follows the step taken. A damped step x⁺ = x⁻ + s·K ỹ is the update with the gain
+// K_s = s·K (K = P Hᵀ S⁻¹, S = H P Hᵀ + 1), and for ANY gain the error covariance of the
+// (linearised) estimate is the Joseph form
+//   P⁺(s) = (1 − K_s H) P (1 − K_s H)ᵀ + K_s K_sᵀ
+//         = P − s (K H P + P Hᵀ Kᵀ) + s² K (H P Hᵀ + 1) Kᵀ
+//         = P − 2s·K S Kᵀ + s²·K S Kᵀ                    (K H P = P Hᵀ Kᵀ = K S Kᵀ)
+//         = P − s(2 − s)·K S Kᵀ.
+// With the full step's P⁺(1) = P − K S Kᵀ this is
+//   P⁺(s) = (1 − s)²·P + s(2 − s)·P⁺(1),
+// weights ≥ 0 summing to 1: positive definite whenever P and P⁺(1) are, P at s = 0 (nothing
+// learnt), P⁺(1) at s = 1. Keeping P⁺(1) after a damped step (as before) claimed information the
+// mean did not use: P too small, the next innovations over-weighted.
+//
 // Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
 #pragma once
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <cstdint>
+#include <limits>
 
 #include "heft/estimator/log_cholesky.hpp"
 
@@ -73,8 +88,19 @@ class InertialFilter {
   void Revert() noexcept;
 
   // Inflates the covariance: P ← factor·P + P₀ (P₀ the initial covariance of Reset), used when
-  // gating has rejected a lasting change: what the filter had learnt no longer holds.
-  void Inflate(double factor) noexcept;
+  // gating has rejected a lasting change: what the filter had learnt no longer holds. Bounded: a
+  // state whose variance would exceed cap·P₀ᵢᵢ has its row and column scaled down to it (a
+  // congruence D P D with diagonal D ≤ 1, so P stays positive definite), so repeated releases can
+  // never grow P without bound in directions no measurement renews.
+  void Inflate(double factor, double cap = std::numeric_limits<double>::infinity()) noexcept;
+
+  // Numeric recovery: if P is not finite or not positive definite (what an overflow leaves), it
+  // is reset to the initial covariance P₀ (the mean is kept: Apply never stores a non-finite one).
+  // Returns true if it reset. Evaluate calls it; a reset is counted.
+  bool RecoverCovariance() noexcept;
+  // Puts back the covariance the last Inflate started from (a release the caller refused).
+  void UndoInflate() noexcept { P_ = P_before_inflation_; }
+  std::uint64_t covariance_resets() const { return covariance_resets_; }
 
   // Current estimate in π (10k) and its covariance in π (first-order: G P Gᵀ for the EKF).
   const Eigen::VectorXd& parameters() const { return pi_; }
@@ -97,9 +123,10 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::MatrixXd P_, P_candidate_, P_previous_, A_, G_, Hc_, U_, S_;
+  Eigen::MatrixXd P_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
+  std::uint64_t covariance_resets_ = 0;
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 

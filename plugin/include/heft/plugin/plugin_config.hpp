@@ -34,6 +34,11 @@ PluginConfig LoadPluginConfig(const std::string& path);
 // heft-identify writes) in `model`. Throws config::ConfigError naming the file, line and key for an
 // unknown link, a missing or malformed π, or a physically inconsistent one.
 void ApplyNominalParameters(const std::string& path, dyn::Model& model);
+// The joint friction under `friction` in the same file (heft-identify --friction writes
+// `joint: {fc: N·m, fv: N·m·s/rad}` for τ_f = fc·tanh(q̇/0.01) + fv·q̇); none if the key is absent.
+// Throws config::ConfigError naming the file, line and key for an unknown joint or a bad value.
+std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
+                                                    const dyn::Model& model);
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 
 }  // namespace heft::plugin
