@@ -53,6 +53,12 @@ SCENARIOS = {
 # the simulator emits them and the host hands no other base state to the drivers, so a simulated
 # floating-base scenario needs it (SIM_IMU, default on; HEFT_SIM_IMU=0 leaves it out, and heft-sim
 # then refuses the floating scenarios). The robot's shipped config (config/heft.yaml) has it always.
+# The noise of the base IMU's gyro and accelerometer and of the encoders' velocity, per 1 kHz sample
+# (the simulated robot's defaults, docs/can-devices.md's LSBs): the estimator models the noise of
+# the accelerations it differences from them (estimator.noise.gyro / accelerometer /
+# joint_velocity). Without it the gyro's noise, differenced over 4 ms (0.7 rad/s²), times the
+# robot's inertia, gates most ticks of a floating robot.
+IMU_NOISE = "gyro: 0.002, accelerometer: 0.02, joint_velocity: 0.0005"
 SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
 IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
 
@@ -61,7 +67,9 @@ IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
 # robot-walking.target, so its start is the walking signal: no wait for a "walking" command.
 SHIPPED_ESTIMATOR = [
     "estimator:", "  links: [torso, left_forearm]", "  filter: ekf", "  measurement: auto",
-    "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0}",
+    "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
+    "  # differenced from them enter the rows' covariance through M(q) (config/README.md).",
+    "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
     "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
     "  rate_limits: {mass: 3.0, first_moment: 0.5, inertia: 0.2}",
     "  # Start-up bias calibration (paper IV-B): the robot stands still, unloaded, for a second first.",
@@ -98,7 +106,8 @@ def main():
                  "  floating_base: %s" % ("true" if s["floating"] else "false")]
         lines += drivers(s["floating"], imu=SIM_IMU)
         lines += ["estimator:", "  links: [%s]" % ", ".join(s["links"]), "  filter: ekf", "  measurement: auto",
-                  "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0}",
+                  "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0%s}"
+                  % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
                   "  process_noise: [%g, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001]" % s["process_alpha"],
                   "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
                   "  # The paper caps the mass rate at 3 kg/s on hardware, against large steps when the estimator",

@@ -111,6 +111,15 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   jac_.resize(6, nv_);
   qy_.resize(nv_, std::max(n_, nv_) + 1);
   rfull_.resize(nv_, nv_);
+  if (config.acceleration_sigma.size() != 0) {
+    if (config.acceleration_sigma.size() != nv_ ||
+        !(config.acceleration_sigma.array() >= 0.0).all() || !config.acceleration_sigma.allFinite())
+      throw std::invalid_argument("estimator: acceleration noise needs " + std::to_string(nv_) +
+                                  " finite values >= 0");
+    acceleration_noise_ = (config.acceleration_sigma.array() > 0.0).any();
+    mass_.setZero(nv_, nv_);
+    mass_scaled_.setZero(nv_, nv_);
+  }
   qr_work_.resize(std::max(n_, nv_) + 1);
   ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
   const int nc = static_cast<int>(contact_frames_.size());
@@ -196,17 +205,21 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
     }
     if (!calibrating_) r_ -= calibrator_.bias();
     rows_ = nv_;
-    if (ft_noise_ && !contact_frames_.empty()) {
-      // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c, whitened by its Cholesky factor L: H = L⁻¹Y, z = L⁻¹r.
+    if ((ft_noise_ && !contact_frames_.empty()) || acceleration_noise_) {
+      // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ, whitened by its Cholesky factor L: H = L⁻¹Y,
+      // z = L⁻¹r.
       rfull_.setZero();
       rfull_.diagonal() = row_sigma_.array().square().matrix();
-      dyn::ForwardKinematics(model_, ws_, in.q);
-      for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
-        if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
-        dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
-        jac_.topRows<3>() *= ft_force_sigma_[k];
-        jac_.bottomRows<3>() *= ft_moment_sigma_[k];
-        rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
+      AddAccelerationNoise(in.q);
+      if (ft_noise_ && !contact_frames_.empty()) {
+        dyn::ForwardKinematics(model_, ws_, in.q);
+        for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
+          if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
+          dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
+          jac_.topRows<3>() *= ft_force_sigma_[k];
+          jac_.bottomRows<3>() *= ft_moment_sigma_[k];
+          rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
+        }
       }
       ft_llt_.compute(rfull_);
       if (ft_llt_.info() != Eigen::Success) return false;
@@ -242,6 +255,7 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
   qy.col(n_) = r_;
   rfull_.setZero();
   rfull_.diagonal() = row_sigma_.array().square().matrix();
+  AddAccelerationNoise(in.q);
   if (c > 0) {
     qr_[c].compute(jct_[c]);
     ApplyQTranspose(qr_[c], qy, qr_work_.head(n_ + 1));
@@ -257,6 +271,15 @@ bool InertialEstimator::BuildMeasurement(const TickInput& in,
   llt.matrixL().solveInPlace(H_.topRows(rows_));
   llt.matrixL().solveInPlace(z_.head(rows_));
   return true;
+}
+
+void InertialEstimator::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {
+  if (!acceleration_noise_) return;
+  // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a), both triangles (the null-space path projects the
+  // whole matrix from both sides).
+  dyn::Crba(model_, ws_, q, mass_);
+  mass_scaled_.noalias() = mass_ * config_.acceleration_sigma.asDiagonal();
+  rfull_.noalias() += mass_scaled_ * mass_scaled_.transpose();
 }
 
 bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {

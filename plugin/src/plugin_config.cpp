@@ -1,6 +1,7 @@
 #include "heft/plugin/plugin_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace heft::plugin {
@@ -69,7 +70,13 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.contact_frames = cfg.mapping.wrench_frames;
   ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
   if (auto n = e.Optional("noise")) {
-    n->AllowOnly({"joint_torque", "base_force", "base_torque", "ft"});
+    n->AllowOnly({"joint_torque", "base_force", "base_torque", "ft", "gyro", "accelerometer",
+                  "joint_velocity"});
+    // The noise of the measured velocities and of the IMU's specific force (per 1 kHz sample):
+    // the accelerations made from them enter R (EstimatorConfig::acceleration_sigma).
+    cfg.gyro_sigma = n->Get<double>("gyro", 0.0, {0.0, 10.0});
+    cfg.accelerometer_sigma = n->Get<double>("accelerometer", 0.0, {0.0, 100.0});
+    cfg.joint_velocity_sigma = n->Get<double>("joint_velocity", 0.0, {0.0, 10.0});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
@@ -156,6 +163,22 @@ PluginConfig LoadPluginConfig(const std::string& path) {
     for (std::size_t i = 0; i < k; ++i)
       if (cfg.estimator.bodies[i] == cfg.estimator.bodies[k])
         links[k].Fail("link '" + cfg.estimator.bodies[k] + "' is listed twice");
+  }
+  // Acceleration noise from the sensors' noise: a central difference over 2h samples of 1 ms
+  // turns a velocity's σ into √2 σ / (2h · 1 ms); the base's linear acceleration also carries the
+  // accelerometer's σ and the gyro's difference through the transport from the IMU to the base
+  // origin (ω̇ × p_BS).
+  if (cfg.gyro_sigma > 0.0 || cfg.accelerometer_sigma > 0.0 || cfg.joint_velocity_sigma > 0.0) {
+    const double span = 2.0 * cfg.mapping.difference_samples * 1e-3;
+    const double angular = std::sqrt(2.0) * cfg.gyro_sigma / span;
+    const double lever = cfg.drivers.imu ? cfg.drivers.imu->p_BI.norm() : 0.0;
+    Eigen::VectorXd sigma =
+        Eigen::VectorXd::Constant(model.nv, std::sqrt(2.0) * cfg.joint_velocity_sigma / span);
+    if (model.floating_base) {
+      sigma.head<3>().setConstant(std::hypot(cfg.accelerometer_sigma, lever * angular));
+      sigma.segment<3>(3).setConstant(angular);
+    }
+    cfg.estimator.acceleration_sigma = sigma;
   }
   return cfg;
 }

@@ -60,6 +60,15 @@ struct EstimatorConfig {
   // in world axes: an isotropic covariance is the same in the sensor's axes and the world's). The
   // rows are then whitened with R's Cholesky factor instead of row by row. Empty: diag(σ²) only.
   std::vector<FtNoise> ft_noise;
+  // Noise of the accelerations the measurement is computed with: a comes from central differences
+  // of measured velocities (the joints' encoders, the base IMU's gyro) and from the IMU's specific
+  // force, so its noise δa enters every row through the mass matrix, δτ = M(q) δa, and the rows'
+  // covariance as R += M Σ_a Mᵀ with Σ_a = diag(σ_a²) (per v coordinate: base linear, base angular,
+  // joints). The IMU's gyro noise matters most: differenced over 2h = 4 ms, 0.002 rad/s becomes
+  // 0.7 rad/s² of base angular acceleration, times the whole robot's inertia on the base rows.
+  // Empty (default): not modelled. Otherwise nv entries; the plugin derives them from the
+  // sensors' noise (estimator.noise.gyro / accelerometer / joint_velocity) and the difference.
+  Eigen::VectorXd acceleration_sigma;
   // Friction of the nominal model (heft-identify's `friction:`; ε its tanh width, 0.01 rad/s).
   std::vector<JointFriction> friction;
   double friction_epsilon = 0.01;
@@ -153,6 +162,8 @@ class InertialEstimator {
  private:
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
+  // rfull_ += M(q) Σ_a M(q)ᵀ (lower triangle) when acceleration noise is configured.
+  void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
   void HandOn(TickResult& res) noexcept;
 
   dyn::Model model_;
@@ -179,6 +190,8 @@ class InertialEstimator {
   std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
   std::vector<int> friction_v_;  // v index of each JointFriction of config_.friction
   bool ft_noise_ = false;
+  bool acceleration_noise_ = false;
+  Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;

@@ -24,7 +24,11 @@ struct PluginConfig {
   drivers::DriverConfig drivers;
   est::EstimatorConfig estimator;
   est::SampleMappingConfig mapping;
-  bool wait_for_walking = true;  // false: estimation starts at activation
+  bool wait_for_walking = true;
+  // estimator.noise.gyro / accelerometer / joint_velocity: σ per 1 kHz sample [rad/s, m/s², rad/s]
+  // (0: not modelled); LoadPluginConfig turns them into estimator.acceleration_sigma.
+  double gyro_sigma = 0.0, accelerometer_sigma = 0.0,
+         joint_velocity_sigma = 0.0;  // false: estimation starts at activation
 };
 
 // Reads `robot`, `drivers` and `estimator` (other top-level sections are the host's and are
