@@ -100,7 +100,7 @@ case "$TARGET" in
       [guest-config]=socketcan-copy:/usr/share/heft/sim/dumbbell-curl.yaml [no-walking-wait]=1
       [link]=left_forearm [mass]=6.94 [load-at]=0 [require-input]=0 [no-sim-in-service]=0) ;;
   final)
-    declare -A P=([scenario]=standing-curl [seconds]=10 [sim-config]=shipped [guest-config]=shipped
+    declare -A P=([scenario]=standing-curl [seconds]=8 [sim-config]=shipped [guest-config]=shipped
       [no-walking-wait]=0 [link]=left_forearm [mass]=6.94 [load-at]=3 [require-input]=1
       [no-sim-in-service]=1) ;;
   *) die "--target must be interim or final, not '$TARGET'" ;;
@@ -239,9 +239,11 @@ export PATH=/usr/sbin:/usr/bin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mkdir -p /dev/shm /run /tmp /var/log/heft
+mkdir -p /dev/shm /run /tmp /var/lib/heft /var/log/heft
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
+# What heftd.service's RuntimeDirectory=, StateDirectory= and LogsDirectory= give it under systemd.
+mkdir -p /run/heft
 up() { cut -d' ' -f1 /proc/uptime; }
 . /heft/params
 echo "HEFT-PROOF-BOOT $(up) kernel $(uname -r) cpus $(grep -c ^processor /proc/cpuinfo)"
