@@ -66,7 +66,11 @@ IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
 # The robot's estimator settings (config/heft.yaml). Under systemd heftd is started by
 # robot-walking.target, so its start is the walking signal: no wait for a "walking" command.
 SHIPPED_ESTIMATOR = [
-    "estimator:", "  links: [torso, left_forearm]", "  filter: ekf", "  measurement: auto",
+    "estimator:",
+    "  # The forearm (a tool or load in the hand). Estimating the torso as well is possible (up to",
+    "  # four links), but standing, the torso's centre of mass and inertia are barely excited and",
+    "  # their drift takes a jointly estimated forearm 5-20 % off (README, limits).",
+    "  links: [left_forearm]", "  filter: ekf", "  measurement: auto",
     "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
     "  # differenced from them enter the rows' covariance through M(q) (config/README.md).",
     "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",

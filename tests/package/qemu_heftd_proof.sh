@@ -163,8 +163,10 @@ without_section() { # NAME: the YAML without that top-level section
   awk -v s="$1:" '$0 ~ "^[^ #]" {skip = (index($0, s) == 1)} !skip'
 }
 if [ "${P[sim-config]}" = shipped ]; then
+  # The installed configuration names installed paths (/usr/share/heft/robots/...): on the host
+  # they are under the unpacked root.
   without_section host <"$ROOT/etc/heft/heft.yaml" | absolute_paths "$ROOT/etc/heft" |
-    sed -E 's/^backend: .*/backend: simulated/' >"$SIM_YAML"
+    sed -E -e 's/^backend: .*/backend: simulated/' -e "s#^(  (urdf|parameters): )/usr/#\\1$ROOT/usr/#" >"$SIM_YAML"
   printf 'simulation:\n  scenario: %s\n  lockstep: true\n' "${P[scenario]}" >>"$SIM_YAML"
 else
   [ -f "${P[sim-config]}" ] || die "no simulator configuration '${P[sim-config]}'"
