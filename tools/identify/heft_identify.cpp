@@ -26,7 +26,11 @@ using namespace heft;
 using namespace heft::ident;
 
 constexpr const char* kUsage = R"(usage: heft-identify --urdf FILE [options] RECORDING...
-       heft-identify convert --config HEFT.yaml --out FILE.heftrec CANDUMP.log...
+       heft-identify convert --config HEFT.yaml --out FILE.heftrec [--max-gap S] CANDUMP.log...
+
+  convert: the logs (e.g. one per bus) in time order; each bus must go forward in time through
+  them (a frame going back is refused with its file and line, never re-sorted); a gap longer
+  than --max-gap seconds between frames (default 10, at most 3600) is refused with its line.
 
   --urdf FILE              robot description (the prior: its inertials)
   --floating-base          the URDF's root link is a floating base (automatic with a floating joint)
@@ -106,6 +110,7 @@ void Log(const Timer& t, const std::string& msg) {
 int Convert(int argc, char** argv) {
   std::string config_path, out;
   std::vector<std::string> logs;
+  ConvertOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -116,6 +121,11 @@ int Convert(int argc, char** argv) {
       config_path = value();
     } else if (a == "--out") {
       out = value();
+    } else if (a == "--max-gap") {
+      const double s = Number(a, value());
+      if (!(s > 0.0 && s * 1e9 <= static_cast<double>(kMaxConvertGapNs)))
+        Die("--max-gap: seconds in (0, " + std::to_string(kMaxConvertGapNs / 1'000'000'000) + "]");
+      options.max_gap_ns = static_cast<std::int64_t>(s * 1e9);
     } else if (!a.empty() && a[0] == '-') {
       Die("convert: unknown option " + a + "\n" + kUsage);
     } else {
@@ -128,7 +138,10 @@ int Convert(int argc, char** argv) {
     const plugin::PluginConfig cfg = plugin::LoadPluginConfig(config_path);
     const dyn::Model model = dyn::LoadModelFromUrdfFile(
         cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+    // The logs in the order given, each bus going forward in time through all of them: merging
+    // by time stamp would hide a damaged log (issue 17), and the replay is per bus anyway.
     std::vector<drivers::CandumpRecord> records;
+    std::map<std::string, std::pair<std::int64_t, std::string>> last;  // bus → time, "file:line"
     for (const auto& path : logs) {
       std::ifstream in(path);
       if (!in) Die(path + ": cannot read");
@@ -137,17 +150,28 @@ int Convert(int argc, char** argv) {
       for (const auto& e : errors)
         std::fprintf(stderr, "heft-identify: %s:%d: %s (line skipped)\n", path.c_str(), e.line,
                      e.reason.c_str());
-      records.insert(records.end(), part.begin(), part.end());
+      for (const auto& r : part) {
+        const std::string where = path + ":" + std::to_string(r.line);
+        auto [it, first] = last.try_emplace(r.bus, r.stamp_ns, where);
+        if (!first && r.stamp_ns < it->second.first)
+          Die(where + ": " + r.bus + " goes back in time by " +
+              std::to_string(1e-9 * static_cast<double>(it->second.first - r.stamp_ns)) +
+              " s (after " + it->second.second +
+              "); frames are replayed in the logs' order, not re-sorted");
+        it->second = {r.stamp_ns, where};
+      }
+      records.insert(records.end(), std::make_move_iterator(part.begin()),
+                     std::make_move_iterator(part.end()));
     }
-    std::stable_sort(records.begin(), records.end(), [](const auto& x, const auto& y) {
-      return x.frame.stamp_ns < y.frame.stamp_ns;
-    });
-    const Recording rec = ConvertCandump(cfg.drivers, records, model.floating_base, logs.front());
-    RecordingWriter w(out, rec.info);
-    for (const auto& s : rec.samples) w.Write(s);
+    // Streamed to the file: memory holds the log, not the samples.
+    RecordingWriter w(out, InfoFromDrivers(cfg.drivers, model.floating_base));
+    const std::string source = logs.size() == 1 ? logs.front() : "the logs";
+    const RecordingInfo info = ConvertCandump(cfg.drivers, records, model.floating_base, source,
+                                              options, [&](const RecordSample& s) { w.Write(s); });
     w.Flush();
-    std::printf("%s: %zu records (%zu joints, %zu F/T cells)%s\n", out.c_str(), rec.samples.size(),
-                rec.info.joints.size(), rec.info.wrench_frames.size(),
+    std::printf("%s: %llu records (%zu joints, %zu F/T cells)%s\n", out.c_str(),
+                static_cast<unsigned long long>(w.records()), info.joints.size(),
+                info.wrench_frames.size(),
                 model.floating_base ? "; the floating base is not on CAN: marked invalid" : "");
   } catch (const std::exception& e) {
     Die(e.what());
