@@ -80,7 +80,12 @@ std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
   rest.remove_prefix(1);
   const auto space = rest.find(' ');
   if (space == std::string_view::npos || space == 0) return "expected '<interface> <id>#<data>'";
-  out.bus = std::string(rest.substr(0, space));
+  const std::string_view bus = rest.substr(0, space);
+  // A Linux interface name: at most IFNAMSIZ - 1 = 15 characters, printable, no spaces.
+  if (bus.size() > 15 ||
+      !std::all_of(bus.begin(), bus.end(), [](char c) { return c > ' ' && c <= '~'; }))
+    return "the interface name must be 1 to 15 printable characters";
+  out.bus = std::string(bus);
   std::string_view frame = rest.substr(space + 1);
   const auto hash = frame.find('#');
   if (hash == std::string_view::npos) return "expected '#' between identifier and data";
@@ -142,25 +147,27 @@ std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
 }
 
 std::string FormatCandumpLine(const CandumpRecord& r) {
-  char buf[256];
+  // The bus name is appended as a string: it has no length limit here (a fixed buffer overflowed).
+  char buf[64];
   const std::int64_t sec = r.stamp_ns / 1'000'000'000, usec = (r.stamp_ns % 1'000'000'000) / 1000;
-  int n = std::snprintf(buf, sizeof(buf), "(%lld.%06lld) %s ", static_cast<long long>(sec),
-                        static_cast<long long>(usec), r.bus.c_str());
+  std::snprintf(buf, sizeof(buf), "(%lld.%06lld) ", static_cast<long long>(sec),
+                static_cast<long long>(usec));
+  std::string line = buf + r.bus + ' ';
   const hal::CanFrame& f = r.frame;
-  if (f.is_error())
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id | kErrFlag);
-  else if (f.is_extended())
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id);
-  else
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%03X#", f.id);
-  std::string line(buf, static_cast<std::size_t>(n));
-  if (f.is_remote()) return line + "R";
+  std::snprintf(buf, sizeof(buf), f.is_error() || f.is_extended() ? "%08X#" : "%03X#",
+                f.is_error() ? f.id | kErrFlag : f.id);
+  line += buf;
+  if (f.is_remote()) {  // candump writes the length of a remote frame when it has one
+    line += 'R';
+    if (f.len > 0 && f.len <= 8) line += static_cast<char>('0' + f.len);
+    return line;
+  }
   if (f.is_fd()) {
     line += '#';
     line += "0123456789ABCDEF"[((f.flags & hal::CanFrame::kBrs) ? 1 : 0) |
                                ((f.flags & hal::CanFrame::kEsi) ? 2 : 0)];
   }
-  for (int i = 0; i < f.len; ++i) {
+  for (int i = 0; i < f.len && i < hal::CanFrame::kMaxData; ++i) {
     line += "0123456789ABCDEF"[f.data[i] >> 4];
     line += "0123456789ABCDEF"[f.data[i] & 0xF];
   }

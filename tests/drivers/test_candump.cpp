@@ -151,6 +151,35 @@ TEST(Candump, RecordsKeepTheirLine) {
   EXPECT_EQ(records[0].line, 2);
 }
 
+// Found by fuzz_candump_line (corpus/fuzz_candump_line/crash-bus-name-with-nul.txt): an interface
+// name with NUL bytes was accepted and written back truncated (FormatCandumpLine used %s). Found
+// reading FormatCandumpLine for that fix: a name longer than ~220 characters overflowed its
+// 256-byte buffer (snprintf's return value was used as the length). Fails if such names are
+// accepted, or if formatting a record with a long name does not give the whole name (before the
+// fix: a read past the buffer, ASan reports it).
+TEST(Candump, InterfaceNamesAreLinuxNamesAndFormatHasNoLengthLimit) {
+  CandumpRecord r;
+  const std::string nul("(1700000001.000000) c0\0\0.000an0 123#", 37);
+  EXPECT_EQ(ParseCandumpLine(nul, r), "the interface name must be 1 to 15 printable characters");
+  EXPECT_EQ(ParseCandumpLine("(1700000001.000000) can0123456789abc 123#", r),
+            "the interface name must be 1 to 15 printable characters");
+  EXPECT_EQ(ParseCandumpLine("(1700000001.000000) can0123456789ab 123#", r), "");
+  r.bus = std::string(300, 'x');
+  r.stamp_ns = 1'700'000'001'000'000'000;
+  r.frame = hal::CanFrame{};
+  r.frame.id = 0x123;
+  EXPECT_EQ(FormatCandumpLine(r), "(1700000001.000000) " + r.bus + " 123#");
+}
+
+// Found writing fuzz_candump_line's round-trip check: a remote frame with a length ("123#R5", as
+// candump writes it) lost its length when written back. Fails if the round trip changes it.
+TEST(Candump, RemoteFrameLengthRoundTrips) {
+  CandumpRecord r;
+  ASSERT_EQ(ParseCandumpLine("(1700000000.000001) can0 123#R5", r), "");
+  EXPECT_EQ(r.frame.len, 5);
+  EXPECT_EQ(FormatCandumpLine(r), "(1700000000.000001) can0 123#R5");
+}
+
 TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {
   // Live: encoder → buses → loop, while everything sent is also logged.
   heft::test::DriverRig live;
