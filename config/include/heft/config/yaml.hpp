@@ -80,6 +80,7 @@ class Node {
 
  private:
   std::string Where() const;
+  std::string KeyText(const YAML::Node& key) const;
   std::shared_ptr<const std::string> file_;
   YAML::Node node_;
   std::string path_;
