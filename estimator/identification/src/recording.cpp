@@ -110,6 +110,10 @@ Recording ReadRecording(const std::string& path) {
   if (!in) throw RecordingError(path + ": cannot open");
   const std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
                                         std::istreambuf_iterator<char>());
+  return ParseRecording(data, path);
+}
+
+Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& path) {
   auto fail = [&](const std::string& what) -> RecordingError {
     return RecordingError(path + ": " + what);
   };

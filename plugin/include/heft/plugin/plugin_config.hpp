@@ -34,6 +34,8 @@ PluginConfig LoadPluginConfig(const std::string& path);
 // heft-identify writes) in `model`. Throws config::ConfigError naming the file, line and key for an
 // unknown link, a missing or malformed π, or a physically inconsistent one.
 void ApplyNominalParameters(const std::string& path, dyn::Model& model);
+// The same from a parsed document (file name from the document).
+void ApplyNominalParameters(const config::Document& doc, dyn::Model& model);
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 
 }  // namespace heft::plugin
