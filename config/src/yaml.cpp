@@ -197,17 +197,25 @@ std::vector<Node> Node::Elements() const {
   return out;
 }
 
+// A map key as text; a list or map used as a key (YAML's `? [a]: b`) is refused as a ConfigError
+// (yaml-cpp's as<std::string>() threw its own exception, which escaped every caller).
+std::string Node::KeyText(const YAML::Node& key) const {
+  if (!key.IsScalar())
+    Node(file_, key, path_).Fail("a key must be a name, found " + Describe(key) + " as a key");
+  return key.Scalar();
+}
+
 std::vector<std::string> Node::Keys() const {
   if (!node_.IsMap()) Fail("expected a map, found " + Describe(node_));
   std::vector<std::string> out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  for (const auto& kv : node_) out.push_back(KeyText(kv.first));
   return out;
 }
 
 void Node::AllowOnly(std::initializer_list<const char*> keys) const {
   if (!node_.IsMap()) Fail("expected a map, found " + Describe(node_));
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = KeyText(kv.first);
     bool known = false;
     for (const char* k : keys) known = known || key == k;
     if (!known)

@@ -1,9 +1,13 @@
 #include "heft/drivers/candump.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <istream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
 
 namespace heft::drivers {
 namespace {
@@ -21,6 +25,46 @@ bool IsFdLength(int n) {
   return n <= 8 || n == 12 || n == 16 || n == 20 || n == 24 || n == 32 || n == 48 || n == 64;
 }
 
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// "seconds.fraction" (without the parentheses) → nanoseconds; "" or why it is refused.
+std::string ParseStamp(std::string_view stamp, std::int64_t& ns) {
+  const std::string digits_only = "the time stamp must be (seconds.fraction), digits only";
+  const std::string overflow = "the time stamp is beyond 2262-04-11 (int64 nanoseconds overflow)";
+  const auto dot = stamp.find('.');
+  if (dot == std::string_view::npos || dot == 0) return digits_only;
+  const std::string_view sec = stamp.substr(0, dot), frac = stamp.substr(dot + 1);
+  if (!std::all_of(sec.begin(), sec.end(), IsDigit) ||
+      !std::all_of(frac.begin(), frac.end(), IsDigit))
+    return digits_only;
+  if (frac.empty() || frac.size() > 9)
+    return "the fraction of a second must have 1 to 9 digits (candump writes 6)";
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  std::int64_t s = 0;
+  for (char c : sec) {
+    if (s > (kMax - (c - '0')) / 10) return overflow;
+    s = s * 10 + (c - '0');
+  }
+  std::int64_t f = 0;
+  for (std::size_t i = 0; i < 9; ++i) f = f * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  if (s > (kMax - f) / 1'000'000'000) return overflow;
+  ns = s * 1'000'000'000 + f;
+  return "";
+}
+
+// Why `r` is refused after `previous` of the same bus.
+std::string BackInTime(const CandumpRecord& previous, const CandumpRecord& r) {
+  // In double: the difference of two int64 may overflow; µs is what is shown.
+  const double back =
+      (static_cast<double>(previous.stamp_ns) - static_cast<double>(r.stamp_ns)) * 1e-9;
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.6f", back);
+  return r.bus + " goes back in time by " + text + " s (after line " +
+         std::to_string(previous.line) + ")";
+}
+
 }  // namespace
 
 std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
@@ -29,20 +73,19 @@ std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
   if (line.size() < 3 || line[0] != '(') return "expected '(seconds.micros)' at the start";
   const auto close = line.find(')');
   if (close == std::string_view::npos) return "unterminated timestamp";
-  const std::string_view stamp = line.substr(1, close - 1);
-  const auto dot = stamp.find('.');
-  if (dot == std::string_view::npos || stamp.size() - dot - 1 != 6)
-    return "timestamp must be seconds.micros (6 digits)";
-  std::int64_t sec = 0, usec = 0;
-  if (std::from_chars(stamp.data(), stamp.data() + dot, sec).ec != std::errc() ||
-      std::from_chars(stamp.data() + dot + 1, stamp.data() + stamp.size(), usec).ec != std::errc())
-    return "timestamp is not a number";
+  std::int64_t stamp_ns = 0;
+  if (std::string why = ParseStamp(line.substr(1, close - 1), stamp_ns); !why.empty()) return why;
   std::string_view rest = line.substr(close + 1);
   if (rest.empty() || rest[0] != ' ') return "expected a space after the timestamp";
   rest.remove_prefix(1);
   const auto space = rest.find(' ');
   if (space == std::string_view::npos || space == 0) return "expected '<interface> <id>#<data>'";
-  out.bus = std::string(rest.substr(0, space));
+  const std::string_view bus = rest.substr(0, space);
+  // A Linux interface name: at most IFNAMSIZ - 1 = 15 characters, printable, no spaces.
+  if (bus.size() > 15 ||
+      !std::all_of(bus.begin(), bus.end(), [](char c) { return c > ' ' && c <= '~'; }))
+    return "the interface name must be 1 to 15 printable characters";
+  out.bus = std::string(bus);
   std::string_view frame = rest.substr(space + 1);
   const auto hash = frame.find('#');
   if (hash == std::string_view::npos) return "expected '#' between identifier and data";
@@ -82,9 +125,9 @@ std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
       f.len = static_cast<std::uint8_t>(data[1] - '0');
     else if (data.size() != 1)
       return "malformed remote frame";
-    f.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+    f.stamp_ns = stamp_ns;
     out.frame = f;
-    out.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+    out.stamp_ns = stamp_ns;
     return "";
   }
   if (data.size() % 2) return "odd number of data hex digits";
@@ -97,32 +140,34 @@ std::string ParseCandumpLine(std::string_view line, CandumpRecord& out) {
     f.data[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
   f.len = static_cast<std::uint8_t>(len);
-  f.stamp_ns = sec * 1'000'000'000 + usec * 1000;
+  f.stamp_ns = stamp_ns;
   out.frame = f;
   out.stamp_ns = f.stamp_ns;
   return "";
 }
 
 std::string FormatCandumpLine(const CandumpRecord& r) {
-  char buf[256];
+  // The bus name is appended as a string: it has no length limit here (a fixed buffer overflowed).
+  char buf[64];
   const std::int64_t sec = r.stamp_ns / 1'000'000'000, usec = (r.stamp_ns % 1'000'000'000) / 1000;
-  int n = std::snprintf(buf, sizeof(buf), "(%lld.%06lld) %s ", static_cast<long long>(sec),
-                        static_cast<long long>(usec), r.bus.c_str());
+  std::snprintf(buf, sizeof(buf), "(%lld.%06lld) ", static_cast<long long>(sec),
+                static_cast<long long>(usec));
+  std::string line = buf + r.bus + ' ';
   const hal::CanFrame& f = r.frame;
-  if (f.is_error())
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id | kErrFlag);
-  else if (f.is_extended())
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%08X#", f.id);
-  else
-    n += std::snprintf(buf + n, sizeof(buf) - n, "%03X#", f.id);
-  std::string line(buf, static_cast<std::size_t>(n));
-  if (f.is_remote()) return line + "R";
+  std::snprintf(buf, sizeof(buf), f.is_error() || f.is_extended() ? "%08X#" : "%03X#",
+                f.is_error() ? f.id | kErrFlag : f.id);
+  line += buf;
+  if (f.is_remote()) {  // candump writes the length of a remote frame when it has one
+    line += 'R';
+    if (f.len > 0 && f.len <= 8) line += static_cast<char>('0' + f.len);
+    return line;
+  }
   if (f.is_fd()) {
     line += '#';
     line += "0123456789ABCDEF"[((f.flags & hal::CanFrame::kBrs) ? 1 : 0) |
                                ((f.flags & hal::CanFrame::kEsi) ? 2 : 0)];
   }
-  for (int i = 0; i < f.len; ++i) {
+  for (int i = 0; i < f.len && i < hal::CanFrame::kMaxData; ++i) {
     line += "0123456789ABCDEF"[f.data[i] >> 4];
     line += "0123456789ABCDEF"[f.data[i] & 0xF];
   }
@@ -138,6 +183,7 @@ std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpErro
     if (line.empty()) continue;
     CandumpRecord r;
     std::string why = ParseCandumpLine(line, r);
+    r.line = number;
     if (why.empty())
       out.push_back(std::move(r));
     else
@@ -146,10 +192,27 @@ std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpErro
   return out;
 }
 
+CandumpError FindTimeReversal(const std::vector<CandumpRecord>& records) {
+  std::map<std::string_view, const CandumpRecord*> last;  // views into `records`
+  for (const CandumpRecord& r : records) {
+    const CandumpRecord*& previous = last[r.bus];
+    if (previous && r.stamp_ns < previous->stamp_ns) return {r.line, BackInTime(*previous, r)};
+    previous = &r;
+  }
+  return {};
+}
+
 CandumpReplay::CandumpReplay(std::string bus, const std::vector<CandumpRecord>& records)
     : bus_(std::move(bus)) {
-  for (const CandumpRecord& r : records)
-    if (r.bus == bus_) frames_.push_back(r.frame);
+  const CandumpRecord* previous = nullptr;
+  for (const CandumpRecord& r : records) {
+    if (r.bus != bus_) continue;
+    if (previous && r.stamp_ns < previous->stamp_ns)
+      throw std::invalid_argument("candump replay: line " + std::to_string(r.line) + ": " +
+                                  BackInTime(*previous, r));
+    previous = &r;
+    frames_.push_back(r.frame);
+  }
 }
 
 hal::IoStatus CandumpReplay::receive(hal::CanFrame& frame) noexcept {

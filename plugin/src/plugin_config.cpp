@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <system_error>
 
 namespace heft::plugin {
 namespace {
@@ -30,7 +31,13 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     const std::string resolved = std::filesystem::path(p).is_absolute()
                                      ? p
                                      : (std::filesystem::path(config_dir) / p).string();
-    if (!std::filesystem::exists(resolved)) robot[key].Fail("no such file: " + resolved);
+    // The error_code overloads: a name the OS refuses (too long, ...) is "no such file", not a
+    // std::filesystem_error escaping the parser (found by fuzz_config).
+    std::error_code ec;
+    const auto status = std::filesystem::status(resolved, ec);
+    if (!std::filesystem::exists(status)) robot[key].Fail("no such file: " + resolved);
+    if (!std::filesystem::is_regular_file(status))
+      robot[key].Fail("not a regular file: " + resolved);
     return resolved;
   };
   cfg.urdf_path = file("urdf");
@@ -184,7 +191,10 @@ PluginConfig LoadPluginConfig(const std::string& path) {
 }
 
 void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
-  const config::Document doc = config::Document::Load(path);
+  ApplyNominalParameters(config::Document::Load(path), model);
+}
+
+void ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
   const config::Node links = doc.root()["links"];
   if (!links.IsMap()) links.Fail("expected a map of link names");
   for (const std::string& name : links.Keys()) {

@@ -87,6 +87,12 @@ TEST(ConfigYaml, EachMalformedInputHasItsOwnClearMessage) {
        "estimator.matrix: expected a list of 4 numbers, found a list of 3"},
       {"not yaml", "estimator: [\n", "heft.yaml:2:1: not valid YAML"},
       {"not a map", "- a\n", "heft.yaml:1:1: the top level must be a map"},
+      // Found by fuzz_config (tests/fuzz/corpus/fuzz_config/crash-list-as-key.yaml): yaml-cpp's
+      // own exception escaped AllowOnly and Keys instead of a ConfigError.
+      {"list as a key", "? [estimator]\n: 1\n",
+       "heft.yaml:1:3: (top level): a key must be a name, found a list as a key"},
+      {"map as a key", "estimator:\n  ? {a: 1}\n  : 2\n",
+       "estimator: a key must be a name, found a map as a key"},
   };
   for (const Case& c : cases) {
     try {

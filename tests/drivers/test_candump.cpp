@@ -40,7 +40,7 @@ TEST(Candump, MalformedLinesAreRefusedLineByLine) {
   std::istringstream in(
       "(1700000000.000001) can0 105#0000040030F80107\n"
       "1700000000.000001 can0 105#00\n"
-      "(1700000000.0001) can0 105#00\n"
+      "(1700000000.0000000001) can0 105#00\n"
       "(1700000000.000001) can0 105 00\n"
       "(1700000000.000001) can0 1050#00\n"
       "(1700000000.000001) can0 105#0G\n"
@@ -53,7 +53,7 @@ TEST(Candump, MalformedLinesAreRefusedLineByLine) {
   EXPECT_EQ(records.size(), 2u);
   const std::vector<std::pair<int, std::string>> expected = {
       {2, "expected '(seconds.micros)' at the start"},
-      {3, "timestamp must be seconds.micros (6 digits)"},
+      {3, "the fraction of a second must have 1 to 9 digits (candump writes 6)"},
       {4, "expected '#' between identifier and data"},
       {5, "identifier must have 3 (standard) or 8 (extended) hex digits"},
       {6, "data is not hexadecimal"},
@@ -66,6 +66,118 @@ TEST(Candump, MalformedLinesAreRefusedLineByLine) {
     EXPECT_EQ(errors[i].line, expected[i].first);
     EXPECT_EQ(errors[i].reason, expected[i].second);
   }
+}
+
+// Issue 17: the time stamp was read with from_chars up to the first non-digit, so garbage inside it
+// was ignored, a sign was accepted and seconds × 1e9 overflowed int64 (undefined behaviour) after
+// 2262. Fails if any of these lines is accepted or a refusal does not name its line and reason.
+TEST(Candump, TimeStampsAreParsedWholeAndStrictly) {
+  std::istringstream in(
+      "(17638x0000.000100) can0 105#00\n"
+      "(1763800000.0001x0) can0 105#00\n"
+      "(-5.000000) can0 105#00\n"
+      "(+5.000000) can0 105#00\n"
+      "(.000001) can0 105#00\n"
+      "(5.) can0 105#00\n"
+      "(5) can0 105#00\n"
+      "(9300000000.000000) can0 105#00\n"
+      "(9223372036.854775808) can0 105#00\n"
+      "(99999999999999999999999.000000) can0 105#00\n"
+      "( 5.000000) can0 105#00\n");
+  std::vector<CandumpError> errors;
+  const auto records = ReadCandump(in, errors);
+  EXPECT_TRUE(records.empty());
+  const std::string digits = "the time stamp must be (seconds.fraction), digits only";
+  const std::string fraction =
+      "the fraction of a second must have 1 to 9 digits (candump writes 6)";
+  const std::string overflow = "the time stamp is beyond 2262-04-11 (int64 nanoseconds overflow)";
+  const std::vector<std::string> expected = {digits, digits,   digits,   digits,   digits, fraction,
+                                             digits, overflow, overflow, overflow, digits};
+  ASSERT_EQ(errors.size(), expected.size());
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_EQ(errors[i].line, static_cast<int>(i) + 1);
+    EXPECT_EQ(errors[i].reason, expected[i]) << "line " << i + 1;
+  }
+}
+
+// Fails if a valid fraction of 1..9 digits is refused or scaled wrongly, or the int64 limit is off.
+TEST(Candump, TimeStampFractionsOfOneToNineDigits) {
+  const std::pair<const char*, std::int64_t> cases[] = {
+      {"(1700000000.5) can0 105#00", 1'700'000'000'500'000'000},
+      {"(1700000000.000001) can0 105#00", 1'700'000'000'000'001'000},
+      {"(1700000000.123456789) can0 105#00", 1'700'000'000'123'456'789},
+      {"(0.000000) can0 105#00", 0},
+      {"(9223372036.854775807) can0 105#00", 9'223'372'036'854'775'807},
+  };
+  for (const auto& [line, ns] : cases) {
+    CandumpRecord r;
+    ASSERT_EQ(ParseCandumpLine(line, r), "") << line;
+    EXPECT_EQ(r.stamp_ns, ns) << line;
+    EXPECT_EQ(r.frame.stamp_ns, ns) << line;
+  }
+}
+
+// Issue 17: CandumpReplay replayed a log that goes back in time out of order. Fails if a frame
+// earlier than its bus's previous frame is accepted silently (the refusal names the line); frames
+// of other buses may interleave freely (candump reads several sockets in turn).
+TEST(Candump, ReplayRefusesABusGoingBackInTime) {
+  std::istringstream in(
+      "(1700000000.000100) can0 105#00\n"
+      "(1700000000.000050) can1 105#00\n"
+      "(1700000000.000200) can0 105#00\n"
+      "(1700000000.000150) can0 105#00\n");
+  std::vector<CandumpError> errors;
+  const auto records = ReadCandump(in, errors);
+  ASSERT_TRUE(errors.empty());
+  EXPECT_NO_THROW(CandumpReplay("can1", records));
+  try {
+    CandumpReplay replay("can0", records);
+    ADD_FAILURE() << "can0 goes back in time at line 4 and was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("line 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  const CandumpError reversal = FindTimeReversal(records);
+  EXPECT_EQ(reversal.line, 4);
+  EXPECT_EQ(reversal.reason, "can0 goes back in time by 0.000050 s (after line 3)");
+}
+
+// A parsed line keeps its line number (for messages about it later). Fails if it is lost.
+TEST(Candump, RecordsKeepTheirLine) {
+  std::istringstream in("\n(1700000000.000001) can0 123#00\n");
+  std::vector<CandumpError> errors;
+  const auto records = ReadCandump(in, errors);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].line, 2);
+}
+
+// Found by fuzz_candump_line (corpus/fuzz_candump_line/crash-bus-name-with-nul.txt): an interface
+// name with NUL bytes was accepted and written back truncated (FormatCandumpLine used %s). Found
+// reading FormatCandumpLine for that fix: a name longer than ~220 characters overflowed its
+// 256-byte buffer (snprintf's return value was used as the length). Fails if such names are
+// accepted, or if formatting a record with a long name does not give the whole name (before the
+// fix: a read past the buffer, ASan reports it).
+TEST(Candump, InterfaceNamesAreLinuxNamesAndFormatHasNoLengthLimit) {
+  CandumpRecord r;
+  const std::string nul("(1700000001.000000) c0\0\0.000an0 123#", 37);
+  EXPECT_EQ(ParseCandumpLine(nul, r), "the interface name must be 1 to 15 printable characters");
+  EXPECT_EQ(ParseCandumpLine("(1700000001.000000) can0123456789abc 123#", r),
+            "the interface name must be 1 to 15 printable characters");
+  EXPECT_EQ(ParseCandumpLine("(1700000001.000000) can0123456789ab 123#", r), "");
+  r.bus = std::string(300, 'x');
+  r.stamp_ns = 1'700'000'001'000'000'000;
+  r.frame = hal::CanFrame{};
+  r.frame.id = 0x123;
+  EXPECT_EQ(FormatCandumpLine(r), "(1700000001.000000) " + r.bus + " 123#");
+}
+
+// Found writing fuzz_candump_line's round-trip check: a remote frame with a length ("123#R5", as
+// candump writes it) lost its length when written back. Fails if the round trip changes it.
+TEST(Candump, RemoteFrameLengthRoundTrips) {
+  CandumpRecord r;
+  ASSERT_EQ(ParseCandumpLine("(1700000000.000001) can0 123#R5", r), "");
+  EXPECT_EQ(r.frame.len, 5);
+  EXPECT_EQ(FormatCandumpLine(r), "(1700000000.000001) can0 123#R5");
 }
 
 TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {

@@ -69,7 +69,10 @@ int Convert(const cli::ConvertOptions& o) {
   const plugin::PluginConfig cfg = plugin::LoadPluginConfig(o.config_path);
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+  // The logs in the order given, each bus going forward in time through all of them: merging by
+  // time stamp would hide a damaged log (issue 17), and the replay is per bus anyway.
   std::vector<drivers::CandumpRecord> records;
+  std::map<std::string, std::pair<std::int64_t, std::string>> last;  // bus → time, "file:line"
   for (const auto& path : o.logs) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
@@ -78,18 +81,34 @@ int Convert(const cli::ConvertOptions& o) {
     for (const auto& e : errors)
       std::fprintf(stderr, "heft-identify: %s:%d: %s (line skipped)\n", path.c_str(), e.line,
                    e.reason.c_str());
-    records.insert(records.end(), part.begin(), part.end());
+    for (const auto& r : part) {
+      const std::string where = path + ":" + std::to_string(r.line);
+      auto [it, first] = last.try_emplace(r.bus, r.stamp_ns, where);
+      if (!first && r.stamp_ns < it->second.first)
+        throw std::runtime_error(
+            where + ": " + r.bus + " goes back in time by " +
+            std::to_string(1e-9 * static_cast<double>(it->second.first - r.stamp_ns)) +
+            " s (after " + it->second.second +
+            "); frames are replayed in the logs' order, not re-sorted");
+      it->second = {r.stamp_ns, where};
+    }
+    records.insert(records.end(), std::make_move_iterator(part.begin()),
+                   std::make_move_iterator(part.end()));
   }
-  std::stable_sort(records.begin(), records.end(), [](const auto& x, const auto& y) {
-    return x.frame.stamp_ns < y.frame.stamp_ns;
-  });
-  const Recording rec = ConvertCandump(cfg.drivers, records, model.floating_base, o.logs.front());
-  RecordingWriter w(o.out, rec.info);
-  for (const auto& s : rec.samples) w.Write(s);
+  ident::ConvertOptions options;
+  options.max_gap_ns = o.max_gap_ns;
+  // Streamed to the file: memory holds the log, not the samples.
+  RecordingWriter w(o.out, InfoFromDrivers(cfg.drivers, model.floating_base));
+  const std::string source = o.logs.size() == 1 ? o.logs.front() : "the logs";
+  const RecordingInfo info = ConvertCandump(cfg.drivers, records, model.floating_base, source,
+                                            options, [&](const RecordSample& s) { w.Write(s); });
+  const auto written = w.records();
   w.Close();
-  std::printf("%s: %zu records (%zu joints, %zu F/T cells)%s\n", o.out.c_str(), rec.samples.size(),
-              rec.info.joints.size(), rec.info.wrench_frames.size(),
-              model.floating_base ? "; the floating base is not on CAN: marked invalid" : "");
+  std::printf(
+      "%s: %llu records (%zu joints, %zu F/T cells)%s\n", o.out.c_str(),
+      static_cast<unsigned long long>(written), info.joints.size(), info.wrench_frames.size(),
+      model.floating_base && !cfg.drivers.imu ? "; the floating base is not on CAN: marked invalid"
+                                              : "");
   return cli::kOk;
 }
 

@@ -4,10 +4,12 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "heft/identification/candump_convert.hpp"
+
 namespace heft::ident::cli {
 
 const char* const kUsageText = R"(usage: heft-identify --urdf FILE [options] RECORDING...
-       heft-identify convert --config HEFT.yaml --out FILE.heftrec CANDUMP.log...
+       heft-identify convert --config HEFT.yaml --out FILE.heftrec [--max-gap S] CANDUMP.log...
        heft-identify --help | --version
 
 Identifies the robot's nominal inertial parameters (and joint friction) from .heftrec recordings
@@ -175,6 +177,13 @@ ConvertOptions ParseConvertOptions(int argc, char** argv) {
       o.config_path = value();
     } else if (a == "--out") {
       o.out = value();
+    } else if (a == "--max-gap") {
+      const double seconds = Number(a, value());
+      const double max = 1e-9 * static_cast<double>(kMaxConvertGapNs);
+      if (!(seconds > 0.0 && seconds <= max))
+        throw UsageError("--max-gap: seconds in (0, " + std::to_string(max) + "], not " +
+                         std::to_string(seconds));
+      o.max_gap_ns = static_cast<std::int64_t>(seconds * 1e9);
     } else if (!a.empty() && a[0] == '-') {
       throw UsageError("convert: unknown option " + a + " (heft-identify --help)");
     } else {

@@ -1,6 +1,7 @@
 // heft-identify's command line: the options, their parsing, the usage text and the exit codes.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ struct ConvertOptions {
   bool help = false;
   std::string config_path, out;
   std::vector<std::string> logs;
+  std::int64_t max_gap_ns = 10'000'000'000;  // --max-gap S: longest gap between frames allowed
 };
 // argv[1] is "convert". Throws UsageError.
 ConvertOptions ParseConvertOptions(int argc, char** argv);

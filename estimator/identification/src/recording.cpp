@@ -118,6 +118,10 @@ Recording ReadRecording(const std::string& path) {
   if (!in) throw RecordingError(path + ": cannot open: " + std::strerror(errno));
   const std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
                                         std::istreambuf_iterator<char>());
+  return ParseRecording(data, path);
+}
+
+Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& path) {
   auto fail = [&](const std::string& what) -> RecordingError {
     return RecordingError(path + ": " + what);
   };

@@ -81,6 +81,7 @@ class Node {
   std::string Where() const;
 
  private:
+  std::string KeyText(const YAML::Node& key) const;
   std::shared_ptr<const std::string> file_;
   YAML::Node node_;
   std::string path_;

@@ -7,6 +7,11 @@
 //   (1700000000.123456) can0 123#R                 remote frame (optionally R<len>)
 //   (1700000000.123456) can0 20000040#0000000000000000   error frame (CAN_ERR_FLAG 0x20000000 |
 //   class)
+// The time stamp is read whole: seconds and fraction in decimal digits only, 1 to 9 fraction digits
+// (candump writes 6), within int64 nanoseconds (up to 2262-04-11); anything else is refused.
+// Frames of one bus never go back in time in a log candump wrote (one socket per interface); frames
+// of different buses may interleave out of order (candump reads its sockets in turn). Code that
+// replays a log refuses a bus going back in time instead of re-sorting it (FindTimeReversal).
 // Set-up / tooling code: allocates and throws; the replay transport's receive() does not.
 #pragma once
 
@@ -24,6 +29,7 @@ struct CandumpRecord {
   std::int64_t stamp_ns = 0;
   std::string bus;
   hal::CanFrame frame;
+  int line = 0;  // line in its log (ReadCandump), for messages; 0 when not read from a log
 };
 
 // One line → record. Returns an empty string on success, else why the line is malformed.
@@ -38,10 +44,17 @@ struct CandumpError {
 // Reads a whole log. Malformed lines are skipped and reported one by one in `errors`.
 std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpError>& errors);
 
+// The first record whose bus goes back in time (earlier than that bus's previous record), as its
+// line and e.g. "can0 goes back in time by 0.000050 s (after line 3)"; line 0 and no reason when
+// every bus is in time order.
+CandumpError FindTimeReversal(const std::vector<CandumpRecord>& records);
+
 // Replays one bus of a log as a transport: receive() returns the frames whose time has come
-// (AdvanceTo sets the replay clock, in the log's time base shifted to start at `start_ns`).
+// (AdvanceTo sets the replay clock, in the log's time base).
 class CandumpReplay final : public hal::CanTransport {
  public:
+  // Throws std::invalid_argument (naming the line) if the bus goes back in time: a replay in
+  // another order than the log's would be wrong, and a silent re-sort would hide a damaged log.
   CandumpReplay(std::string bus, const std::vector<CandumpRecord>& records);
   void AdvanceTo(std::int64_t log_time_ns) noexcept { now_ = log_time_ns; }
   bool done() const noexcept { return next_ >= frames_.size(); }

@@ -43,6 +43,8 @@ void ApplyNominalParameters(const std::string& path, dyn::Model& model);
 // Throws config::ConfigError naming the file, line and key for an unknown joint or a bad value.
 std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
                                                     const dyn::Model& model);
+// The same from a parsed document (file name from the document).
+void ApplyNominalParameters(const config::Document& doc, dyn::Model& model);
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 
 }  // namespace heft::plugin

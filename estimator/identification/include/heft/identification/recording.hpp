@@ -93,5 +93,7 @@ class RecordingWriter {
 // Reads a whole recording; throws RecordingError (bad magic, unsupported version, truncated header
 // or record, inconsistent sizes, time going backwards, non-finite values).
 Recording ReadRecording(const std::string& path);
+// The same from the file's bytes in memory; `name` is the source for messages.
+Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& name);
 
 }  // namespace heft::ident
