@@ -69,10 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Walk(doc->root(), 0);
   Try([&] {
     // Relative file names resolve against config/ (where heft.yaml's robots/ lives).
-    const plugin::PluginConfig cfg = plugin::ParsePluginConfig(doc->root(), HEFT_FUZZ_CONFIG_DIR);
+    plugin::PluginConfig cfg = plugin::ParsePluginConfig(doc->root(), HEFT_FUZZ_CONFIG_DIR);
     // Only regular files: a fuzzed absolute path could name /dev/zero or a FIFO.
     if (std::filesystem::is_regular_file(cfg.urdf_path))
-      drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, "fuzz.yaml");
+      drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, doc->root()["drivers"]);
   });
   Try([&] {
     dyn::Model model = Chain();
