@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int b = 0; b < nb; ++b) {
     const Body& body = model.bodies[b];
     if (body.parent >= b || body.parent < kWorld) std::abort();
-    if (body.q_index < 0 || body.q_index >= model.nq || body.v_index < 0 || body.v_index >= model.nv)
+    if (body.q_index < 0 || body.q_index >= model.nq || body.v_index < 0 ||
+        body.v_index >= model.nv)
       std::abort();
     if (!body.parameters.allFinite() || !body.axis.allFinite()) std::abort();
     if (model.body_index(body.name) != b) std::abort();
