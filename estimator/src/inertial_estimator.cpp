@@ -45,6 +45,8 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   for (const std::string& frame : config.contact_frames)
     contact_frames_.push_back(model_.frame_index(frame));
+  if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
+    throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
   if (!(config.friction_epsilon > 0.0))
     throw std::invalid_argument("estimator: friction epsilon must be > 0");
   for (const JointFriction& f : config.friction) {
@@ -383,6 +385,15 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       filter_.Revert();
       res.status = TickStatus::kRejectedNumeric;
     }
+  }
+  // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
+  // gated estimate stays where it is rather than sliding back to nominal.
+  const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
+  if (used && config_.prior_time_constant > 0.0 && ++ticks_since_pull_ >= kPriorPullTicks) {
+    ticks_since_pull_ = 0;
+    if (!filter_.PullToPrior(kPriorPullTicks * config_.control_period /
+                             config_.prior_time_constant))
+      filter_.RecoverCovariance();
   }
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 

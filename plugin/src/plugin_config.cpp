@@ -56,7 +56,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
                "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
                "wait_for_walking", "control_period", "min_mass_fraction", "max_added_mass",
-               "max_com_distance", "base_acceleration"});
+               "max_com_distance", "base_acceleration", "prior_time_constant"});
   est::EstimatorConfig& ec = cfg.estimator;
   for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
   if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
@@ -110,6 +110,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   }
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
+  ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
   if (auto g = e.Optional("gating")) {
     g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for",
                   "max_covariance_factor"});

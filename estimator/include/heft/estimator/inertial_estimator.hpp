@@ -76,6 +76,11 @@ struct EstimatorConfig {
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
   dyn::Vector10 process_noise = dyn::Vector10::Constant(1e-3);
+  // Renewal time of the prior's information (InertialFilter::PullToPrior, every
+  // kPriorPullTicks ticks whose measurement was used, with w = ticks·dt/τ): in directions the
+  // motion does not excite, the estimate returns to the nominal parameters over about τ of
+  // estimation instead of wandering. 0: off (the paper's filter).
+  double prior_time_constant = 2.0;  // s
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -194,6 +199,8 @@ class InertialEstimator {
   Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
+  static constexpr int kPriorPullTicks = 10;
+  int ticks_since_pull_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
 };
 
