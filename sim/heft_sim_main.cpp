@@ -37,10 +37,12 @@ class SimulatedFactory final : public host::BackendFactory {
   }
 
  private:
-  // The scenario's robot files are those next to the configuration's URDF (config/robots in the
-  // source tree, /usr/share/heft/robots installed), never a path fixed at build time.
+  // The simulated robot is the configuration's URDF (config/robots in the source tree,
+  // /usr/share/heft/robots installed), never a path fixed at build time: the estimator and the
+  // plant see the same robot.
   static SimulationConfig WithRobotsDir(SimulationConfig c, const std::string& urdf_path) {
     c.options.robots_dir = std::filesystem::path(urdf_path).parent_path().string();
+    c.options.urdf = urdf_path;
     return c;
   }
   SimulationConfig config_;

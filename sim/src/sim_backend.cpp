@@ -84,6 +84,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   so.duration_scale = options.duration_scale;
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
+  so.urdf_path = options.urdf;
   scenario_ = scenarios::MakeScenario(options.scenario, so);
   plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
@@ -201,7 +202,7 @@ void SimulatedRobot::TruePayload(Eigen::VectorXd& out) const noexcept {
 }
 
 bool SimulatedRobot::fell() const {
-  return scenario_.floating_base && truth_.base.position[2] < 0.6;
+  return scenario_.floating_base && truth_.base.position[2] < scenario_.fall_height;
 }
 
 void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {

@@ -43,9 +43,20 @@ struct ScenarioOptions {
   std::uint64_t seed = 0;       ///< 0: start at the reference pose; otherwise the joints outside
                                 ///< the legs start up to ±0.05 rad away from it (deterministic)
   std::string robots_dir;       ///< directory of the URDFs; empty: the source tree's config/robots
+  /// The robot's URDF (heft-sim: the configuration's robot.urdf): fixed-base for forearm-load and
+  /// dumbbell-curl, floating for the others. Empty: robots_dir's heft_humanoid_fixed.urdf /
+  /// heft_humanoid.urdf. Its proportions (legs, sole, wrist, link masses) are measured on it.
+  std::string urdf_path;
   /// Joint order of the state samples the controller will receive; empty: the URDF's order as
   /// MuJoCo loads it (the scenarios' Plant).
   std::vector<std::string> state_joint_names;
+};
+
+/// A foot's sole (the foot link's URDF collision box: the centre of its bottom face and its half
+/// sizes), in the foot frame. The defaults are heft_humanoid's.
+struct Sole {
+  Eigen::Vector3d centre{0.03, 0.0, -0.07};
+  double half_length = 0.12, half_width = 0.06;
 };
 
 struct Scenario {
@@ -60,6 +71,8 @@ struct Scenario {
   std::vector<std::string> joint_names;   ///< state sample joint order
   std::vector<double> initial_joints;     ///< sample order
   std::string scored_error;               ///< the task error of Table II
+  Sole sole;                              ///< floating base: the feet's soles (from the URDF)
+  double fall_height = 0.6;               ///< [m] floating base: a pelvis below this has fallen
   std::unique_ptr<Controller> controller;
 };
 
@@ -78,12 +91,6 @@ enum class HandOff : std::uint8_t {
   kTruth,  ///< every 3 ms the true π of the payload links, as a perfect estimator would hand on
 };
 
-/// The foot soles of heft_humanoid (URDF collision boxes), in the foot frame.
-struct Sole {
-  Eigen::Vector3d centre{0.03, 0.0, -0.07};
-  double half_length = 0.12, half_width = 0.06;
-};
-
 struct RunOptions {
   HandOff hand_off = HandOff::kNone;
   std::string csv_path;     ///< empty: no CSV
@@ -97,7 +104,7 @@ struct RunResult {
   std::vector<double> rmse;        ///< per error
   std::vector<double> max_abs;     ///< per error
   double scored_rmse = 0.0;        ///< RMSE of Scenario::scored_error
-  bool fell = false;               ///< floating base: pelvis below 0.6 m at any time
+  bool fell = false;               ///< floating base: pelvis below fall_height at any time
   bool controller_failed = false;  ///< Compute refused, or the simulation went unstable (run cut)
   int touchdowns = 0;
   /// Centre of pressure of each loaded foot (fz > 100 N, after 0.5 s) relative to its sole: the

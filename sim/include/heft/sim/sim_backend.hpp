@@ -83,6 +83,7 @@ struct SimBusCounters {
 struct SimOptions {
   std::string scenario;
   std::string robots_dir;  // the scenarios' URDFs; empty: the source tree's config/robots
+  std::string urdf;        // the robot (robot.urdf); empty: heft_humanoid*.urdf in robots_dir
   bool adaptation = true;
   double duration_scale = 1.0;
   std::uint64_t seed = 1;
