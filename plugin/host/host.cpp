@@ -20,6 +20,7 @@
 #include "framework_input.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/state_buffer.hpp"
+#include "persistence.hpp"
 #include "plugin_loader.hpp"
 #include "recorder.hpp"
 #include "schedule.hpp"
@@ -131,9 +132,15 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   const std::string plugin_path = FindPlugin(host.plugin, program.name);
   LoadedPlugin plug(plugin_path);
   plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
-  plug->configure();
   log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
             plug->num_links());
+  // host.persistence: start from an earlier run's last settled estimate when it is usable.
+  std::string model_hash;
+  if (!cli.check && !host.persistence.file.empty()) {
+    model_hash = NominalModelHash(pcfg);
+    RestorePersistedEstimate(host.persistence, model_hash, *plug, *log);
+  }
+  plug->configure();
   if (cli.check) {  // everything below opens devices, shared memory and sockets
     if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
       throw std::invalid_argument(cli.config_path +
@@ -220,6 +227,9 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   }
 
   schedule.Start(g_stop);
+  std::unique_ptr<EstimatePersister> persister;
+  if (!host.persistence.file.empty())
+    persister = std::make_unique<EstimatePersister>(host.persistence, model_hash, hand_off, log);
   const std::int64_t t0 = schedule.start_ns();
   if (server) server_thread = std::thread([&] { server->Run(server_stop); });
 
@@ -252,6 +262,10 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   server.reset();
   schedule.Stop();
   plug->deactivate();
+  if (persister) {
+    persister->Stop();  // the last settled estimate, once more
+    log->info("persisted estimate: {} write(s) to {}", persister->writes(), host.persistence.file);
+  }
   telemetry.Drain();
   const double wall = 1e-9 * static_cast<double>(Now() - t0);
 
