@@ -5,7 +5,6 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
-#include <systemd/sd-daemon.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +26,7 @@
 #include "shared_memory.hpp"
 #include "status.hpp"
 #include "telemetry.hpp"
+#include "watchdog.hpp"
 
 #ifndef HEFT_VERSION
 #error "HEFT_VERSION (the project's version) must be defined by the build"
@@ -233,10 +233,12 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   const std::int64_t t0 = schedule.start_ns();
   if (server) server_thread = std::thread([&] { server->Run(server_stop); });
 
-  sd_notify(0, "READY=1");
+  ServiceNotifier notifier;  // READY=1, and WATCHDOG=1 only while the control thread ticks
+  notifier.Ready(Now());
   log->info("running: driver thread 1 kHz, control thread 333 Hz{}",
             backend->steps() ? ", simulated robot" : "");
-  std::int64_t last_progress = 0, last_watchdog = 0;
+  std::int64_t last_progress = 0;
+  bool stalled = false;
   while (!schedule.stopping()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     telemetry.Drain();
@@ -246,9 +248,15 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
                                                1e-3 * static_cast<double>(schedule.ms_stepped()))
                                  : "");
     const std::int64_t now = Now();
-    if (now - last_watchdog > 500'000'000) {
-      sd_notify(0, "WATCHDOG=1");
-      last_watchdog = now;
+    notifier.Poll(now, schedule.control_heartbeat_ns());
+    if (notifier.stalled() != stalled) {
+      stalled = notifier.stalled();
+      if (stalled)
+        log->error(
+            "control thread: no tick for over 100 ms; watchdog keep-alives withheld (systemd "
+            "restarts heftd after WatchdogSec)");
+      else
+        log->warn("control thread ticks again; watchdog keep-alives resumed");
     }
     if (backend->steps() && now - last_progress > 2'000'000'000) {
       log->info("progress: simulated {:.1f} / {:.1f} s ({:.1f}× real time)", backend->time(),
@@ -256,7 +264,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
       last_progress = now;
     }
   }
-  sd_notify(0, "STOPPING=1");
+  notifier.Stopping();
   server_stop.store(true, std::memory_order_release);
   if (server_thread.joinable()) server_thread.join();
   server.reset();
