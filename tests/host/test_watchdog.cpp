@@ -114,9 +114,16 @@ TEST(ServiceNotifier, KeepAlivesOnlyWhileTheControlThreadTicks) {
   EXPECT_EQ(Count(got, "STOPPING=1"), 1);
   EXPECT_EQ(n.keep_alives(), 3U);
   EXPECT_EQ(n.withheld(), 2U);
-  unsetenv("NOTIFY_SOCKET");
   unsetenv("WATCHDOG_USEC");
   unsetenv("WATCHDOG_PID");
+  // Without a watchdog (heft-sim, heftd by hand): no keep-alives, nothing watched.
+  ServiceNotifier off(100'000'000);
+  EXPECT_FALSE(off.enabled());
+  off.Ready(t0);
+  EXPECT_FALSE(off.Poll(t0 + 1'000'000'000, t0));
+  EXPECT_FALSE(off.stalled());
+  EXPECT_EQ(Count(sock.Collect(100), "WATCHDOG=1"), 0);
+  unsetenv("NOTIFY_SOCKET");
 }
 
 // Fails if the host (heft-sim in real time: heftd's threads) sends no READY=1 or more than one,
