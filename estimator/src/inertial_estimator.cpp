@@ -150,6 +150,20 @@ void InertialEstimator::ResetFilter() noexcept {
   gate_.Reset();
 }
 
+bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                                  const Eigen::Ref<const Eigen::MatrixXd>& cov_pi,
+                                  double inflation) {
+  if (pi0.size() != n_ || !Plausible(pi0)) return false;
+  for (int k = 0; k < selection_.size(); ++k)
+    if (!dyn::IsPhysicallyConsistent(pi0.segment<10>(10 * k), 0.0)) return false;
+  if (!filter_.Reset(pi0, config_.initial_sigma, cov_pi, inflation)) return false;
+  for (int k = 0; k < selection_.size(); ++k)
+    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+  handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
+  gate_.Reset();
+  return true;
+}
+
 TickResult InertialEstimator::HandOn() noexcept {
   TickResult res;
   res.status = TickStatus::kInvalidInput;

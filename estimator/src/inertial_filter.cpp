@@ -1,5 +1,6 @@
 #include "heft/estimator/inertial_filter.hpp"
 
+#include <Eigen/LU>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,37 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   x0_ = x_;
   last_rows_ = -1;
   RefreshParameters();
+  return true;
+}
+
+bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                           const dyn::Vector10& sigma0,
+                           const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation) {
+  if (pi0.size() != n_ || cov_pi.rows() != 10 || cov_pi.cols() != n_ || !pi0.allFinite() ||
+      !cov_pi.allFinite() || !std::isfinite(inflation) || inflation < 1.0)
+    return false;
+  // Every body's block in the filter's coordinates, checked before anything changes.
+  Eigen::MatrixXd blocks(10, n_);
+  for (int j = 0; j < k_; ++j) {
+    const dyn::Vector10 pi = pi0.segment<10>(10 * j);
+    const Eigen::Matrix<double, 10, 10> S = cov_pi.middleCols<10>(10 * j);
+    if (!S.isApprox(S.transpose(), 1e-9)) return false;
+    Eigen::Matrix<double, 10, 10> B = inflation * 0.5 * (S + S.transpose());
+    if (kind_ == FilterKind::kLogCholesky) {
+      dyn::Vector10 theta;
+      if (!dyn::ParametersToLogCholesky(pi, theta)) return false;
+      const auto lu = dyn::LogCholeskyJacobian(theta).fullPivLu();
+      if (!lu.isInvertible()) return false;
+      const Eigen::Matrix<double, 10, 10> Gi = lu.inverse();
+      B = Gi * B * Gi.transpose();
+      B = 0.5 * (B + B.transpose());
+    }
+    if (!B.allFinite() || B.llt().info() != Eigen::Success) return false;
+    blocks.middleCols<10>(10 * j) = B;
+  }
+  if (!Reset(pi0, sigma0)) return false;
+  P_.setZero();
+  for (int j = 0; j < k_; ++j) P_.block<10, 10>(10 * j, 10 * j) = blocks.middleCols<10>(10 * j);
   return true;
 }
 

@@ -138,6 +138,14 @@ class InertialEstimator {
   // Back to nominal parameters and the initial covariance; keeps the bias. The handed parameters
   // are not reset: every hand-off, a reset's included, moves at the rate limit (HandOn).
   void ResetFilter() noexcept;
+  // Starts from given parameters instead of nominal (heftd's persisted estimate, host.persistence):
+  // the filter at π0 (10k) with the covariance `cov_pi` (10 × 10k, the hand-off's blocks) times
+  // `inflation` (>= 1, so that the filter can relearn), and the handed parameters at π0 at once.
+  // Keeps the bias; the gate restarts. Set-up only (allocates). Returns false and changes nothing
+  // if π0 is outside the divergence guard's bounds, not physically consistent, or the covariance
+  // not positive definite.
+  bool StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                 const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation);
   // One control period of the hand-off without a measurement: the handed parameters take one
   // rate-limited step towards the filter's estimate. Step does this itself; a host calls it on
   // the ticks it does not step (estimation disabled or waiting), so a reset reaches the

@@ -73,6 +73,14 @@ class InertialFilter {
   // deviation `sigma0` (10 values, in the filter's own coordinates: θ for the EKF, π for the KF),
   // repeated for every body. Returns false if π0 is not physically consistent (EKF).
   bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0);
+  // The same, but the state's covariance from `cov_pi` (10 × 10k: body k's 10×10 covariance of π
+  // in columns 10k..10k+9, as the hand-off carries it; bodies uncorrelated) times `inflation`,
+  // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0). P₀, what
+  // Inflate and RecoverCovariance go back to, is still sigma0's. Returns false and changes
+  // nothing if π0 is not physically consistent, or a block is not finite, symmetric and positive
+  // definite, or inflation is not a finite number >= 1.
+  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0,
+             const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation);
 
   // P += Q (random walk; q holds per-state variances per second, 10 values, scaled by dt).
   void Predict(const dyn::Vector10& q_per_second, double dt) noexcept;
