@@ -28,6 +28,8 @@ class SimulatedFactory final : public host::BackendFactory {
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;
   }
   bool lockstep() const override { return config_.lockstep; }
+  // The simulation went unstable during the run (MuJoCo reset it): the run is void.
+  bool void_run() const { return void_run_; }
   std::unique_ptr<host::Backend> Create(const host::HostConfig& host,
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
@@ -36,6 +38,7 @@ class SimulatedFactory final : public host::BackendFactory {
     log.info("simulated robot: scenario {} ({}), adaptation {}, {:.1f} s", config_.options.scenario,
              backend->robot().scenario().description, config_.options.adaptation ? "on" : "off",
              backend->duration());
+    backend->ReportVoidRunTo(&void_run_);
     if (deviations_)
       WriteDeviations(backend->robot(), host.telemetry, log);
     else
@@ -70,6 +73,7 @@ class SimulatedFactory final : public host::BackendFactory {
   }
   SimulationConfig config_;
   bool deviations_ = false;  // simulation.deviations is configured
+  bool void_run_ = false;
 };
 
 }  // namespace
@@ -77,5 +81,7 @@ class SimulatedFactory final : public host::BackendFactory {
 
 int main(int argc, char** argv) {
   heft::sim::SimulatedFactory factory;
-  return heft::host::Main({"heft-sim", true}, argc, argv, factory);
+  const int code = heft::host::Main({"heft-sim", true}, argc, argv, factory);
+  // A run MuJoCo had to reset is void: its telemetry is not the scenario's (exit 1).
+  return code == 0 && factory.void_run() ? 1 : code;
 }

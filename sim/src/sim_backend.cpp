@@ -277,6 +277,7 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   if (estimate) scenario_.controller->OnInertialEstimate(*estimate);
   scenario_.controller->Compute(t, truth_, tau_);
   plant_->Step(tau_);
+  if (unstable_at_ < 0.0 && plant_->unstable()) unstable_at_ = t;
   plant_->Sample(truth_);
   // What the sensors report of the state after the step.
   measured_ = truth_;

@@ -125,6 +125,9 @@ class SimulatedRobot {
   void TruePayload(Eigen::VectorXd& out) const noexcept;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
+  // The simulated time at which MuJoCo found the simulation unstable (and reset it: everything
+  // after is void), or a negative number while it has not.
+  double unstable_at() const { return unstable_at_; }
   // What the faults did, per bus (drivers order). Read after the run (or between steps).
   const std::vector<SimBusCounters>& bus_counters() const { return bus_counters_; }
   // The state after the last step as MuJoCo has it (truth; the base is not on the buses: with
@@ -177,6 +180,7 @@ class SimulatedRobot {
   SimNoise noise_;
   std::int64_t now_ns_ = 0;
   int tick_ = 0;
+  double unstable_at_ = -1.0;
 };
 
 }  // namespace heft::sim
