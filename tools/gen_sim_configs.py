@@ -70,6 +70,25 @@ SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
 IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
 
 
+# The simulated robot's deviations from the URDF heft is given (simulation.deviations,
+# config/README.md): mass, CoM and inertia per body, friction per joint, sensor offsets, gains and
+# biases, drawn from a seed. HEFT_SIM_DEVIATIONS=PRESET[:SEED] (e.g. "default" or "default:7")
+# writes `deviations: {preset: PRESET, seed: SEED}` (seed 1 unless given) into every simulated
+# configuration; unset, the key is left out and the simulated robot is exactly its URDF (what the
+# committed configurations are). A scenario may override it with its own "deviations" entry in
+# SCENARIOS.
+def deviations_line(value):
+    if not value:
+        return []
+    preset, _, seed = value.partition(":")
+    if preset not in ("ideal", "default") or (seed and not seed.isdigit()):
+        raise SystemExit("HEFT_SIM_DEVIATIONS=%r: expected ideal|default[:SEED]" % value)
+    return ["  deviations: {preset: %s, seed: %s}" % (preset, seed or "1")]
+
+
+SIM_DEVIATIONS = os.environ.get("HEFT_SIM_DEVIATIONS", "")
+
+
 # The robot's estimator settings (config/heft.yaml). Under systemd heftd is started by
 # robot-walking.target, so its start is the walking signal: no wait for a "walking" command.
 SHIPPED_ESTIMATOR = [
@@ -155,8 +174,9 @@ def main():
                   "  calibration: {enabled: false, window: 1.0, max_speed: 0.3}",
                   "  wait_for_walking: true",
                   "simulation:", "  scenario: %s" % name, "  adaptation: true", "  lockstep: true",
-                  "  walking_after: %g" % s["walking_after"], "  seed: 1",
-                  "host:", "  realtime: {priority: 80, lock_memory: true}", ""]
+                  "  walking_after: %g" % s["walking_after"], "  seed: 1"]
+        lines += deviations_line(s.get("deviations", SIM_DEVIATIONS))
+        lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
         with open(os.path.join(root, name + ".yaml"), "w") as f:
             f.write("\n".join(lines))
     if folder:
@@ -182,8 +202,9 @@ def main():
              "backend: simulated", "robot:", "  urdf: ../robots/heft_humanoid.urdf", "  floating_base: true"]
     lines += drivers(True, imu=True)
     lines += SHIPPED_ESTIMATOR
-    lines += ["simulation:", "  scenario: standing-curl", "  adaptation: true", "  lockstep: true", "  seed: 1",
-              "host:", "  realtime: {priority: 80, lock_memory: true}", ""]
+    lines += ["simulation:", "  scenario: standing-curl", "  adaptation: true", "  lockstep: true", "  seed: 1"]
+    lines += deviations_line(SIM_DEVIATIONS)
+    lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
     with open(os.path.join(root, "standing-curl.yaml"), "w") as f:
         f.write("\n".join(lines))
 

@@ -77,6 +77,13 @@ void SimulatedBackend::TelemetryValues(std::int64_t t_ns, std::vector<double>& l
 }
 
 void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) {
+  if (robot_->unstable_at() >= 0.0) {
+    log.error(
+        "simulated robot: MuJoCo found the simulation unstable at t = {:.3f} s and reset it; the "
+        "run is void from there (the controller could not hold this robot)",
+        robot_->unstable_at());
+    if (void_run_) *void_run_ = true;
+  }
   for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
     const SimBusCounters& sc = robot_->bus_counters()[b];
     log.info(

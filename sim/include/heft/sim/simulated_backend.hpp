@@ -40,6 +40,8 @@ class SimulatedBackend final : public host::Backend {
   void LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) override;
 
   const SimulatedRobot& robot() const { return *robot_; }
+  // Set-up: `*flag` becomes true in LogSummary when the simulation went unstable (the run is void).
+  void ReportVoidRunTo(bool* flag) { void_run_ = flag; }
 
  private:
   // The truth at a control tick, from the stepper thread to the telemetry thread.
@@ -58,6 +60,7 @@ class SimulatedBackend final : public host::Backend {
   std::unique_ptr<hal::SpscQueue<Truth, 8192>> truth_queue_;
   Truth truth_{};  // telemetry thread: the latest truth popped
   bool have_truth_ = false;
+  bool* void_run_ = nullptr;
 };
 
 }  // namespace heft::sim
