@@ -49,7 +49,13 @@ class SimulatedBackend final : public host::Backend {
     std::int64_t t_ns;
     std::array<double, 10 * hal::kMaxEstimatedLinks> pi;
     std::array<double, 4> errors;
+    // Normalised estimation error squared of each handed π against the truth, with the handed
+    // covariance: eᵀ Σ⁻¹ e, χ²(10) when the covariance is honest (NaN when Σ is not definite).
+    std::array<double, hal::kMaxEstimatedLinks> nees;
   };
+  // The NEES of the latest hand-off against the truth now (stepper thread, no allocation).
+  void UpdateNees() noexcept;
+  std::array<double, hal::kMaxEstimatedLinks> nees_{};  // stepper thread
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
   double duration_ = 0.0;
