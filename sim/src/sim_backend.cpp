@@ -84,6 +84,9 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   so.duration_scale = options.duration_scale;
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
+  // The operator's procedure (scenario.hpp): when the load arrives; a robot without foot cells.
+  so.load_after = options.load_after;
+  so.foot_sensors = !drivers.ft_cells.empty();
   scenario_ = scenarios::MakeScenario(options.scenario, so);
   plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);

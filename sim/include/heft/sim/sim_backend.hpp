@@ -85,6 +85,7 @@ struct SimOptions {
   std::string robots_dir;  // the scenarios' URDFs; empty: the source tree's config/robots
   bool adaptation = true;
   double duration_scale = 1.0;
+  double load_after = 0.0;  // s: the scenario holds still, unloaded, this long first
   std::uint64_t seed = 1;
   SimNoise noise;
   std::vector<SimFault> faults;
