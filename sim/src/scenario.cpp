@@ -220,11 +220,41 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
     config.amplitude = 0.7;
     config.frequency = 0.333;
   }
+  // The operator's procedure: unloaded and holding home for load_after seconds, then the load.
+  payload.start = options.load_after;
+  config.start = options.load_after;
+  s.duration += options.load_after;
   s.payloads = {payload};
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<JointTaskController>(
       s.urdf_path, s.joint_names, s.estimated_links, options.adaptation, config);
   return s;
+}
+
+// The identification recording: squats at 0.25, 0.5 and 1 Hz with side-to-side sway, then steps in
+// place (weight shifts and foot lifts), the waist and arms moving throughout (Mistry et al.'s
+// training motion, TrainingMotion). 60 s × duration_scale (at least 12 s); the steps take their
+// share at the end, one step per 10 s of the whole (at least two).
+void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& options) {
+  const double total = std::max(12.0, 60.0 * options.duration_scale);
+  config.steps = std::max(2, static_cast<int>(std::lround(total / 10.0)));
+  config.touchdown_speed = 0.25;
+  const double per_step = config.shift_time + config.lift_time + 0.3;
+  const double squat_start = 1.0;
+  const double squat_end = total - 1.5 - config.steps * per_step - 0.5;
+  config.settle = squat_end + 0.5;  // the first weight shift
+  for (std::size_t i = 0; i < s.joint_names.size(); ++i) {
+    if (s.joint_names[i] == "left_shoulder_roll") config.posture[i] = 0.25;  // arms off the torso
+    if (s.joint_names[i] == "right_shoulder_roll") config.posture[i] = -0.25;
+  }
+  s.initial_joints = config.posture;
+  s.duration = config.settle + config.steps * per_step + 1.5;
+  config.excitation =
+      TrainingMotion(s.joint_names, options.seed + 1, squat_start, squat_end, s.duration - 0.5);
+  s.description =
+      "identification recording: squats (0.12 m at 0.25/0.5/1 Hz) with ±3 cm sway, then " +
+      std::to_string(config.steps) +
+      " steps in place; waist and arms moving throughout (Mistry et al.'s training motion)";
 }
 
 Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
@@ -244,7 +274,11 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   s.fall_height = 0.6 * config.pelvis_height;
   s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height, legs));
   config.posture = s.initial_joints;
-  s.wrench_links = {"left_foot", "right_foot"};
+  if (options.foot_sensors) {
+    s.wrench_links = {"left_foot", "right_foot"};
+  } else {
+    config.left_wrench = config.right_wrench = -1;  // contact from the feet's kinematics
+  }
   s.estimated_links = {"torso"};
   s.scored_error = "pelvis_height_error";
   const int torso = MujocoBodyId(robot.model.get(), "torso", s.urdf_path);
@@ -294,6 +328,8 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     dumbbell.attached = DumbbellParameters(WristOf(robot.model.get(), forearm, s.urdf_path));
     dumbbell.attach_time = 3.0;
     s.payloads = {dumbbell};
+  } else if (name == "excite") {
+    ExciteScenario(s, config, options);
   } else {
     s.description =
         "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
@@ -303,6 +339,15 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
   if (s.payloads.empty()) s.payloads = {payload};
+  // The operator's procedure: standing still and unloaded for load_after seconds, then the rest.
+  for (Payload& p : s.payloads) p.start = options.load_after;
+  config.settle += options.load_after;
+  config.curl_start += options.load_after;
+  Excitation& x = config.excitation;
+  x.start += options.load_after;
+  x.end += options.load_after;
+  x.waves_end += options.load_after;
+  s.duration += options.load_after;
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
@@ -328,22 +373,28 @@ double MassWaveform::Mass(double t) const noexcept {
 }
 
 Vector10 Payload::At(double t) const noexcept {
+  if (t < start) return nominal;  // not loaded yet
+  t -= start;
   return nominal * (mass.Mass(t) / nominal[0]) + (t >= attach_time ? attached : Vector10::Zero());
 }
 
 std::vector<std::string> ScenarioNames() {
-  return {"forearm-load", "torso-load", "dumbbell-curl", "step-in-place", "walk", "standing-curl"};
+  return {"forearm-load", "torso-load",    "dumbbell-curl", "step-in-place",
+          "walk",         "standing-curl", "excite"};
 }
 
 Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
   if (!(options.duration_scale > 0.0)) {
     throw std::invalid_argument("ScenarioOptions::duration_scale must be > 0");
   }
+  if (!(options.load_after >= 0.0 && options.load_after < 1e6)) {
+    throw std::invalid_argument("ScenarioOptions::load_after must be >= 0 s");
+  }
   const std::string dir =
       options.robots_dir.empty() ? HEFT_SCENARIOS_ROBOTS_DIR : options.robots_dir;
   if (name == "forearm-load" || name == "dumbbell-curl") return ArmScenario(name, options, dir);
   if (name == "torso-load" || name == "step-in-place" || name == "walk" ||
-      name == "standing-curl") {
+      name == "standing-curl" || name == "excite") {
     return LegScenario(name, options, dir);
   }
   std::string known;

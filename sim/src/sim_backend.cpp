@@ -86,6 +86,9 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
   so.urdf_path = options.urdf;
+  // The operator's procedure (scenario.hpp): when the load arrives; a robot without foot cells.
+  so.load_after = options.load_after;
+  so.foot_sensors = !drivers.ft_cells.empty();
   scenario_ = scenarios::MakeScenario(options.scenario, so);
   plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
   for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));

@@ -90,7 +90,7 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   SimulationConfig sim;
   const config::Node s = root["simulation"];  // throws: missing required key
   s.AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
-               "noise", "deviations", "faults", "candump"});
+               "noise", "deviations", "faults", "candump", "load_after"});
   sim.options.scenario = s.Get<std::string>("scenario");
   const auto names = scenarios::ScenarioNames();
   if (std::find(names.begin(), names.end(), sim.options.scenario) == names.end()) {
@@ -103,6 +103,8 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   sim.lockstep = s.Get<bool>("lockstep", true, {});
   sim.options.seed = static_cast<std::uint64_t>(s.Get<int>("seed", 1, {0, 1 << 30}));
   sim.walking_after = s.Get<double>("walking_after", 0.5, {0.0, 60.0});
+  // The operator's procedure: the scenario starts (load, task) this late (scenario.hpp).
+  sim.options.load_after = s.Get<double>("load_after", 0.0, {0.0, 600.0});
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {

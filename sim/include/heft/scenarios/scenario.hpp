@@ -27,13 +27,15 @@ struct MassWaveform {
 };
 
 /// The true π of one link: its nominal π scaled to the waveform's mass (centre of mass kept,
-/// inertia scaled with the mass), plus a rigidly attached body (e.g. a dumbbell).
+/// inertia scaled with the mass), plus a rigidly attached body (e.g. a dumbbell). Before `start`
+/// the link is unloaded (its nominal π); the waveform and `attach_time` count from `start`.
 struct Payload {
   std::string link;
   Vector10 nominal = Vector10::Zero();  ///< the link's π in the URDF
   MassWaveform mass;
   Vector10 attached = Vector10::Zero();  ///< added π (link frame)
-  double attach_time = 0.0;              ///< [s] `attached` is held from this time on
+  double attach_time = 0.0;              ///< [s] after `start`: `attached` is held from then on
+  double start = 0.0;                    ///< [s] the load's arrival
   [[nodiscard]] Vector10 At(double t) const noexcept;
 };
 
@@ -50,6 +52,13 @@ struct ScenarioOptions {
   /// Joint order of the state samples the controller will receive; empty: the URDF's order as
   /// MuJoCo loads it (the scenarios' Plant).
   std::vector<std::string> state_joint_names;
+  /// [s] The operator's procedure: the robot holds its pose (stands still), unloaded, for this
+  /// long — the estimator's start-up calibration — and then the scenario runs as it would from
+  /// t = 0 (payload, task, gait all shifted; the duration grows by as much). 0: from t = 0.
+  double load_after = 0.0;
+  /// False: the robot has no foot F/T cells (floating base; the controller then takes contact
+  /// from the feet's kinematics and the plant measures no foot wrench).
+  bool foot_sensors = true;
 };
 
 /// A foot's sole (the foot link's URDF collision box: the centre of its bottom face and its half
@@ -77,7 +86,7 @@ struct Scenario {
 };
 
 /// The registered names: forearm-load, torso-load, dumbbell-curl, step-in-place, walk,
-/// standing-curl.
+/// standing-curl, excite.
 std::vector<std::string> ScenarioNames();
 
 /// Builds a scenario. Unknown names throw std::invalid_argument listing the known ones.

@@ -87,6 +87,7 @@ struct SimOptions {
   std::string urdf;        // the robot (robot.urdf); empty: heft_humanoid*.urdf in robots_dir
   bool adaptation = true;
   double duration_scale = 1.0;
+  double load_after = 0.0;  // s: the scenario holds still, unloaded, this long first
   std::uint64_t seed = 1;
   SimNoise noise;
   DeviationConfig deviations;  // the simulated robot vs its URDF (default: ideal, the URDF)
