@@ -19,7 +19,6 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       x_previous_(Eigen::VectorXd::Zero(n_)),
       p0_diagonal_(Eigen::VectorXd::Zero(n_)),
       P_(Eigen::MatrixXd::Identity(n_, n_)),
-      P0_(Eigen::MatrixXd::Identity(n_, n_)),
       T_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
@@ -49,9 +48,7 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   }
   P_.setZero();
   for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % 10] * sigma0[i % 10];
-  P0_ = P_;
   x0_ = x_;
-  last_rows_ = -1;
   RefreshParameters();
   return true;
 }
@@ -148,7 +145,6 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
     ++rows;
   }
   auto H = Hc_.topRows(rows);
-  last_rows_ = rows;
   if (kind_ == FilterKind::kLogCholesky) {  // H = H_π G(θ), block by block
     for (int j = 0; j < k_; ++j)
       H.middleCols<10>(10 * j).noalias() =
@@ -194,17 +190,20 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   return ok && std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
 }
 
-bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
-  const auto H = Hc_.topRows(m);
-  const auto y = yc_.head(m);
-  // A = P⁻¹ + HᵀH.
-  llt_.compute(P_);
+bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept {
+  llt_.compute(B);
   if (llt_.info() != Eigen::Success) return false;
   A_.setIdentity();
   llt_.solveInPlace(A_);
-  A_.noalias() += H.transpose() * H;
+  A_.noalias() += Hc_.topRows(m).transpose() * Hc_.topRows(m);
   llt_.compute(A_);
-  if (llt_.info() != Eigen::Success) return false;
+  return llt_.info() == Eigen::Success;
+}
+
+bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
+  const auto H = Hc_.topRows(m);
+  const auto y = yc_.head(m);
+  if (!FactorInformation(P_, m)) return false;  // A = P⁻¹ + HᵀH
   b_.noalias() = H.transpose() * y;
   dx_ = b_;
   llt_.solveInPlace(dx_);
@@ -281,33 +280,10 @@ void InertialFilter::Revert() noexcept {
   RefreshParameters();
 }
 
-bool InertialFilter::AddMeasuredPart(const Eigen::MatrixXd& B, double weight, int m) noexcept {
-  // Δ(B) = B − (B⁻¹ + HᵀH)⁻¹, the information form's two factorisations.
-  const auto H = Hc_.topRows(m);
-  llt_.compute(B);
-  if (llt_.info() != Eigen::Success) return false;
-  A_.setIdentity();
-  llt_.solveInPlace(A_);
-  A_.noalias() += H.transpose() * H;
-  llt_.compute(A_);
-  if (llt_.info() != Eigen::Success) return false;
-  T_.setIdentity();
-  llt_.solveInPlace(T_);
-  P_ += weight * (B - T_);
-  return true;
-}
-
 void InertialFilter::Inflate(double factor, double cap) noexcept {
   P_before_inflation_ = P_;
-  const bool measured = last_rows_ > 0 &&
-                        AddMeasuredPart(P_before_inflation_, factor - 1.0, last_rows_) &&
-                        AddMeasuredPart(P0_, 1.0, last_rows_);
-  if (!measured) {
-    P_ = factor * P_before_inflation_;
-    P_.diagonal() += p0_diagonal_;
-  }
-  T_ = P_.transpose();
-  P_ = 0.5 * (P_ + T_);
+  P_ *= factor;
+  P_.diagonal() += p0_diagonal_;
   for (int i = 0; i < n_; ++i) {
     const double limit = cap * p0_diagonal_[i];
     if (!(P_(i, i) > limit)) continue;
@@ -322,7 +298,8 @@ bool InertialFilter::RecoverCovariance() noexcept {
     llt_.compute(P_);
     if (llt_.info() == Eigen::Success) return false;
   }
-  P_ = P0_;
+  P_.setZero();
+  P_.diagonal() = p0_diagonal_;
   ++covariance_resets_;
   return true;
 }

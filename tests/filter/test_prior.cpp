@@ -1,5 +1,4 @@
-// Where the data say nothing, the prior stands: the prior pseudo-measurement (PullToPrior) and the
-// release's inflation confined to what the measurement sees (Inflate).
+// Where the data say nothing, the prior stands: the prior pseudo-measurement (PullToPrior).
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
@@ -75,28 +74,7 @@ TEST(PriorPull, ReturnsADriftedUnobservedStateToThePrior) {
   EXPECT_LT(std::abs(f.parameters()[5] - s.pi0[5]), 0.5 * drift);
 }
 
-// Fails if a release inflates a state the measurement does not see (the unexcited directions stay
-// as they were) or fails to open the ones it sees by at least the factor.
-TEST(Inflate, OpensOnlyWhatTheMeasurementSees) {
-  ThreeObserved s;
-  InertialFilter& f = s.f;
-  for (int k = 0; k < 50; ++k) {
-    InertialFilter::Candidate c;
-    ASSERT_TRUE(f.Evaluate(s.H, s.H * s.pi0, c));
-    ASSERT_TRUE(f.Apply());
-  }
-  const Eigen::MatrixXd before = f.covariance();
-  InertialFilter::Candidate c;
-  ASSERT_TRUE(f.Evaluate(s.H, s.H * s.pi0, c));
-  f.Inflate(10.0);
-  const Eigen::MatrixXd& after = f.covariance();
-  for (int i = 3; i < 10; ++i) EXPECT_DOUBLE_EQ(after(i, i), before(i, i)) << "state " << i;
-  for (int i = 0; i < 3; ++i) EXPECT_GT(after(i, i), 9.0 * before(i, i)) << "state " << i;
-  Eigen::LLT<Eigen::MatrixXd> llt(after);
-  EXPECT_EQ(llt.info(), Eigen::Success);
-}
-
-// Fails if the pull or the confined inflation allocate (they run in the control tick).
+// Fails if the pull allocates (it runs in the control tick).
 TEST(PriorPull, AllocatesNothing) {
   InertialFilter f(FilterKind::kLogCholesky, 4, 35);
   Eigen::VectorXd pi0(40);
@@ -112,7 +90,6 @@ TEST(PriorPull, AllocatesNothing) {
   InertialFilter::Candidate c;
   ASSERT_TRUE(f.Evaluate(H, z, c));
   test::AllocationScope scope;
-  f.Inflate(10.0, 100.0);
   const bool pulled = f.PullToPrior(0.01);
   EXPECT_EQ(scope.count(), 0u);
   EXPECT_TRUE(pulled);

@@ -80,7 +80,7 @@ struct EstimatorConfig {
   // kPriorPullTicks ticks whose measurement was used, with w = ticks·dt/τ): in directions the
   // motion does not excite, the estimate returns to the nominal parameters over about τ of
   // estimation instead of wandering. 0: off (the paper's filter).
-  double prior_time_constant = 2.0;  // s
+  double prior_time_constant = 0.0;  // s
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;

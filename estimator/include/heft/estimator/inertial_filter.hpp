@@ -41,11 +41,12 @@
 // (a torso's mass and horizontal first moment while it stands) are honoured, but the estimate
 // wanders along what they leave free (its CoM height, its inertia), driven by noise and small
 // model errors, since the filter's prior is always centred on its current estimate and forgets
-// where it started. Two things keep the starting prior standing there:
-// - PullToPrior: the prior N(x₀, P₀) re-enters as a pseudo-measurement at a slow rate. Its gain is
-//   P (P + P₀/w)⁻¹: ≈ w where P ≈ P₀ (no data), ≈ 0 where the data dominate, so it anchors exactly
-//   the directions the data leave free and leaves the others to the data;
-// - a release inflates P only where the measurement looks (Inflate).
+// where it started. PullToPrior (opt-in) keeps the starting prior standing there: the prior
+// N(x₀, P₀) re-enters as a pseudo-measurement at a slow rate. Its gain is P (P + P₀/w)⁻¹: ≈ w where
+// P ≈ P₀ (no data), ≈ 0 where the data dominate, so it anchors the directions the data leave free.
+// Its price: it also pulls, at up to that rate, a genuine change the data see only weakly (a
+// dumbbell's CoM along an axis the curl barely excites), and it is information the filter counts
+// although it is not new.
 //
 // Set-up allocates; Predict, Evaluate, Apply and Inflate do not (sizes fixed at construction).
 #pragma once
@@ -114,16 +115,12 @@ class InertialFilter {
   // Undoes the last Apply (the divergence guard's fall-back to the last good state).
   void Revert() noexcept;
 
-  // Inflates the covariance where the last evaluated measurement looks, used when gating has
-  // rejected a lasting change: what the filter had learnt there no longer holds. With H the last
-  // Evaluate's rows (in the filter's coordinates) and Δ(B) = B − (B⁻¹ + HᵀH)⁻¹ the covariance that
-  // measurement would remove from a covariance B (Δ(B) ⪰ 0, zero on directions H does not see):
-  //   P ← P + (factor − 1)·Δ(P) + Δ(P₀).
-  // Directions the measurement does not see keep their variance (an unexcited parameter is not
-  // thrown open by a load change elsewhere). Bounded: a state whose variance would exceed
-  // cap·P₀ᵢᵢ has its row and column scaled down to it (a congruence D P D with diagonal D ≤ 1, so
-  // P stays positive definite). Before any Evaluate, or if a factorisation fails, the whole P is
-  // inflated: P ← factor·P + P₀.
+  // Inflates the covariance: P ← factor·P + P₀ (P₀ the initial covariance of Reset), used when
+  // gating has rejected a lasting change: what the filter had learnt no longer holds — for every
+  // parameter of the link, seen by the current measurement or not (a load changes them all).
+  // Bounded: a state whose variance would exceed cap·P₀ᵢᵢ has its row and column scaled down to it
+  // (a congruence D P D with diagonal D ≤ 1, so P stays positive definite), so repeated releases
+  // can never grow P without bound in directions no measurement renews.
   void Inflate(double factor, double cap = std::numeric_limits<double>::infinity()) noexcept;
 
   // Numeric recovery: if P is not finite or not positive definite (what an overflow leaves), it
@@ -148,8 +145,9 @@ class InertialFilter {
   // the NIS of those rows; false if unusable.
   bool InformationUpdate(int m, double& nis) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
-  // P_ += weight · Δ(B) on the rows Hc_.topRows(m) (Inflate); false if a factorisation fails.
-  bool AddMeasuredPart(const Eigen::MatrixXd& B, double weight, int m) noexcept;
+  // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form);
+  // false if B or A is not positive definite.
+  bool FactorInformation(const Eigen::MatrixXd& B, int m) noexcept;
   // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
   double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                   const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
@@ -157,8 +155,7 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::MatrixXd P_, P0_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
-  int last_rows_ = -1;  // rows of Hc_ the last Evaluate compacted (-1: none yet)
+  Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   std::uint64_t covariance_resets_ = 0;
