@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "telemetry.hpp"  // the host's π column names
+
 namespace heft::sim {
 
 SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
@@ -54,8 +56,7 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
 
 std::vector<std::string> SimulatedBackend::LinkColumns() const {
   std::vector<std::string> columns;
-  for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
-    columns.push_back(std::string("true_") + q);
+  for (const char* q : host::kInertialColumns) columns.push_back(std::string("true_") + q);
   return columns;
 }
 
