@@ -22,11 +22,14 @@
 
 #include "anomalies.hpp"
 #include "plot.hpp"
+#include "telemetry_table.hpp"
 
 namespace {
 
+using heft::report::Read;
 using heft::report::Series;
 using heft::report::Style;
+using heft::report::Table;
 
 constexpr const char* kUsage = R"(usage: heft-report [--check] RUN_DIR
        heft-report --help | --version
@@ -46,41 +49,6 @@ Exit codes:
   2  usage error: unknown option, no or more than one RUN_DIR
   3  RUN_DIR does not exist, holds no adaptive-run telemetry, or report.md could not be written
 )";
-
-struct Table {
-  std::vector<std::string> names;
-  std::vector<std::vector<double>> rows;
-  bool ok = false;
-  int col(const std::string& n) const {
-    const auto it = std::find(names.begin(), names.end(), n);
-    return it == names.end() ? -1 : static_cast<int>(it - names.begin());
-  }
-  std::vector<double> column(const std::string& n) const {
-    std::vector<double> out;
-    const int c = col(n);
-    if (c < 0) return out;
-    for (const auto& r : rows) out.push_back(r[c]);
-    return out;
-  }
-};
-
-Table Read(const std::string& path) {
-  Table t;
-  std::ifstream in(path);
-  if (!in) return t;
-  std::string line;
-  std::getline(in, line);
-  std::stringstream hs(line);
-  for (std::string c; std::getline(hs, c, ',');) t.names.push_back(c);
-  while (std::getline(in, line)) {
-    std::vector<double> r;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) r.push_back(std::strtod(c.c_str(), nullptr));
-    if (r.size() == t.names.size()) t.rows.push_back(std::move(r));
-  }
-  t.ok = !t.rows.empty();
-  return t;
-}
 
 double Rms(const std::vector<double>& v) {
   double s = 0;
@@ -152,13 +120,13 @@ int main(int argc, char** argv) {
     std::string name, link, error, unit, paper_off, paper_on, task;
   };
   const std::vector<Scenario> scenarios = {
-      {"forearm-load", "left_forearm", "left_elbow_error", "rad", "1.0956", "0.1499",
+      {"forearm-load", "left_forearm", "left_elbow_error_rad", "rad", "1.0956", "0.1499",
        "elbow angle error"},
-      {"dumbbell-curl", "left_forearm", "left_elbow_error", "rad", "", "", "elbow angle error"},
-      {"torso-load", "torso", "pelvis_height_error", "m", "0.0352", "0.0157",
+      {"dumbbell-curl", "left_forearm", "left_elbow_error_rad", "rad", "", "", "elbow angle error"},
+      {"torso-load", "torso", "pelvis_height_error_m", "m", "0.0352", "0.0157",
        "pelvis height error"},
-      {"step-in-place", "torso", "pelvis_height_error", "m", "", "", "pelvis height error"},
-      {"walk", "torso", "pelvis_height_error", "m", "", "", "pelvis height error"},
+      {"step-in-place", "torso", "pelvis_height_error_m", "m", "", "", "pelvis height error"},
+      {"walk", "torso", "pelvis_height_error_m", "m", "", "", "pelvis height error"},
   };
   std::vector<heft::report::ScenarioFigures> figures;
   std::ostringstream md, table2, per;
@@ -188,16 +156,17 @@ int main(int argc, char** argv) {
            << " | " << Fmt("%.4f", rms_on) << " " << s.unit << " | " << Fmt("%.1f×", ratio) << " | "
            << s.paper_off << " | " << s.paper_on << " |\n";
     // Estimate against truth over the last quarter (estimating).
-    const auto t = on.column("t"), state = on.column("state");
-    const auto m = on.column(s.link + "_est_m"), mt = on.column(s.link + "_true_m");
-    const auto hm = on.column(s.link + "_m");
+    const auto t = on.seconds("t_ns");
+    const auto state = on.strings("state");
+    const auto m = on.column(s.link + "_est_mass_kg"), mt = on.column(s.link + "_true_mass_kg");
+    const auto hm = on.column(s.link + "_mass_kg");
     const double t_end = t.back();
     double me = 0, ce = 0, ie = 0;
     int n = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t[i] < 0.75 * t_end || state[i] != 3) continue;
+      if (t[i] < 0.75 * t_end || state[i] != "estimating") continue;
       const auto& r = on.rows[i];
-      const int e0 = on.col(s.link + "_est_m"), t0 = on.col(s.link + "_true_m");
+      const int e0 = on.col(s.link + "_est_mass_kg"), t0 = on.col(s.link + "_true_mass_kg");
       me += std::abs(r[e0] - r[t0]) / r[t0];
       double dc = 0, di = 0, ni = 0;
       for (int k = 1; k < 4; ++k) dc += std::pow(r[e0 + k] / r[e0] - r[t0 + k] / r[t0], 2);
@@ -213,7 +182,7 @@ int main(int argc, char** argv) {
     std::vector<double> conv;
     double event = -1;
     for (std::size_t i = 1; i < t.size(); ++i) {
-      if (state[i] == 3 && state[i - 1] != 3) event = t[i];
+      if (state[i] == "estimating" && state[i - 1] != "estimating") event = t[i];
       if (std::abs(mt[i] - mt[i - 1]) > 0.5) event = t[i];
       if (event >= 0 && std::abs(m[i] - mt[i]) < 0.05 * mt[i]) {
         conv.push_back(t[i] - event);
@@ -221,9 +190,9 @@ int main(int argc, char** argv) {
       }
     }
     const double t5 = conv.empty() ? NAN : Quantile(conv, 0.5);
-    const auto ts = on.column("tick_status");
-    const double gated = static_cast<double>(std::count(ts.begin(), ts.end(), 2.0));
-    const double released = static_cast<double>(std::count(ts.begin(), ts.end(), 3.0));
+    const auto ts = on.strings("tick_status");
+    const double gated = static_cast<double>(std::count(ts.begin(), ts.end(), "gated"));
+    const double released = static_cast<double>(std::count(ts.begin(), ts.end(), "released"));
     const auto rl = on.column("rate_limited"), cons = on.column("consistent");
     const double rate_frac = Fraction(rl, 1.0);
     const double raw_consistent = Fraction(cons, 1.0);
@@ -231,7 +200,7 @@ int main(int argc, char** argv) {
     // CoM).
     int handed_bad = 0;
     for (const auto& r : on.rows) {
-      const int c = on.col(s.link + "_m");
+      const int c = on.col(s.link + "_mass_kg");
       const double mm = r[c];
       const double cx = r[c + 1] / mm, cy = r[c + 2] / mm, cz = r[c + 3] / mm;
       const double ixx = r[c + 4] - mm * (cy * cy + cz * cz),
@@ -300,18 +269,18 @@ int main(int argc, char** argv) {
     // Figures.
     const std::string f_on = dir + "/" + s.name + "-adaptive.csv",
                       f_off = dir + "/" + s.name + "-nominal.csv";
-    heft::report::Plot(dir, s.name + "-mass.png",
-                       s.name + ": " + s.link + " mass, estimate against truth",
-                       s.link + " mass m [kg]",
-                       {{f_on, "t", s.link + "_est_m", "raw estimate (EKF)", Style::kPrimary},
-                        {f_on, "t", s.link + "_m", "handed on (rate-limited)", Style::kSecondary},
-                        {f_on, "t", s.link + "_true_m", "truth", Style::kTruth}});
+    heft::report::Plot(
+        dir, s.name + "-mass.png", s.name + ": " + s.link + " mass, estimate against truth",
+        s.link + " mass m [kg]",
+        {{f_on, "t_ns", s.link + "_est_mass_kg", "raw estimate (EKF)", Style::kPrimary},
+         {f_on, "t_ns", s.link + "_mass_kg", "handed on (rate-limited)", Style::kSecondary},
+         {f_on, "t_ns", s.link + "_true_mass_kg", "truth", Style::kTruth}});
     if (off.ok)
       heft::report::Plot(dir, s.name + "-tracking.png",
                          s.name + ": " + s.task + " with and without adaptation",
                          s.task + " [" + s.unit + "]",
-                         {{f_on, "t", s.error, "adaptive (heft's hand-off)", Style::kPrimary},
-                          {f_off, "t", s.error, "nominal (no adaptation)", Style::kSecondary}});
+                         {{f_on, "t_ns", s.error, "adaptive (heft's hand-off)", Style::kPrimary},
+                          {f_off, "t_ns", s.error, "nominal (no adaptation)", Style::kSecondary}});
   }
   // Fig. 3: the baseline KF against the EKF on the poorly exciting walk.
   const Table kf = Read(dir + "/walk-kf.csv"), ekf = Read(dir + "/walk-adaptive.csv");
@@ -328,16 +297,18 @@ int main(int argc, char** argv) {
     heft::report::Plot(
         dir, "walk-kf-vs-ekf.png", "walk: torso Ixx estimate, baseline KF vs log-Cholesky EKF",
         "torso Ixx about the link frame [kg·m²]",
-        {{dir + "/walk-adaptive.csv", "t", "torso_est_ixx", "log-Cholesky EKF", Style::kPrimary},
-         {dir + "/walk-kf.csv", "t", "torso_est_ixx", "baseline KF", Style::kSecondary},
-         {dir + "/walk-adaptive.csv", "t", "torso_true_ixx", "truth", Style::kTruth}});
+        {{dir + "/walk-adaptive.csv", "t_ns", "torso_est_ixx_kg_m2", "log-Cholesky EKF",
+          Style::kPrimary},
+         {dir + "/walk-kf.csv", "t_ns", "torso_est_ixx_kg_m2", "baseline KF", Style::kSecondary},
+         {dir + "/walk-adaptive.csv", "t_ns", "torso_true_ixx_kg_m2", "truth", Style::kTruth}});
   }
   // Fig. 8: torso mass during stepping with and without gating.
   const Table ng = Read(dir + "/step-in-place-nogate.csv"),
               g = Read(dir + "/step-in-place-adaptive.csv");
   if (ng.ok && g.ok) {
     auto spike = [](const Table& tb) {
-      const auto m = tb.column("torso_est_m"), mt = tb.column("torso_true_m"), t = tb.column("t");
+      const auto m = tb.column("torso_est_mass_kg"), mt = tb.column("torso_true_mass_kg"),
+                 t = tb.seconds("t_ns");
       double peak = 0;
       for (std::size_t i = 0; i < m.size(); ++i)
         if (t[i] > 2.0) peak = std::max(peak, std::abs(m[i] - mt[i]));
@@ -348,14 +319,15 @@ int main(int argc, char** argv) {
           << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b) << ".\n";
     targets.push_back({"stepping: torso-mass spike with gating ≤ ⅓ of without", Fmt("%.2f", b / a),
                        "≤ 0.33", b <= a / 3, true});
-    heft::report::Plot(
-        dir, "step-gating.png", "step-in-place: torso mass estimate with and without gating",
-        "torso mass m [kg]",
-        {{dir + "/step-in-place-adaptive.csv", "t", "torso_est_m", "with innovation gating",
-          Style::kPrimary},
-         {dir + "/step-in-place-nogate.csv", "t", "torso_est_m", "without gating",
-          Style::kSecondary},
-         {dir + "/step-in-place-adaptive.csv", "t", "torso_true_m", "truth", Style::kTruth}});
+    heft::report::Plot(dir, "step-gating.png",
+                       "step-in-place: torso mass estimate with and without gating",
+                       "torso mass m [kg]",
+                       {{dir + "/step-in-place-adaptive.csv", "t_ns", "torso_est_mass_kg",
+                         "with innovation gating", Style::kPrimary},
+                        {dir + "/step-in-place-nogate.csv", "t_ns", "torso_est_mass_kg",
+                         "without gating", Style::kSecondary},
+                        {dir + "/step-in-place-adaptive.csv", "t_ns", "torso_true_mass_kg", "truth",
+                         Style::kTruth}});
   }
   // The hand-off's rate limit swept on forearm-load: what a limit costs a fast-changing load.
   std::ostringstream sweep;
@@ -380,18 +352,20 @@ int main(int argc, char** argv) {
         l.mass_rate = rest.substr(0, rest.find(',')) + " kg/s";
       }
       if (l.mass_rate.empty()) l.mass_rate = "? kg/s";
-      const auto hm = tb.column("left_forearm_m"), mt = tb.column("left_forearm_true_m");
+      const auto hm = tb.column("left_forearm_mass_kg"),
+                 mt = tb.column("left_forearm_true_mass_kg");
       double e = 0;
       for (std::size_t i = 0; i < hm.size(); ++i) e += std::abs(hm[i] - mt[i]);
-      sweep << "| " << l.mass_rate << " | " << Fmt("%.4f rad", Rms(tb.column("left_elbow_error")))
-            << " | " << Fmt("%.3f kg", e / static_cast<double>(hm.size())) << " | "
+      sweep << "| " << l.mass_rate << " | "
+            << Fmt("%.4f rad", Rms(tb.column("left_elbow_error_rad"))) << " | "
+            << Fmt("%.3f kg", e / static_cast<double>(hm.size())) << " | "
             << Fmt("%.1f %%", 100 * Fraction(tb.column("rate_limited"), 1.0)) << " |\n";
-      series.push_back({f, "t", "left_forearm_m", "handed on, limit " + l.mass_rate,
+      series.push_back({f, "t_ns", "left_forearm_mass_kg", "handed on, limit " + l.mass_rate,
                         styles[&l - limits.data()]});
     }
     if (!series.empty()) {
-      series.push_back(
-          {dir + "/forearm-load-adaptive.csv", "t", "left_forearm_true_m", "truth", Style::kTruth});
+      series.push_back({dir + "/forearm-load-adaptive.csv", "t_ns", "left_forearm_true_mass_kg",
+                        "truth", Style::kTruth});
       heft::report::Plot(dir, "forearm-rate-limit.png",
                          "forearm-load: handed mass under three rate limits",
                          "left_forearm mass m [kg]", series);
