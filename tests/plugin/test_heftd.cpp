@@ -440,6 +440,12 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
       {"bus fault without a bus", "  seed: 1",
        "  seed: 1\n  faults: [{device: bus_off, from: 1, to: 2}]",
        "simulation.faults[0]: missing required key 'name'"},
+      {"telemetry files smaller than a row or two", "host:\n",
+       "host:\n  telemetry: {path: t.csv, max_bytes: 10}\n",
+       "host.telemetry.max_bytes: at least 1024 bytes per file (0: never rotate)"},
+      {"unknown key of the candump log", "host:\n",
+       "host:\n  candump: {path: frames.log, size: 1000000}\n",
+       "unknown key 'size'; allowed: path, max_bytes, keep, append"},
   };
   for (const Case& c : cases) {
     std::string text = good;

@@ -147,8 +147,16 @@ TEST(HeftdService, StatusThroughSdNotifyAndCountersWhileRunning) {
   std::filesystem::remove(sock);
   EXPECT_TRUE(ready);
   ASSERT_GE(status.size(), 2u) << r.output;
-  EXPECT_THAT(status.back(), HasSubstr("STATUS=estimating; left_forearm "));
-  EXPECT_THAT(status.back(), HasSubstr(" kg; holds "));
+  // Once estimating (from 0.5 s), the state and the handed mass; a sample may land on a short
+  // hold caused by the frame loss, so any one of them will do.
+  int estimating = 0;
+  for (const std::string& m : status) {
+    estimating += m.starts_with("STATUS=estimating; left_forearm ");
+    if (m != "STATUS=starting") {
+      EXPECT_THAT(m, HasSubstr(" kg; holds ")) << m;
+    }
+  }
+  EXPECT_GE(estimating, 1) << status.back();
   // The counters, while running (not only the summary at exit), as warnings: samples were lost.
   int periodic = 0;
   for (const std::string& line : Lines(r.output))
