@@ -1,6 +1,7 @@
 #include "heft/drivers/rotating_file.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -22,6 +23,23 @@ std::string FirstLine(const std::string& path) {
   return line;
 }
 
+// A writer killed in the middle of a line (the watchdog's SIGKILL) leaves a partial last line:
+// cut it off so that appended lines start on a line of their own and every line is whole.
+void CutPartialLastLine(const std::string& path, std::uint64_t size) {
+  constexpr std::uint64_t kTail = 1 << 16;
+  std::ifstream in(path, std::ios::binary);
+  const std::uint64_t from = size > kTail ? size - kTail : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  if (!in || tail.empty() || tail.back() == '\n') return;
+  const std::size_t nl = tail.rfind('\n');
+  const std::uint64_t keep = nl == std::string::npos ? from : from + nl + 1;
+  if (truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
+    throw std::runtime_error("cannot cut the partial last line of " + path + ": " +
+                             std::string(std::strerror(errno)));
+}
+
 }  // namespace
 
 RotatingFile::RotatingFile(std::string path, RotationPolicy policy, std::string header)
@@ -31,7 +49,10 @@ RotatingFile::RotatingFile(std::string path, RotationPolicy policy, std::string 
   if (existing > 0) {
     const bool other_layout = !header_.empty() && FirstLine(path_) != header_;
     const bool full = policy_.max_bytes > 0 && existing >= policy_.max_bytes;
-    if (!policy_.append || other_layout || full) Rotate();
+    if (!policy_.append || other_layout || full)
+      Rotate();
+    else
+      CutPartialLastLine(path_, existing);
   }
   Open(false);
 }

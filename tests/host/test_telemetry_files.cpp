@@ -94,6 +94,18 @@ TEST(RotatingFile, AppendsUnderTheSameHeaderAndRotatesAwayAnotherLayout) {
   EXPECT_EQ(Lines(path + ".2"), (std::vector<std::string>{"a,b", "1,2", "3,4"}));
 }
 
+// A writer killed mid-line (heftd under the watchdog's SIGKILL) leaves a partial row; fails if
+// the rows appended after a restart continue that line instead of starting whole ones.
+TEST(RotatingFile, APartialLastLineIsCutBeforeAppending) {
+  const std::string path = Fresh("partial.csv");
+  std::ofstream(path) << "a,b\n1,2\n3,";
+  {
+    RotatingFile f(path, RotationPolicy{0, 3, true}, "a,b");
+    f.Write("5,6\n");
+  }
+  EXPECT_EQ(Lines(path), (std::vector<std::string>{"a,b", "1,2", "5,6"}));
+}
+
 TEST(RotatingFile, AnUnwritablePathIsRefusedWithItsName) {
   try {
     RotatingFile f("/nonexistent-dir/telemetry.csv", RotationPolicy{}, "a");

@@ -6,7 +6,8 @@
 //
 // Opening an existing file appends to it when its first line is this writer's header (or when the
 // writer has no header); a file that starts with another header (another configuration's columns)
-// is rotated away first, so one file never mixes two layouts. `append = false` rotates any
+// is rotated away first, so one file never mixes two layouts. A partial last line (a writer killed
+// mid-line) is cut off before appending. `append = false` rotates any
 // existing file away: every run starts a file of its own and nothing is deleted beyond `keep`.
 //
 // Not for real-time threads: Write() may rename files and allocate. Set-up throws (naming the
