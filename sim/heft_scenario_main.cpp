@@ -1,5 +1,6 @@
 // heft-scenario: runs one named scenario standalone on the scenarios' plant and writes a CSV.
 //   heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] [--scale S] [--csv PATH]
+//                 [--urdf PATH]   (the robot; default: the reference humanoid)
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -12,7 +13,7 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] "
-               "[--scale S] [--csv PATH]\nscenarios:");
+               "[--scale S] [--csv PATH] [--urdf PATH]\nscenarios:");
   for (const auto& name : heft::scenarios::ScenarioNames())
     std::fprintf(stderr, " %s", name.c_str());
   std::fprintf(stderr, "\n");
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
         options.duration_scale = std::stod(value);
       } else if (arg == "--csv") {
         run.csv_path = value;
+      } else if (arg == "--urdf") {
+        options.urdf_path = value;
       } else {
         return Usage();
       }

@@ -5,6 +5,8 @@
 #include <spdlog/logger.h>
 
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
@@ -22,9 +24,12 @@ class SimulatedFactory final : public host::BackendFactory {
           "heft-sim runs the simulated robot (backend: simulated); the robot's buses (backend: "
           "socketcan) run in heftd");
     config_ = ParseSimulation(root);
+    deviations_ = root["simulation"].Has("deviations");
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;
   }
   bool lockstep() const override { return config_.lockstep; }
+  // The simulation went unstable during the run (MuJoCo reset it): the run is void.
+  bool void_run() const { return void_run_; }
   std::unique_ptr<host::Backend> Create(const host::HostConfig& host,
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
@@ -33,17 +38,44 @@ class SimulatedFactory final : public host::BackendFactory {
     log.info("simulated robot: scenario {} ({}), adaptation {}, {:.1f} s", config_.options.scenario,
              backend->robot().scenario().description, config_.options.adaptation ? "on" : "off",
              backend->duration());
+    backend->ReportVoidRunTo(&void_run_);
+    if (deviations_)
+      WriteDeviations(backend->robot(), host.telemetry, log);
+    else
+      log.info("simulated robot: exactly its URDF (no simulation.deviations)");
     return backend;
   }
 
  private:
-  // The scenario's robot files are those next to the configuration's URDF (config/robots in the
-  // source tree, /usr/share/heft/robots installed), never a path fixed at build time.
+  // The simulated robot is the configuration's URDF (config/robots in the source tree,
+  // /usr/share/heft/robots installed), never a path fixed at build time: the estimator and the
+  // plant see the same robot.
   static SimulationConfig WithRobotsDir(SimulationConfig c, const std::string& urdf_path) {
     c.options.robots_dir = std::filesystem::path(urdf_path).parent_path().string();
+    c.options.urdf = urdf_path;
     return c;
   }
+  // The drawn deviations into the run's log and, with telemetry, the truth next to it
+  // (<telemetry without .csv>.truth.yaml).
+  static void WriteDeviations(const SimulatedRobot& robot, const std::string& telemetry,
+                              spdlog::logger& log) {
+    for (const std::string& line : DeviationLogLines(robot.deviations())) log.info("{}", line);
+    if (telemetry.empty()) return;
+    std::filesystem::path path(telemetry);
+    path.replace_extension(".truth.yaml");
+    std::vector<std::string> links;
+    for (const auto& p : robot.scenario().payloads) links.push_back(p.link);
+    std::ofstream out(path);
+    out << DeviationsYaml(robot.deviations(), robot.scenario().name, links);
+    out.close();
+    if (!out)
+      throw std::runtime_error("cannot write the simulated robot's truth to '" + path.string() +
+                               "'");
+    log.info("simulated robot's truth (deviations from the URDF): {}", path.string());
+  }
   SimulationConfig config_;
+  bool deviations_ = false;  // simulation.deviations is configured
+  bool void_run_ = false;
 };
 
 }  // namespace
@@ -51,5 +83,7 @@ class SimulatedFactory final : public host::BackendFactory {
 
 int main(int argc, char** argv) {
   heft::sim::SimulatedFactory factory;
-  return heft::host::Main({"heft-sim", true}, argc, argv, factory);
+  const int code = heft::host::Main({"heft-sim", true}, argc, argv, factory);
+  // A run MuJoCo had to reset is void: its telemetry is not the scenario's (exit 1).
+  return code == 0 && factory.void_run() ? 1 : code;
 }

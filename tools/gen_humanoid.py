@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""Generate heft's reference humanoid URDFs (config/robots/heft_humanoid*.urdf).
+"""Generate heft's humanoid URDFs (config/robots/heft_humanoid*.urdf, heft_compact*.urdf).
 
-A Nadia-class biped: floating pelvis, 3-DoF waist, torso (with a fused head), two 7-DoF arms
-(upper arm, forearm, hand) and two 6-DoF legs. Every inertia comes from a simple solid shape
-(box or cylinder) of the stated mass, placed with an offset (and for some links a rotation) so
-that first moments and products of inertia are non-zero and excitable. Fixed, massless frames
+The reference humanoid is a Nadia-class biped: floating pelvis, 3-DoF waist, torso (with a fused
+head), two 7-DoF arms (upper arm, forearm, hand) and two 6-DoF legs. Every inertia comes from a
+simple solid shape (box or cylinder) of the stated mass, placed with an offset (and for some links a
+rotation) so that first moments and products of inertia are non-zero and excitable. Fixed, massless frames
 are added where a real robot has them: the two foot force/torque cells, a wrist payload mount
 per hand and an IMU frame in the pelvis.
 
+The second humanoid (--variant compact, COMPACT below) has the same structure, joint and link
+names, and other proportions: it is the robot the simulator's controllers and heft's settings were
+not tuned on.
+
 Developers run this script; its output is committed. Run from the repository root:
-    python3 tools/gen_humanoid.py
+    python3 tools/gen_humanoid.py                     # heft_humanoid.urdf, heft_humanoid_fixed.urdf
+    python3 tools/gen_humanoid.py --variant compact   # heft_compact.urdf, heft_compact_fixed.urdf
 """
+import argparse
 import math
 import os
 
@@ -87,103 +93,204 @@ def d2r(deg):
     return deg * math.pi / 180.0
 
 
-def build(floating):
-    u = Urdf("heft_humanoid" if floating else "heft_humanoid_fixed")
+# The proportions of each variant. A link is (mass [kg], centre of mass, inertial rotation rpy,
+# shape), the shape ("box", x, y, z) or ("cylinder", radius, length, axis); joint origins are in
+# metres. Arm and leg entries are the left side's: the right side mirrors their y.
+REFERENCE = dict(
+    name="heft_humanoid",
+    pelvis=(12.0, (0.0, 0.0, 0.02), (0, 0, 0), ("box", 0.22, 0.30, 0.16)),
+    imu=(0.05, 0.0, 0.08),
+    waist_yaw_link=(1.0, (0.0, 0.0, 0.04), (0, 0, 0), ("cylinder", 0.05, 0.08, "z")),
+    waist_yaw=(0, 0, 0.10),
+    waist_roll_link=(1.0, (0.0, 0.0, 0.02), (0, 0, 0), ("box", 0.10, 0.12, 0.06)),
+    waist_roll=(0, 0, 0.08),
+    torso=(26.0, (0.02, 0.0, 0.24), (0, 0.05, 0), ("box", 0.26, 0.38, 0.46)),
+    waist_pitch=(0, 0, 0.04),
+    head=(4.0, (0.01, 0.0, 0.09), (0, 0, 0), ("box", 0.20, 0.16, 0.22)),
+    neck=(0.0, 0.0, 0.52),
+    shoulder_pitch_link=(1.0, (0.0, 0.03, 0.0), (0, 0, 0), ("cylinder", 0.045, 0.08, "y")),
+    shoulder_pitch=(0.0, 0.22, 0.40),
+    shoulder_roll_link=(1.0, (0.0, 0.02, -0.03), (0, 0, 0), ("box", 0.08, 0.08, 0.10)),
+    shoulder_roll=(0.0, 0.06, 0.0),
+    upper_arm=(2.0, (0.005, 0.0, -0.13), (0.03, 0, 0), ("cylinder", 0.045, 0.26, "z")),
+    shoulder_yaw=(0.0, 0.0, -0.05),
+    forearm=(1.5, (0.01, 0.005, -0.11), (0, 0.04, 0), ("cylinder", 0.04, 0.24, "z")),
+    elbow=(0.0, 0.0, -0.28),
+    wrist_yaw_link=(0.3, (0.0, 0.0, -0.02), (0, 0, 0), ("cylinder", 0.03, 0.04, "z")),
+    wrist_yaw=(0.0, 0.0, -0.25),
+    wrist_pitch_link=(0.3, (0.0, 0.0, -0.015), (0, 0, 0), ("box", 0.05, 0.05, 0.04)),
+    wrist_pitch=(0.0, 0.0, -0.04),
+    hand=(0.6, (0.01, 0.0, -0.07), (0, 0, 0), ("box", 0.05, 0.09, 0.14)),
+    wrist_roll=(0.0, 0.0, -0.03),
+    wrist_mount=(0.0, 0.0, -0.09),
+    hip_yaw_link=(1.5, (0.0, 0.0, -0.04), (0, 0, 0), ("cylinder", 0.05, 0.08, "z")),
+    hip_yaw=(0.0, 0.10, -0.08),
+    hip_roll_link=(1.5, (0.0, 0.01, 0.0), (0, 0, 0), ("box", 0.10, 0.08, 0.08)),
+    hip_roll=(0.0, 0.0, -0.08),
+    thigh=(7.0, (0.01, 0.005, -0.18), (0.02, 0, 0), ("cylinder", 0.07, 0.40, "z")),
+    hip_pitch=(0.0, 0.0, 0.0),
+    shin=(4.0, (0.005, 0.0, -0.17), (0, 0, 0), ("cylinder", 0.05, 0.40, "z")),
+    knee=(0.0, 0.0, -0.42),
+    ankle_pitch_link=(0.5, (0.0, 0.0, -0.01), (0, 0, 0), ("box", 0.06, 0.06, 0.05)),
+    ankle_pitch=(0.0, 0.0, -0.42),
+    foot=(1.2, (0.02, 0.0, -0.045), (0, 0, 0), ("box", 0.24, 0.12, 0.05)),
+    ankle_roll=(0.0, 0.0, -0.02),
+    # The sole plate (collision box: length, width, thickness), its centre's x and its bottom's z.
+    sole=(0.24, 0.12, 0.03), sole_x=0.03, sole_z=-0.07,
+)
+
+# A second robot of other proportions, never used while tuning heft or the simulator's controllers
+# (README, "The reference humanoid"): 62.3 kg instead of 88.8; legs 0.68 m (thigh + shin) instead
+# of 0.84; arms 0.65 m (elbow + wrist offsets) instead of 0.53; torso and head 16 kg instead of 30;
+# forearms 2.6 kg instead of 1.5; a smaller sole (0.22 x 0.11 m); other centre-of-mass offsets and
+# inertial rotations throughout.
+# Same joint and link names, so the CAN map and the scenarios carry over.
+COMPACT = dict(REFERENCE)
+COMPACT.update(
+    name="heft_compact",
+    pelvis=(7.5, (-0.01, 0.0, 0.03), (0, 0, 0.05), ("box", 0.20, 0.26, 0.14)),
+    imu=(0.04, 0.0, 0.07),
+    waist_yaw_link=(0.8, (0.0, 0.0, 0.03), (0, 0, 0), ("cylinder", 0.045, 0.07, "z")),
+    waist_yaw=(0, 0, 0.09),
+    waist_roll_link=(0.8, (0.005, 0.0, 0.02), (0, 0, 0), ("box", 0.09, 0.10, 0.05)),
+    waist_roll=(0, 0, 0.07),
+    torso=(13.0, (-0.015, 0.005, 0.19), (0.04, 0, 0.03), ("box", 0.22, 0.32, 0.38)),
+    waist_pitch=(0, 0, 0.04),
+    head=(3.0, (0.015, 0.0, 0.08), (0, 0, 0), ("box", 0.18, 0.15, 0.20)),
+    neck=(0.0, 0.0, 0.44),
+    shoulder_pitch_link=(0.9, (0.005, 0.035, 0.0), (0, 0, 0), ("cylinder", 0.045, 0.09, "y")),
+    shoulder_pitch=(0.0, 0.19, 0.34),
+    shoulder_roll_link=(0.9, (0.005, 0.02, -0.04), (0, 0, 0), ("box", 0.08, 0.08, 0.11)),
+    upper_arm=(2.2, (-0.005, 0.004, -0.16), (0, 0.03, 0), ("cylinder", 0.045, 0.32, "z")),
+    forearm=(2.6, (0.015, 0.01, -0.15), (0.05, 0, 0.02), ("cylinder", 0.045, 0.30, "z")),
+    elbow=(0.0, 0.0, -0.34),
+    wrist_yaw=(0.0, 0.0, -0.31),
+    hand=(0.7, (0.012, 0.0, -0.075), (0, 0, 0), ("box", 0.05, 0.09, 0.15)),
+    hip_yaw_link=(1.1, (0.0, 0.0, -0.035), (0, 0, 0), ("cylinder", 0.045, 0.07, "z")),
+    hip_yaw=(0.0, 0.09, -0.07),
+    hip_roll_link=(1.1, (0.005, 0.012, 0.0), (0, 0, 0), ("box", 0.09, 0.07, 0.07)),
+    hip_roll=(0.0, 0.0, -0.07),
+    thigh=(4.6, (0.015, 0.01, -0.14), (0, 0.03, 0), ("cylinder", 0.06, 0.32, "z")),
+    shin=(2.6, (0.01, -0.004, -0.13), (0.02, 0, 0), ("cylinder", 0.045, 0.32, "z")),
+    knee=(0.0, 0.0, -0.34),
+    ankle_pitch_link=(0.4, (0.0, 0.0, -0.01), (0, 0, 0), ("box", 0.055, 0.055, 0.045)),
+    ankle_pitch=(0.0, 0.0, -0.34),
+    foot=(0.9, (0.025, 0.0, -0.04), (0, 0, 0), ("box", 0.22, 0.11, 0.045)),
+    sole=(0.22, 0.11, 0.03), sole_x=0.025, sole_z=-0.065,
+)
+
+VARIANTS = {"reference": REFERENCE, "compact": COMPACT}
+
+
+def mirror(v, sy):
+    """The left side's vector v on side sy (y mirrored; a zero stays +0 so that the text matches)."""
+    return (v[0], v[1] * sy if v[1] else v[1], v[2])
+
+
+def inertia(mass, shape):
+    if shape[0] == "box":
+        return box_inertia(mass, *shape[1:])
+    return cylinder_inertia(mass, *shape[1:])
+
+
+def build(floating, p=None):
+    p = p or REFERENCE
+    u = Urdf(p["name"] if floating else p["name"] + "_fixed")
+
+    def link(name, spec, sy=1.0, collision=None):
+        mass, com, rpy, shape = spec
+        u.link(name, mass, mirror(com, sy), rpy, inertia(mass, shape), collision)
+
     if floating:
         # MuJoCo's idiom for a floating base: a massless dummy root joined by a floating joint.
         u.link("base_root")
         u.joint("floating_base", "floating", "base_root", "pelvis", (0, 0, 0))
 
-    u.link("pelvis", 12.0, (0.0, 0.0, 0.02), (0, 0, 0), box_inertia(12.0, 0.22, 0.30, 0.16))
+    link("pelvis", p["pelvis"])
     u.link("imu")
-    u.joint("imu_joint", "fixed", "pelvis", "imu", (0.05, 0.0, 0.08))
+    u.joint("imu_joint", "fixed", "pelvis", "imu", p["imu"])
 
     # Waist: yaw, roll, pitch.
-    u.link("waist_yaw_link", 1.0, (0.0, 0.0, 0.04), (0, 0, 0), cylinder_inertia(1.0, 0.05, 0.08, "z"))
-    u.joint("waist_yaw", "revolute", "pelvis", "waist_yaw_link", (0, 0, 0.10), (0, 0, 1),
+    link("waist_yaw_link", p["waist_yaw_link"])
+    u.joint("waist_yaw", "revolute", "pelvis", "waist_yaw_link", p["waist_yaw"], (0, 0, 1),
             (d2r(-60), d2r(60), 150, 6))
-    u.link("waist_roll_link", 1.0, (0.0, 0.0, 0.02), (0, 0, 0), box_inertia(1.0, 0.10, 0.12, 0.06))
-    u.joint("waist_roll", "revolute", "waist_yaw_link", "waist_roll_link", (0, 0, 0.08), (1, 0, 0),
+    link("waist_roll_link", p["waist_roll_link"])
+    u.joint("waist_roll", "revolute", "waist_yaw_link", "waist_roll_link", p["waist_roll"], (1, 0, 0),
             (d2r(-25), d2r(25), 150, 6))
-    u.link("torso", 26.0, (0.02, 0.0, 0.24), (0, 0.05, 0), box_inertia(26.0, 0.26, 0.38, 0.46))
-    u.joint("waist_pitch", "revolute", "waist_roll_link", "torso", (0, 0, 0.04), (0, 1, 0),
+    link("torso", p["torso"])
+    u.joint("waist_pitch", "revolute", "waist_roll_link", "torso", p["waist_pitch"], (0, 1, 0),
             (d2r(-30), d2r(60), 200, 6))
-    # The head rides on a fixed joint: it is merged into the torso (30 kg together).
-    u.link("head", 4.0, (0.01, 0.0, 0.09), (0, 0, 0), box_inertia(4.0, 0.20, 0.16, 0.22))
-    u.joint("neck_fixed", "fixed", "torso", "head", (0.0, 0.0, 0.52))
+    # The head rides on a fixed joint: it is merged into the torso.
+    link("head", p["head"])
+    u.joint("neck_fixed", "fixed", "torso", "head", p["neck"])
 
     for side, sy in (("left", 1.0), ("right", -1.0)):
         # Arm: shoulder pitch/roll/yaw, elbow, wrist yaw/pitch/roll.
-        p = side + "_"
-        u.link(p + "shoulder_pitch_link", 1.0, (0.0, sy * 0.03, 0.0), (0, 0, 0),
-               cylinder_inertia(1.0, 0.045, 0.08, "y"))
-        u.joint(p + "shoulder_pitch", "revolute", "torso", p + "shoulder_pitch_link",
-                (0.0, sy * 0.22, 0.40), (0, 1, 0), (d2r(-180), d2r(90), 80, 8))
-        u.link(p + "shoulder_roll_link", 1.0, (0.0, sy * 0.02, -0.03), (0, 0, 0),
-               box_inertia(1.0, 0.08, 0.08, 0.10))
+        s = side + "_"
+        link(s + "shoulder_pitch_link", p["shoulder_pitch_link"], sy)
+        u.joint(s + "shoulder_pitch", "revolute", "torso", s + "shoulder_pitch_link",
+                mirror(p["shoulder_pitch"], sy), (0, 1, 0), (d2r(-180), d2r(90), 80, 8))
+        link(s + "shoulder_roll_link", p["shoulder_roll_link"], sy)
         lo, hi = (d2r(-20), d2r(160)) if sy > 0 else (d2r(-160), d2r(20))
-        u.joint(p + "shoulder_roll", "revolute", p + "shoulder_pitch_link", p + "shoulder_roll_link",
-                (0.0, sy * 0.06, 0.0), (1, 0, 0), (lo, hi, 80, 8))
-        u.link(p + "upper_arm", 2.0, (0.005, 0.0, -0.13), (0.03, 0, 0),
-               cylinder_inertia(2.0, 0.045, 0.26, "z"))
-        u.joint(p + "shoulder_yaw", "revolute", p + "shoulder_roll_link", p + "upper_arm",
-                (0.0, 0.0, -0.05), (0, 0, 1), (d2r(-120), d2r(120), 60, 8))
-        u.link(p + "forearm", 1.5, (0.01, sy * 0.005, -0.11), (0, 0.04, 0),
-               cylinder_inertia(1.5, 0.04, 0.24, "z"))
-        u.joint(p + "elbow", "revolute", p + "upper_arm", p + "forearm", (0.0, 0.0, -0.28),
+        u.joint(s + "shoulder_roll", "revolute", s + "shoulder_pitch_link", s + "shoulder_roll_link",
+                mirror(p["shoulder_roll"], sy), (1, 0, 0), (lo, hi, 80, 8))
+        link(s + "upper_arm", p["upper_arm"], sy)
+        u.joint(s + "shoulder_yaw", "revolute", s + "shoulder_roll_link", s + "upper_arm",
+                p["shoulder_yaw"], (0, 0, 1), (d2r(-120), d2r(120), 60, 8))
+        link(s + "forearm", p["forearm"], sy)
+        u.joint(s + "elbow", "revolute", s + "upper_arm", s + "forearm", p["elbow"],
                 (0, 1, 0), (d2r(-145), d2r(5), 60, 8))
-        u.link(p + "wrist_yaw_link", 0.3, (0.0, 0.0, -0.02), (0, 0, 0),
-               cylinder_inertia(0.3, 0.03, 0.04, "z"))
-        u.joint(p + "wrist_yaw", "revolute", p + "forearm", p + "wrist_yaw_link", (0.0, 0.0, -0.25),
+        link(s + "wrist_yaw_link", p["wrist_yaw_link"], sy)
+        u.joint(s + "wrist_yaw", "revolute", s + "forearm", s + "wrist_yaw_link", p["wrist_yaw"],
                 (0, 0, 1), (d2r(-160), d2r(160), 20, 10))
-        u.link(p + "wrist_pitch_link", 0.3, (0.0, 0.0, -0.015), (0, 0, 0),
-               box_inertia(0.3, 0.05, 0.05, 0.04))
-        u.joint(p + "wrist_pitch", "revolute", p + "wrist_yaw_link", p + "wrist_pitch_link",
-                (0.0, 0.0, -0.04), (0, 1, 0), (d2r(-80), d2r(80), 20, 10))
-        u.link(p + "hand", 0.6, (0.01, 0.0, -0.07), (0, 0, 0), box_inertia(0.6, 0.05, 0.09, 0.14))
-        u.joint(p + "wrist_roll", "revolute", p + "wrist_pitch_link", p + "hand", (0.0, 0.0, -0.03),
+        link(s + "wrist_pitch_link", p["wrist_pitch_link"], sy)
+        u.joint(s + "wrist_pitch", "revolute", s + "wrist_yaw_link", s + "wrist_pitch_link",
+                p["wrist_pitch"], (0, 1, 0), (d2r(-80), d2r(80), 20, 10))
+        link(s + "hand", p["hand"], sy)
+        u.joint(s + "wrist_roll", "revolute", s + "wrist_pitch_link", s + "hand", p["wrist_roll"],
                 (1, 0, 0), (d2r(-80), d2r(80), 20, 10))
         # Where a payload (a tool, a dumbbell) is gripped.
-        u.link(p + "wrist_mount")
-        u.joint(p + "wrist_mount_joint", "fixed", p + "hand", p + "wrist_mount", (0.0, 0.0, -0.09))
+        u.link(s + "wrist_mount")
+        u.joint(s + "wrist_mount_joint", "fixed", s + "hand", s + "wrist_mount", p["wrist_mount"])
 
         # Leg: hip yaw/roll/pitch, knee, ankle pitch/roll.
-        u.link(p + "hip_yaw_link", 1.5, (0.0, 0.0, -0.04), (0, 0, 0),
-               cylinder_inertia(1.5, 0.05, 0.08, "z"))
-        u.joint(p + "hip_yaw", "revolute", "pelvis", p + "hip_yaw_link", (0.0, sy * 0.10, -0.08),
+        link(s + "hip_yaw_link", p["hip_yaw_link"], sy)
+        u.joint(s + "hip_yaw", "revolute", "pelvis", s + "hip_yaw_link", mirror(p["hip_yaw"], sy),
                 (0, 0, 1), (d2r(-40), d2r(40), 150, 8))
-        u.link(p + "hip_roll_link", 1.5, (0.0, sy * 0.01, 0.0), (0, 0, 0),
-               box_inertia(1.5, 0.10, 0.08, 0.08))
+        link(s + "hip_roll_link", p["hip_roll_link"], sy)
         lo, hi = (d2r(-25), d2r(45)) if sy > 0 else (d2r(-45), d2r(25))
-        u.joint(p + "hip_roll", "revolute", p + "hip_yaw_link", p + "hip_roll_link", (0.0, 0.0, -0.08),
+        u.joint(s + "hip_roll", "revolute", s + "hip_yaw_link", s + "hip_roll_link", p["hip_roll"],
                 (1, 0, 0), (lo, hi, 250, 8))
-        u.link(p + "thigh", 7.0, (0.01, sy * 0.005, -0.18), (0.02, 0, 0),
-               cylinder_inertia(7.0, 0.07, 0.40, "z"))
-        u.joint(p + "hip_pitch", "revolute", p + "hip_roll_link", p + "thigh", (0.0, 0.0, 0.0),
+        link(s + "thigh", p["thigh"], sy)
+        u.joint(s + "hip_pitch", "revolute", s + "hip_roll_link", s + "thigh", p["hip_pitch"],
                 (0, 1, 0), (d2r(-120), d2r(40), 300, 8))
-        u.link(p + "shin", 4.0, (0.005, 0.0, -0.17), (0, 0, 0), cylinder_inertia(4.0, 0.05, 0.40, "z"))
-        u.joint(p + "knee", "revolute", p + "thigh", p + "shin", (0.0, 0.0, -0.42), (0, 1, 0),
+        link(s + "shin", p["shin"], sy)
+        u.joint(s + "knee", "revolute", s + "thigh", s + "shin", p["knee"], (0, 1, 0),
                 (d2r(0), d2r(150), 300, 10))
-        u.link(p + "ankle_pitch_link", 0.5, (0.0, 0.0, -0.01), (0, 0, 0),
-               box_inertia(0.5, 0.06, 0.06, 0.05))
-        u.joint(p + "ankle_pitch", "revolute", p + "shin", p + "ankle_pitch_link", (0.0, 0.0, -0.42),
+        link(s + "ankle_pitch_link", p["ankle_pitch_link"], sy)
+        u.joint(s + "ankle_pitch", "revolute", s + "shin", s + "ankle_pitch_link", p["ankle_pitch"],
                 (0, 1, 0), (d2r(-60), d2r(45), 200, 8))
         # The foot: ankle-roll output, F/T cell and sole plate as one rigid body. Its collision box is
-        # the sole (0.24 x 0.12 x 0.03 m); the F/T frame sits at the sole's centre, on the ground.
-        sole_z = -0.07
-        u.link(p + "foot", 1.2, (0.02, 0.0, -0.045), (0, 0, 0), box_inertia(1.2, 0.24, 0.12, 0.05),
-               [('<box size="0.24 0.12 0.03"/>', (0.03, 0.0, sole_z + 0.015))])
-        u.joint(p + "ankle_roll", "revolute", p + "ankle_pitch_link", p + "foot", (0.0, 0.0, -0.02),
+        # the sole; the F/T frame sits at the sole's centre, on the ground.
+        sole, sole_x, sole_z = p["sole"], p["sole_x"], p["sole_z"]
+        link(s + "foot", p["foot"], sy,
+             [('<box size="%s"/>' % fmt(sole), (sole_x, 0.0, sole_z + sole[2] / 2))])
+        u.joint(s + "ankle_roll", "revolute", s + "ankle_pitch_link", s + "foot", p["ankle_roll"],
                 (1, 0, 0), (d2r(-30), d2r(30), 120, 8))
-        u.link(p + "foot_ft")
-        u.joint(p + "foot_ft_joint", "fixed", p + "foot", p + "foot_ft", (0.03, 0.0, sole_z))
+        u.link(s + "foot_ft")
+        u.joint(s + "foot_ft_joint", "fixed", s + "foot", s + "foot_ft", (sole_x, 0.0, sole_z))
     return u
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="reference",
+                        help="which robot to write (default: the reference humanoid)")
+    p = VARIANTS[parser.parse_args().variant]
     os.makedirs(OUT, exist_ok=True)
-    for floating, name in ((True, "heft_humanoid.urdf"), (False, "heft_humanoid_fixed.urdf")):
-        u = build(floating)
+    for floating in (True, False):
+        u = build(floating, p)
+        name = u.name + ".urdf"
         with open(os.path.join(OUT, name), "w") as f:
             f.write(u.text())
         print("%s: %.2f kg" % (name, u.total_mass))

@@ -45,6 +45,8 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   for (const std::string& frame : config.contact_frames)
     contact_frames_.push_back(model_.frame_index(frame));
+  if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
+    throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
   if (!(config.friction_epsilon > 0.0))
     throw std::invalid_argument("estimator: friction epsilon must be > 0");
   for (const JointFriction& f : config.friction) {
@@ -146,6 +148,20 @@ void InertialEstimator::ResetFilter() noexcept {
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
+}
+
+bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                                  const Eigen::Ref<const Eigen::MatrixXd>& cov_pi,
+                                  double inflation) {
+  if (pi0.size() != n_ || !Plausible(pi0)) return false;
+  for (int k = 0; k < selection_.size(); ++k)
+    if (!dyn::IsPhysicallyConsistent(pi0.segment<10>(10 * k), 0.0)) return false;
+  if (!filter_.Reset(pi0, config_.initial_sigma, cov_pi, inflation)) return false;
+  for (int k = 0; k < selection_.size(); ++k)
+    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+  handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
+  gate_.Reset();
+  return true;
 }
 
 TickResult InertialEstimator::HandOn() noexcept {
@@ -383,6 +399,15 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       filter_.Revert();
       res.status = TickStatus::kRejectedNumeric;
     }
+  }
+  // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
+  // gated estimate stays where it is rather than sliding back to nominal.
+  const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
+  if (used && config_.prior_time_constant > 0.0 && ++ticks_since_pull_ >= kPriorPullTicks) {
+    ticks_since_pull_ = 0;
+    if (!filter_.PullToPrior(kPriorPullTicks * config_.control_period /
+                             config_.prior_time_constant))
+      filter_.RecoverCovariance();
   }
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 

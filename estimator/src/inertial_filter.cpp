@@ -1,5 +1,6 @@
 #include "heft/estimator/inertial_filter.hpp"
 
+#include <Eigen/LU>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +11,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       k_(bodies),
       n_(10 * bodies),
       x_(Eigen::VectorXd::Zero(n_)),
+      x0_(Eigen::VectorXd::Zero(n_)),
       pi_(Eigen::VectorXd::Zero(n_)),
       x_candidate_(Eigen::VectorXd::Zero(n_)),
       b_(Eigen::VectorXd::Zero(n_)),
@@ -17,6 +19,8 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       x_previous_(Eigen::VectorXd::Zero(n_)),
       p0_diagonal_(Eigen::VectorXd::Zero(n_)),
       P_(Eigen::MatrixXd::Identity(n_, n_)),
+      P0_(Eigen::MatrixXd::Identity(n_, n_)),
+      T_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
       P_before_inflation_(Eigen::MatrixXd::Identity(n_, n_)),
@@ -45,7 +49,41 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   }
   P_.setZero();
   for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % 10] * sigma0[i % 10];
+  P0_ = P_;
+  x0_ = x_;
+  last_rows_ = -1;
   RefreshParameters();
+  return true;
+}
+
+bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                           const dyn::Vector10& sigma0,
+                           const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation) {
+  if (pi0.size() != n_ || cov_pi.rows() != 10 || cov_pi.cols() != n_ || !pi0.allFinite() ||
+      !cov_pi.allFinite() || !std::isfinite(inflation) || inflation < 1.0)
+    return false;
+  // Every body's block in the filter's coordinates, checked before anything changes.
+  Eigen::MatrixXd blocks(10, n_);
+  for (int j = 0; j < k_; ++j) {
+    const dyn::Vector10 pi = pi0.segment<10>(10 * j);
+    const Eigen::Matrix<double, 10, 10> S = cov_pi.middleCols<10>(10 * j);
+    if (!S.isApprox(S.transpose(), 1e-9)) return false;
+    Eigen::Matrix<double, 10, 10> B = inflation * 0.5 * (S + S.transpose());
+    if (kind_ == FilterKind::kLogCholesky) {
+      dyn::Vector10 theta;
+      if (!dyn::ParametersToLogCholesky(pi, theta)) return false;
+      const auto lu = dyn::LogCholeskyJacobian(theta).fullPivLu();
+      if (!lu.isInvertible()) return false;
+      const Eigen::Matrix<double, 10, 10> Gi = lu.inverse();
+      B = Gi * B * Gi.transpose();
+      B = 0.5 * (B + B.transpose());
+    }
+    if (!B.allFinite() || B.llt().info() != Eigen::Success) return false;
+    blocks.middleCols<10>(10 * j) = B;
+  }
+  if (!Reset(pi0, sigma0)) return false;
+  P_.setZero();
+  for (int j = 0; j < k_; ++j) P_.block<10, 10>(10 * j, 10 * j) = blocks.middleCols<10>(10 * j);
   return true;
 }
 
@@ -63,6 +101,27 @@ void InertialFilter::RefreshParameters() noexcept {
 
 void InertialFilter::Predict(const dyn::Vector10& q_per_second, double dt) noexcept {
   for (int i = 0; i < n_; ++i) P_(i, i) += q_per_second[i % 10] * dt;
+}
+
+bool InertialFilter::PullToPrior(double w) noexcept {
+  if (!(w > 0.0)) return true;
+  // A = P⁻¹ + W; P⁺ = A⁻¹; x⁺ = x + P⁺ W (x₀ − x).
+  llt_.compute(P_);
+  if (llt_.info() != Eigen::Success) return false;
+  A_.setIdentity();
+  llt_.solveInPlace(A_);
+  A_.diagonal() += w * p0_diagonal_.cwiseInverse();
+  llt_.compute(A_);
+  if (llt_.info() != Eigen::Success) return false;
+  b_ = w * (x0_ - x_).cwiseQuotient(p0_diagonal_);
+  llt_.solveInPlace(b_);
+  T_.setIdentity();
+  llt_.solveInPlace(T_);
+  if (!b_.allFinite() || !T_.allFinite()) return false;
+  x_ += b_;
+  P_ = T_;
+  RefreshParameters();
+  return true;
 }
 
 bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
@@ -89,6 +148,7 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
     ++rows;
   }
   auto H = Hc_.topRows(rows);
+  last_rows_ = rows;
   if (kind_ == FilterKind::kLogCholesky) {  // H = H_π G(θ), block by block
     for (int j = 0; j < k_; ++j)
       H.middleCols<10>(10 * j).noalias() =
@@ -221,10 +281,33 @@ void InertialFilter::Revert() noexcept {
   RefreshParameters();
 }
 
+bool InertialFilter::AddMeasuredPart(const Eigen::MatrixXd& B, double weight, int m) noexcept {
+  // Δ(B) = B − (B⁻¹ + HᵀH)⁻¹, the information form's two factorisations.
+  const auto H = Hc_.topRows(m);
+  llt_.compute(B);
+  if (llt_.info() != Eigen::Success) return false;
+  A_.setIdentity();
+  llt_.solveInPlace(A_);
+  A_.noalias() += H.transpose() * H;
+  llt_.compute(A_);
+  if (llt_.info() != Eigen::Success) return false;
+  T_.setIdentity();
+  llt_.solveInPlace(T_);
+  P_ += weight * (B - T_);
+  return true;
+}
+
 void InertialFilter::Inflate(double factor, double cap) noexcept {
   P_before_inflation_ = P_;
-  P_ *= factor;
-  P_.diagonal() += p0_diagonal_;
+  const bool measured = last_rows_ > 0 &&
+                        AddMeasuredPart(P_before_inflation_, factor - 1.0, last_rows_) &&
+                        AddMeasuredPart(P0_, 1.0, last_rows_);
+  if (!measured) {
+    P_ = factor * P_before_inflation_;
+    P_.diagonal() += p0_diagonal_;
+  }
+  T_ = P_.transpose();
+  P_ = 0.5 * (P_ + T_);
   for (int i = 0; i < n_; ++i) {
     const double limit = cap * p0_diagonal_[i];
     if (!(P_(i, i) > limit)) continue;
@@ -239,8 +322,7 @@ bool InertialFilter::RecoverCovariance() noexcept {
     llt_.compute(P_);
     if (llt_.info() == Eigen::Success) return false;
   }
-  P_.setZero();
-  P_.diagonal() = p0_diagonal_;
+  P_ = P0_;
   ++covariance_resets_;
   return true;
 }

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
-#include <systemd/sd-daemon.h>
 
 #include <algorithm>
 #include <atomic>
@@ -21,12 +20,14 @@
 #include "heft/hal/state_buffer.hpp"
 #include "logging.hpp"
 #include "periodic.hpp"
+#include "persistence.hpp"
 #include "plugin_loader.hpp"
 #include "recorder.hpp"
 #include "schedule.hpp"
 #include "shared_memory.hpp"
 #include "status.hpp"
 #include "telemetry.hpp"
+#include "watchdog.hpp"
 
 #ifndef HEFT_VERSION
 #error "HEFT_VERSION (the project's version) must be defined by the build"
@@ -133,9 +134,15 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   const std::string plugin_path = FindPlugin(host.plugin, program.name);
   LoadedPlugin plug(plugin_path);
   plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
-  plug->configure();
   log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
             plug->num_links());
+  // host.persistence: start from an earlier run's last settled estimate when it is usable.
+  std::string model_hash;
+  if (!cli.check && !host.persistence.file.empty()) {
+    model_hash = NominalModelHash(pcfg);
+    RestorePersistedEstimate(host.persistence, model_hash, *plug, *log);
+  }
+  plug->configure();
   if (cli.check) {  // everything below opens devices, shared memory and sockets
     if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
       throw config::ConfigError(cli.config_path +
@@ -244,13 +251,18 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   PeriodicReports reports(hand_off, schedule, supervisor, telemetry, tap.get(), pcfg.drivers.buses,
                           host.counters_period, log);
   schedule.Start(g_stop);
+  std::unique_ptr<EstimatePersister> persister;
+  if (!host.persistence.file.empty())
+    persister = std::make_unique<EstimatePersister>(host.persistence, model_hash, hand_off, log);
   const std::int64_t t0 = schedule.start_ns();
   if (server) server_thread = std::thread([&] { server->Run(server_stop); });
 
-  sd_notify(0, "READY=1");
+  ServiceNotifier notifier;  // READY=1, and WATCHDOG=1 only while the control thread ticks
+  notifier.Ready(Now());
   log->info("running: driver thread 1 kHz, control thread 333 Hz{}",
             backend->steps() ? ", simulated robot" : "");
-  std::int64_t last_progress = 0, last_watchdog = 0;
+  std::int64_t last_progress = 0;
+  bool stalled = false;
   while (!schedule.stopping()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     telemetry.Drain();
@@ -261,9 +273,15 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
                                                1e-3 * static_cast<double>(schedule.ms_stepped()))
                                  : "");
     const std::int64_t now = Now();
-    if (now - last_watchdog > 500'000'000) {
-      sd_notify(0, "WATCHDOG=1");
-      last_watchdog = now;
+    notifier.Poll(now, schedule.control_heartbeat_ns());
+    if (notifier.stalled() != stalled) {
+      stalled = notifier.stalled();
+      if (stalled)
+        log->error(
+            "control thread: no tick for over 100 ms; watchdog keep-alives withheld (systemd "
+            "restarts heftd after WatchdogSec)");
+      else
+        log->warn("control thread ticks again; watchdog keep-alives resumed");
     }
     if (backend->steps() && now - last_progress > 2'000'000'000) {
       log->info("progress: simulated {:.1f} / {:.1f} s ({:.1f}× real time)", backend->time(),
@@ -271,12 +289,16 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
       last_progress = now;
     }
   }
-  sd_notify(0, "STOPPING=1");
+  notifier.Stopping();
   server_stop.store(true, std::memory_order_release);
   if (server_thread.joinable()) server_thread.join();
   server.reset();
   schedule.Stop();
   plug->deactivate();
+  if (persister) {
+    persister->Stop();  // the last settled estimate, once more
+    log->info("persisted estimate: {} write(s) to {}", persister->writes(), host.persistence.file);
+  }
   telemetry.Drain();
   if (tap) tap->Close();
   const double wall = 1e-9 * static_cast<double>(Now() - t0);

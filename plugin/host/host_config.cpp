@@ -42,12 +42,22 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
   h.control_socket = simulator ? std::string() : std::string(kDefaultCommandSocket);
   h.telemetry_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
   h.candump_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
+  h.persistence.file = simulator ? std::string() : std::string(kDefaultPersistenceFile);
   root.AllowOnly({"robot", "drivers", "estimator", "backend", "host", "simulation"});
   h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
     n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording",
-                  "framework_input", "control_socket", "candump", "counters_period"});
+                  "framework_input", "control_socket", "persistence", "candump",
+                  "counters_period"});
+    if (auto ps = n->Optional("persistence")) {
+      ps->AllowOnly({"file", "max_age", "interval", "covariance_inflation"});
+      h.persistence.file = ps->Get<std::string>("file", h.persistence.file, {});
+      h.persistence.max_age = ps->Get<double>("max_age", 600.0, {0.0, 1e9});
+      h.persistence.interval = ps->Get<double>("interval", 5.0, {0.1, 3600.0});
+      h.persistence.covariance_inflation =
+          ps->Get<double>("covariance_inflation", 10.0, {1.0, 1e6});
+    }
     if (auto in = n->Optional("framework_input")) {
       in->AllowOnly({"name", "base", "timeout_ms"});
       h.input_name = in->Get<std::string>("name", h.input_name, {});

@@ -14,6 +14,15 @@
 
 namespace heft::host {
 
+// host.persistence: the last settled estimate kept across restarts (plugin/host/persistence.hpp).
+struct PersistenceConfig {
+  std::string file;                    // empty: off (heft-sim's default)
+  double max_age = 600.0;              // s: an older file is not used
+  double interval = 5.0;               // s: at most one write per interval
+  double covariance_inflation = 10.0;  // the persisted covariance × this at start
+};
+inline constexpr const char* kDefaultPersistenceFile = "/var/lib/heft/estimate.yaml";  // heftd
+
 struct HostConfig {
   std::string backend = "simulated";  // `backend:` simulated | socketcan (who runs it: the program)
   std::string plugin;                 // host.plugin; empty: found next to the executable
@@ -34,6 +43,7 @@ struct HostConfig {
   bool input_base = false;  // the base state comes from the framework (robots without drivers.imu)
   double input_timeout = 0.02;  // s: older stamp, or a sequence frozen this long: stale
   std::string control_socket;   // host.control_socket: heftctl's socket; empty: none
+  PersistenceConfig persistence;
 };
 
 // Program defaults (the one place they are written): heftd reads the framework input segment

@@ -1,10 +1,11 @@
 # heft_host_io: heftd's input and control surfaces, built with or without the tests (heftctl needs
 # it): the framework input segment reader/writer (hal/framework_input.h), the command socket
-# server, the status snapshot and its JSON.
+# server, the status snapshot and its JSON, and the shared-memory hand-off's writer.
 add_library(heft_host_io STATIC
             ${CMAKE_CURRENT_LIST_DIR}/framework_input.cpp
             ${CMAKE_CURRENT_LIST_DIR}/command_server.cpp
             ${CMAKE_CURRENT_LIST_DIR}/status.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/json.cpp)
+            ${CMAKE_CURRENT_LIST_DIR}/json.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/shared_memory.cpp)
 target_include_directories(heft_host_io PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/plugin/include)
 target_link_libraries(heft_host_io PUBLIC heft::hal rt PRIVATE heft_warnings)

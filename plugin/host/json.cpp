@@ -1,5 +1,6 @@
 #include "json.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -68,6 +69,9 @@ class Parser {
     char* end = nullptr;
     v.number = std::strtod(token.c_str(), &end);
     if (end != token.c_str() + token.size()) return Fail("malformed number");
+    // Beyond a double (2e308 reads as inf): no JSON number stands for inf, and a reader must not
+    // show one as a value.
+    if (!std::isfinite(v.number)) return Fail("number out of range");
     v.type = Json::Type::kNumber;
     return true;
   }
@@ -109,23 +113,21 @@ class Parser {
           out.push_back('\t');
           break;
         case 'u': {
-          if (pos_ + 4 > text_.size()) return Fail("short \\u escape");
-          const std::string hex(text_.substr(pos_, 4));
-          char* end = nullptr;
-          const long code = std::strtol(hex.c_str(), &end, 16);
-          if (end != hex.c_str() + 4) return Fail("malformed \\u escape");
-          pos_ += 4;
-          // Basic multilingual plane as UTF-8 (surrogate pairs are not needed by heft's replies).
-          if (code < 0x80) {
-            out.push_back(static_cast<char>(code));
-          } else if (code < 0x800) {
-            out.push_back(static_cast<char>(0xC0 | (code >> 6)));
-            out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
-          } else {
-            out.push_back(static_cast<char>(0xE0 | (code >> 12)));
-            out.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+          // RFC 8259: exactly four hex digits; a code point beyond the basic plane is a high
+          // surrogate escape followed by a low one. A lone surrogate is no character: refused
+          // (it would become bytes that are not UTF-8).
+          long code = 0;
+          if (!Hex4(code)) return Fail("malformed \\u escape");
+          if (code >= 0xDC00 && code <= 0xDFFF) return Fail("unpaired surrogate in \\u escape");
+          if (code >= 0xD800 && code <= 0xDBFF) {
+            long low = 0;
+            if (text_.substr(pos_, 2) != "\\u") return Fail("unpaired surrogate in \\u escape");
+            pos_ += 2;
+            if (!Hex4(low)) return Fail("malformed \\u escape");
+            if (low < 0xDC00 || low > 0xDFFF) return Fail("unpaired surrogate in \\u escape");
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
           }
+          AppendUtf8(out, code);
           break;
         }
         default:
@@ -168,13 +170,48 @@ class Parser {
       SkipSpace();
       if (pos_ >= text_.size() || text_[pos_] != ':') return Fail("expected ':'");
       ++pos_;
-      v.object.emplace_back(std::move(key), Json{});
+      v.object.push_back(Json::Member{std::move(key), Json{}});
       if (!Value(v.object.back().second, depth + 1)) return false;
       SkipSpace();
       if (pos_ >= text_.size()) return Fail("unterminated object");
       const char c = text_[pos_++];
       if (c == '}') return true;
       if (c != ',') return Fail("expected ',' or '}'");
+    }
+  }
+
+  // Four hex digits at pos_ (strtol would also take a sign, spaces or "0x").
+  bool Hex4(long& code) {
+    if (pos_ + 4 > text_.size()) return false;
+    code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = text_[pos_ + static_cast<std::size_t>(i)];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      code = code * 16 + d;
+    }
+    pos_ += 4;
+    return true;
+  }
+  static void AppendUtf8(std::string& out, long code) {
+    const auto byte = [&](long b) { out.push_back(static_cast<char>(b)); };
+    if (code < 0x80) {
+      byte(code);
+    } else if (code < 0x800) {
+      byte(0xC0 | (code >> 6));
+      byte(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      byte(0xE0 | (code >> 12));
+      byte(0x80 | ((code >> 6) & 0x3F));
+      byte(0x80 | (code & 0x3F));
+    } else {
+      byte(0xF0 | (code >> 18));
+      byte(0x80 | ((code >> 12) & 0x3F));
+      byte(0x80 | ((code >> 6) & 0x3F));
+      byte(0x80 | (code & 0x3F));
     }
   }
 

@@ -12,18 +12,26 @@ namespace heft::host {
 
 struct Json {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+  // An object's member (a struct rather than std::pair: a pair of the incomplete Json does not
+  // compile with clang's libstdc++ checks, and the fuzz tree builds this with clang).
+  struct Member;
   Type type = Type::kNull;
   bool boolean = false;
   double number = 0.0;
   std::string string;
   std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;
+  std::vector<Member> object;
 
   /// The member `key` of an object, or null if absent / not an object.
   [[nodiscard]] const Json* Find(std::string_view key) const;
   /// Convenience: the number at `key`, or `fallback`.
   [[nodiscard]] double Number(std::string_view key, double fallback = 0.0) const;
   [[nodiscard]] std::string String(std::string_view key, std::string fallback = {}) const;
+};
+
+struct Json::Member {
+  std::string first;  ///< key
+  Json second;        ///< value
 };
 
 /// Parses one JSON document (RFC 8259; depth limited to 32). On failure returns nullopt and

@@ -160,10 +160,14 @@ void Schedule::ControlThread() {
     }
     const std::int64_t start = Now();
     plugin_.update(lockstep_ ? k * 1'000'000 : Now(), 3'000'000);
+    const std::int64_t done = Now();
     if (shared_) {
       hal::InertialEstimate latest;
       if (hand_off_.read_latest(latest)) shared_->Publish(latest);
+      shared_->Heartbeat(done);  // readers: heftd is alive and ticking
     }
+    // release: the watchdog (main thread) reads it; nothing else is ordered by it.
+    control_heartbeat_ns_.store(done, std::memory_order_release);
     const std::int64_t spent = Now() - start;
     if (stats_.compute_ns.size() < stats_.compute_ns.capacity()) {
       stats_.compute_ns.push_back(spent);

@@ -73,6 +73,11 @@ class Schedule {
   std::int64_t start_ns() const noexcept { return t0_; }
   // Milliseconds the stepper has published so far (0 without a stepping backend).
   std::int64_t ms_stepped() const noexcept { return ms_ready_.load(std::memory_order_relaxed); }
+  // CLOCK_MONOTONIC at the end of the control thread's latest tick (0 before the first): what the
+  // systemd watchdog is fed from (any thread).
+  std::int64_t control_heartbeat_ns() const noexcept {
+    return control_heartbeat_ns_.load(std::memory_order_acquire);
+  }
   // After Stop().
   const TickStats& stats() const noexcept { return stats_; }
   // The drivers' counters as the driver thread last published them (any thread).
@@ -109,6 +114,7 @@ class Schedule {
   const std::atomic<bool>* stop_ = nullptr;
   std::atomic<std::int64_t> ms_ready_{0}, ms_driven_{0}, ms_controlled_{0};
   std::atomic<bool> done_{false};
+  std::atomic<std::int64_t> control_heartbeat_ns_{0};
   std::int64_t t0_ = 0;
   TickStats stats_;
   std::thread driver_, control_, stepper_;

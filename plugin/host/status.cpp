@@ -50,9 +50,22 @@ double Num(const Json& j, std::string_view key) {
   return v->type == Json::Type::kNumber ? v->number : 0.0;
 }
 
+// A counter: JSON numbers are doubles, so one at or beyond 2^64 (a counter near its maximum
+// reads back as 2^64, or a malformed reply) saturates instead of an undefined conversion.
 std::uint64_t U64(const Json& j, std::string_view key) {
   const double v = j.Number(key, 0.0);
-  return v > 0.0 ? static_cast<std::uint64_t>(v) : 0U;
+  if (!(v > 0.0)) return 0U;
+  if (v >= 18446744073709551616.0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(v);
+}
+
+// A signed 64-bit time stamp, saturating the same way.
+std::int64_t I64(const Json& j, std::string_view key) {
+  const double v = j.Number(key, 0.0);
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<std::int64_t>::max();
+  if (v < -9223372036854775808.0) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);
 }
 
 bool Vec3From(const Json* j, std::array<double, 3>& out) {
@@ -275,7 +288,7 @@ bool DecodeStatusJson(const std::string& text, StatusSnapshot& out, std::string*
   const Json* have = doc->Find("have_estimate");
   s.have_estimate = have != nullptr && have->type == Json::Type::kBool && have->boolean;
   s.sequence = U64(*doc, "sequence");
-  s.stamp_ns = static_cast<std::int64_t>(doc->Number("stamp_ns"));
+  s.stamp_ns = I64(*doc, "stamp_ns");
   s.estimator.state = EnumFromName<hal::EstimatorState, 5>(
       doc->String("state"), &EstimatorStateName, hal::EstimatorState::kInactive);
   s.estimator.model = EnumFromName<hal::MeasurementModel, 3>(

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
@@ -59,7 +60,35 @@ class EstimatorPlugin final : public ControllerInterface {
     state_ = hal::EstimatorState::kInactive;
   }
 
-  void configure() override { hw_.hand_off->publish(out_); }  // nominal before estimation starts
+  void start_from(const hal::InertialEstimate& e, double inflation) override {
+    if (state_ != hal::EstimatorState::kInactive || ticks_ != 0)
+      throw PluginError("start_from: only before the plugin is activated");
+    if (e.num_links != out_.num_links)
+      throw PluginError("start_from: the estimate has " + std::to_string(e.num_links) +
+                        " link(s), this configuration estimates " + std::to_string(out_.num_links));
+    const int n = 10 * static_cast<int>(out_.num_links);
+    Eigen::VectorXd pi(n);
+    Eigen::MatrixXd cov(10, n);
+    for (std::size_t k = 0; k < out_.num_links; ++k) {
+      const std::string got(e.links[k].name.data(),
+                            strnlen(e.links[k].name.data(), hal::kLinkNameLength));
+      if (got != cfg_.estimator.bodies[k])
+        throw PluginError("start_from: link " + std::to_string(k) + " is '" + got +
+                          "', this configuration's is '" + cfg_.estimator.bodies[k] + "'");
+      const int base = 10 * static_cast<int>(k);
+      for (int i = 0; i < 10; ++i) pi[base + i] = e.links[k].parameters[i];
+      for (int r = 0; r < 10; ++r)
+        for (int c = 0; c < 10; ++c) cov(r, base + c) = e.links[k].covariance[10 * r + c];
+    }
+    if (!estimator_->StartFrom(pi, cov, inflation))
+      throw PluginError(
+          "start_from: the estimate is not usable (not physically consistent, outside the "
+          "estimator's divergence bounds, or its covariance is not positive definite)");
+    FillParameters();
+    hw_.hand_off->publish(out_);
+  }
+
+  void configure() override { hw_.hand_off->publish(out_); }  // nominal (or start_from's) first
 
   void activate() override {
     state_ = cfg_.wait_for_walking ? hal::EstimatorState::kWaitForWalking
@@ -96,6 +125,9 @@ class EstimatorPlugin final : public ControllerInterface {
       } else {
         if (state_ == hal::EstimatorState::kHolding) state_ = resume_;
         result = estimator_->Step(mapping_->input());
+        if (result.status == est::TickStatus::kUpdated ||
+            result.status == est::TickStatus::kReleased)
+          ++updates_;
         if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
           state_ = hal::EstimatorState::kEstimating;
         calibrated_ = calibrated_ || state_ == hal::EstimatorState::kEstimating;
@@ -110,6 +142,7 @@ class EstimatorPlugin final : public ControllerInterface {
     st.model = result.model;
     st.hold_reason = hold;
     st.ticks = ticks_;
+    st.updates = updates_;
     st.gated = estimator_->gate().rejected();
     st.gate_releases = estimator_->gate().releases();
     st.numeric_rejects = estimator_->numeric_rejects();
@@ -208,6 +241,7 @@ class EstimatorPlugin final : public ControllerInterface {
   bool calibrated_ = false;  // the start-up calibration is done (or off): walking does not redo it
   std::atomic<std::uint32_t> pending_{0};
   std::uint64_t ticks_ = 0;
+  std::uint64_t updates_ = 0;  // accepted filter updates (EstimatorStatus::updates)
   std::int64_t stamp_ns_ = 0;
   hal::SpscQueue<TelemetryRecord, 4096> telemetry_;
 };

@@ -56,7 +56,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
                "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
                "wait_for_walking", "control_period", "min_mass_fraction", "max_added_mass",
-               "max_com_distance", "base_acceleration"});
+               "max_com_distance", "base_acceleration", "prior_time_constant", "contact_frames"});
   est::EstimatorConfig& ec = cfg.estimator;
   for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
   if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
@@ -73,6 +73,23 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     default:
       ec.measurement = est::MeasurementChoice::kTorqueNullSpace;
       break;
+  }
+  // A floating robot without foot F/T cells: the frames its feet touch the ground with, assumed in
+  // contact (no cell says otherwise), so that the null-space measurement projects their unknown
+  // wrenches out. With cells, the contacts are the cells' frames.
+  if (auto frames = e.Optional("contact_frames")) {
+    if (!cfg.drivers.ft_cells.empty())
+      frames->Fail(
+          "the contacts are the F/T cells' frames (drivers.ft_cells); only a robot "
+          "without cells lists them");
+    if (!cfg.floating_base) frames->Fail("only a floating base has contacts to project out");
+    for (const config::Node& f : frames->Elements())
+      cfg.mapping.wrench_frames.push_back(f.As<std::string>());
+    if (cfg.mapping.wrench_frames.empty()) frames->Fail("list at least one frame");
+    if (ec.measurement == est::MeasurementChoice::kFullWrench)
+      e["measurement"].Fail(
+          "full needs the contact wrenches: without F/T cells use auto or "
+          "null_space");
   }
   ec.contact_frames = cfg.mapping.wrench_frames;
   ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
@@ -110,6 +127,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   }
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
+  ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
   if (auto g = e.Optional("gating")) {
     g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for",
                   "max_covariance_factor"});
@@ -160,6 +178,16 @@ PluginConfig LoadPluginConfig(const std::string& path) {
   drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, root["drivers"]);
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+  if (auto frames = root["estimator"].Optional("contact_frames")) {
+    const std::vector<config::Node> f = frames->Elements();
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      try {
+        (void)model.frame_index(cfg.mapping.wrench_frames[k]);
+      } catch (const dyn::ModelError& e) {
+        f[k].Fail(std::string(e.what()) + " (in " + cfg.urdf_path + ")");
+      }
+    }
+  }
   const std::vector<config::Node> links = root["estimator"]["links"].Elements();
   for (std::size_t k = 0; k < links.size(); ++k) {
     try {

@@ -153,6 +153,7 @@ JointTaskController::JointTaskController(const std::string& urdf_path,
 bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
                                                   Eigen::Ref<Eigen::VectorXd> tau) noexcept {
   const double w = 2.0 * std::numbers::pi * config_.frequency;
+  t -= config_.start;  // before the task's start every joint holds home
   qdd_ref_.setZero();
   double task_error = 0.0;
   double task_torque = 0.0;
@@ -162,7 +163,10 @@ bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStat
     if (static_cast<int>(i) == task_sample_index_) {
       // Amplitude faded in over `fade_in` seconds (e, ė, ë) so that the reference starts at rest.
       double e = 1.0, de = 0.0, dde = 0.0;
-      if (config_.fade_in > 0.0 && t < config_.fade_in) {
+      if (t < 0.0) {
+        e = 0.0;
+        dde = 0.0;
+      } else if (config_.fade_in > 0.0 && t < config_.fade_in) {
         const double u = std::numbers::pi * std::max(t, 0.0) / config_.fade_in;
         e = 0.5 - 0.5 * std::cos(u);
         de = 0.5 * std::numbers::pi / config_.fade_in * std::sin(u);
@@ -220,6 +224,16 @@ BalanceController::BalanceController(const std::string& urdf_path,
       curl_q_ = joint_q_[i];
       posture_weight_[curl_v_] = config_.w_curl;  // a task, not a posture preference
     }
+  }
+  wave_of_v_.assign(nv, -1);
+  for (std::size_t k = 0; k < config_.excitation.waves.size(); ++k) {
+    const std::string& joint = config_.excitation.waves[k].joint;
+    const auto it = std::find(state_joint_names.begin(), state_joint_names.end(), joint);
+    if (it == state_joint_names.end() ||
+        posture_weight_[joint_v_[it - state_joint_names.begin()]] == 0.0)
+      throw std::invalid_argument("BalanceConfig::excitation: '" + joint +
+                                  "' is not a joint of the state sample outside the legs");
+    wave_of_v_[joint_v_[it - state_joint_names.begin()]] = static_cast<int>(k);
   }
   if (!config_.curl_joint.empty() && curl_v_ < 0)
     throw std::invalid_argument("BalanceConfig::curl_joint: '" + config_.curl_joint +
@@ -349,7 +363,10 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
   g_.setZero();
   // Pelvis height: v̇_z (base linear velocity is in world).
   const double z = q_[2];
-  const double zdd = config_.height_kp * (config_.pelvis_height - z) - config_.height_kd * v_[2];
+  const Signal squat = config_.excitation.Squat(t);  // the pelvis lowered (excite)
+  const double z_ref = config_.pelvis_height - squat.x;
+  const double zdd =
+      -squat.ddx + config_.height_kp * (z_ref - z) - config_.height_kd * (v_[2] + squat.dx);
   H_(2, 2) += config_.w_height;
   g_[2] += config_.w_height * zdd;
   // Pelvis orientation upright, yaw 0: angular acceleration in the base frame.
@@ -380,6 +397,12 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       ref_acc = A * (fade_acc * sn + 2.0 * fade_rate * w * cs - fade * w * w * sn);
       errors_[3] = ref - q_[curl_q_];
     }
+    if (wave_of_v_[v] >= 0) {
+      const Signal wave = config_.excitation.Wave(static_cast<std::size_t>(wave_of_v_[v]), t);
+      ref += wave.x;
+      ref_vel += wave.dx;
+      ref_acc += wave.ddx;
+    }
     const double a = ref_acc + config_.posture_kp * (ref - q_[joint_q_[i]]) +
                      config_.posture_kd * (ref_vel - v_[v]);
     H_(v, v) += posture_weight_[v];
@@ -393,10 +416,13 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     com_ref = com_start_ + Smooth(u) * (com_goal_ - com_start_);
     com_ref_vel = SmoothRate(u) / config_.shift_time * (com_goal_ - com_start_);
   }
+  const Signal sway = config_.excitation.Sway(t);  // sideways (excite)
+  com_ref[1] += sway.x;
+  com_ref_vel[1] += sway.dx;
   Eigen::Vector2d com_acc = Eigen::Vector2d::Zero();
   for (int k = 0; k < 2; ++k) {
-    const double cdd =
-        config_.com_kp * (com_ref[k] - com_[k]) + config_.com_kd * (com_ref_vel[k] - com_vel_[k]);
+    const double cdd = (k == 1 ? sway.ddx : 0.0) + config_.com_kp * (com_ref[k] - com_[k]) +
+                       config_.com_kd * (com_ref_vel[k] - com_vel_[k]);
     com_acc[k] = cdd;
     // Row, in acceleration units: (f_left,k + f_right,k) / m = cdd.
     for (int a = 0; a < 2; ++a) {
@@ -405,7 +431,7 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       g_[nv + 6 * a + k] += config_.w_com / mass * cdd;
     }
   }
-  errors_[0] = config_.pelvis_height - z;
+  errors_[0] = z_ref - z;
   errors_[1] = com_ref[0] - com_[0];
   errors_[2] = com_ref[1] - com_[1];
 

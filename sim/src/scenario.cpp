@@ -34,10 +34,14 @@ struct RobotInfo {
   MjModelPtr model;
 };
 
-RobotInfo LoadRobot(const std::string& path, const ScenarioOptions& options) {
+// `floating_base`: what the scenario needs (a configured URDF of the other kind is refused).
+RobotInfo LoadRobot(const std::string& path, const ScenarioOptions& options, bool floating_base) {
   RobotInfo info;
   info.model = LoadMujocoModel(path, MujocoLoadOptions{});
   const bool floating = info.model->njnt > 0 && info.model->jnt_type[0] == mjJNT_FREE;
+  if (floating != floating_base)
+    throw std::invalid_argument("'" + path + "': the scenario needs a " +
+                                (floating_base ? "floating-base" : "fixed-base") + " URDF");
   if (options.state_joint_names.empty()) {
     for (int j = floating ? 1 : 0; j < info.model->njnt; ++j) {
       info.joint_names.emplace_back(mj_id2name(info.model.get(), mjOBJ_JOINT, j));
@@ -75,40 +79,116 @@ void PerturbStart(const std::vector<std::string>& names, std::vector<double>& q,
   }
 }
 
+// The scenario's robot: the configured URDF, or the reference humanoid next to the other robots.
+std::string RobotUrdf(const ScenarioOptions& options, const std::string& dir, bool floating) {
+  if (!options.urdf_path.empty()) return options.urdf_path;
+  return dir + (floating ? "/heft_humanoid.urdf" : "/heft_humanoid_fixed.urdf");
+}
+
+// Micrometres, the URDFs' precision: lengths measured on a model are rounded to it, so that a sum
+// of joint offsets is the number it stands for (0.16 + 0.09 is 0.25, not 0.25000000000000006).
+double Micrometres(double x) {
+  return std::round(x * 1e6) / 1e6;
+}
+
+// What the standing pose needs of a biped, measured on its URDF with every joint at zero (legs
+// straight; only the left leg, the right one mirrors it): the hip-pitch axis's drop below the
+// pelvis origin, thigh (hip pitch to knee) and shin (knee to ankle pitch), the ankle-pitch axis's
+// height above the sole, and the sole (the foot's box collision).
+struct Legs {
+  double hip_drop = 0.0, thigh = 0.0, shin = 0.0, ankle_height = 0.0;
+  Sole sole;
+};
+
+Legs MeasureLegs(const mjModel* m, const std::string& urdf, const BalanceConfig& config) {
+  const MjDataPtr d(mj_makeData(m));
+  mj_kinematics(m, d.get());
+  auto anchor_z = [&](const char* joint) {
+    const int j = mj_name2id(m, mjOBJ_JOINT, joint);
+    if (j < 0) throw std::invalid_argument("'" + urdf + "' has no joint '" + joint + "'");
+    return d->xanchor[3 * j + 2];
+  };
+  const int foot = MujocoBodyId(m, config.left_foot, urdf);
+  int box = -1;
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (m->geom_bodyid[g] == foot && m->geom_type[g] == mjGEOM_BOX) box = g;
+  }
+  if (box < 0 || m->geom_quat[4 * box] != 1.0)
+    throw std::invalid_argument("'" + urdf + "': link '" + config.left_foot +
+                                "' needs an axis-aligned box collision (its sole)");
+  Legs legs;
+  const double* size = m->geom_size + 3 * box;
+  const double* pos = m->geom_pos + 3 * box;
+  legs.sole.centre =
+      Eigen::Vector3d(Micrometres(pos[0]), Micrometres(pos[1]), Micrometres(pos[2] - size[2]));
+  legs.sole.half_length = Micrometres(size[0]);
+  legs.sole.half_width = Micrometres(size[1]);
+  const Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>> R(d->xmat + 9 * foot);
+  const double sole_z = d->xpos[3 * foot + 2] + R.row(2).dot(legs.sole.centre);
+  const double hip = anchor_z("left_hip_pitch"), knee = anchor_z("left_knee");
+  const double ankle = anchor_z("left_ankle_pitch");
+  legs.hip_drop = Micrometres(d->xpos[3 * MujocoBodyId(m, config.pelvis, urdf) + 2] - hip);
+  legs.thigh = Micrometres(hip - knee);
+  legs.shin = Micrometres(knee - ankle);
+  legs.ankle_height = Micrometres(ankle - sole_z);
+  return legs;
+}
+
+// The pelvis stands this far below its straight-legged height (the reference humanoid: 1.0 m).
+constexpr double kStandingCrouch = 0.09;  // [m]
+
 // Arms: elbows bent 90° (forearms forward, the "home pose"), everything else straight.
 std::vector<std::pair<std::string, double>> ArmHome() {
   return {{"left_elbow", -kPi / 2}, {"right_elbow", -kPi / 2}};
 }
 
-// Standing with bent knees so that the pelvis is at `height` (leg geometry of heft_humanoid:
-// hip 0.16 m below the pelvis, thigh and shin 0.42 m, ankle to sole 0.09 m).
-std::vector<std::pair<std::string, double>> StandingPose(double height) {
-  const double c = std::clamp((height - 0.25) / 0.84, 0.0, 1.0);
-  const double bend = std::acos(c);
+// Standing with bent knees so that the pelvis is at `height`, the ankles straight below the hips
+// and the soles flat: thigh and shin at a and b from the vertical (a triangle with the hip-ankle
+// line).
+std::vector<std::pair<std::string, double>> StandingPose(double height, const Legs& legs) {
+  const double l1 = legs.thigh, l2 = legs.shin;
+  const double D = std::clamp(height - Micrometres(legs.hip_drop + legs.ankle_height),
+                              std::abs(l1 - l2), l1 + l2);
+  double a = 0.0, b = 0.0;
+  if (l1 == l2) {
+    a = b = std::acos(D / Micrometres(l1 + l2));
+  } else {
+    a = std::acos(std::clamp((l1 * l1 + D * D - l2 * l2) / (2 * l1 * D), -1.0, 1.0));
+    b = std::acos(std::clamp((l2 * l2 + D * D - l1 * l1) / (2 * l2 * D), -1.0, 1.0));
+  }
   auto pose = std::vector<std::pair<std::string, double>>{
-      {"left_hip_pitch", -bend},  {"left_knee", 2 * bend},  {"left_ankle_pitch", -bend},
-      {"right_hip_pitch", -bend}, {"right_knee", 2 * bend}, {"right_ankle_pitch", -bend},
-      {"left_elbow", -0.5},       {"right_elbow", -0.5}};
+      {"left_hip_pitch", -a},  {"left_knee", a + b},  {"left_ankle_pitch", -b},
+      {"right_hip_pitch", -a}, {"right_knee", a + b}, {"right_ankle_pitch", -b},
+      {"left_elbow", -0.5},    {"right_elbow", -0.5}};
   return pose;
 }
 
 // A 5.44 kg (12 lb) dumbbell: a 0.25 m bar of radius 0.04 m across the wrist (along y), its centre
-// at the wrist joint, 0.25 m down the forearm (π in the forearm's frame).
-Vector10 DumbbellParameters() {
+// at the wrist joint (π in the forearm's frame; heft_humanoid's wrist is 0.25 m down the forearm).
+Vector10 DumbbellParameters(const Eigen::Vector3d& wrist) {
   const double m = 5.44, r = 0.04, L = 0.25;
   Eigen::Matrix3d Ic = Eigen::Matrix3d::Zero();
   Ic(0, 0) = Ic(2, 2) = m * (3 * r * r + L * L) / 12.0;
   Ic(1, 1) = m * r * r / 2.0;
-  return ParametersFromCom(m, Eigen::Vector3d(0.0, 0.0, -0.25), Ic);
+  return ParametersFromCom(m, wrist, Ic);
+}
+
+// Where the forearm's child (the wrist) is joined to it, in the forearm's frame.
+Eigen::Vector3d WristOf(const mjModel* m, int forearm, const std::string& urdf) {
+  for (int b = forearm + 1; b < m->nbody; ++b) {
+    if (m->body_parentid[b] == forearm)
+      return Eigen::Vector3d(m->body_pos[3 * b], m->body_pos[3 * b + 1], m->body_pos[3 * b + 2]);
+  }
+  throw std::invalid_argument("'" + urdf + "': the forearm carries no wrist");
 }
 
 Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
   s.name = std::string(name);
-  s.urdf_path = dir + "/heft_humanoid_fixed.urdf";
+  s.urdf_path = RobotUrdf(options, dir, false);
   s.floating_base = false;
-  RobotInfo robot = LoadRobot(s.urdf_path, options);
+  RobotInfo robot = LoadRobot(s.urdf_path, options, s.floating_base);
   s.joint_names = robot.joint_names;
   s.initial_joints = Pose(s.joint_names, ArmHome());
   s.estimated_links = {"left_forearm"};
@@ -121,13 +201,14 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
   config.home = s.initial_joints;
   config.task_joint = "left_elbow";
   if (name == "forearm-load") {
-    // Table I: sine, then square; 4.5 kg offset, 3 kg amplitude, 1 Hz; the switch near 8 s (Fig.
-    // 5).
+    // Table I: sine, then square; 3 kg amplitude, 1 Hz; the switch near 8 s (Fig. 5). Its 4.5 kg
+    // offset is the reference forearm's 1.5 kg + 3 kg: the load on the forearm swings 0-6 kg.
     s.description =
-        "Table I forearm mass waveform (sine, then square, 4.5±3 kg, 1 Hz) on the left "
+        "Table I forearm mass waveform (sine, then square, nominal + 3±3 kg, 1 Hz) on the left "
         "forearm; elbow joint-space task holding the home pose (fixed base)";
     s.duration = 16.0 * options.duration_scale;
-    payload.mass = {MassWaveform::Shape::kSineThenSquare, 4.5, 3.0, 1.0, 0.5 * s.duration};
+    payload.mass = {MassWaveform::Shape::kSineThenSquare, payload.nominal[0] + 3.0, 3.0, 1.0,
+                    0.5 * s.duration};
   } else {
     // Hardware test: 12 lb (5.44 kg) dumbbell at the wrist; elbow curl 0.7 rad, 0.333 Hz.
     s.description =
@@ -135,10 +216,14 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
         "the home pose (fixed base)";
     s.duration = 15.0 * options.duration_scale;
     payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
-    payload.attached = DumbbellParameters();
+    payload.attached = DumbbellParameters(WristOf(robot.model.get(), forearm, s.urdf_path));
     config.amplitude = 0.7;
     config.frequency = 0.333;
   }
+  // The operator's procedure: unloaded and holding home for load_after seconds, then the load.
+  payload.start = options.load_after;
+  config.start = options.load_after;
+  s.duration += options.load_after;
   s.payloads = {payload};
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<JointTaskController>(
@@ -146,19 +231,54 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
   return s;
 }
 
+// The identification recording: squats at 0.25, 0.5 and 1 Hz with side-to-side sway, then steps in
+// place (weight shifts and foot lifts), the waist and arms moving throughout (Mistry et al.'s
+// training motion, TrainingMotion). 60 s × duration_scale (at least 12 s); the steps take their
+// share at the end, one step per 10 s of the whole (at least two).
+void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& options) {
+  const double total = std::max(12.0, 60.0 * options.duration_scale);
+  config.steps = std::max(2, static_cast<int>(std::lround(total / 10.0)));
+  config.touchdown_speed = 0.25;
+  const double per_step = config.shift_time + config.lift_time + 0.3;
+  const double squat_start = 1.0;
+  const double squat_end = total - 1.5 - config.steps * per_step - 0.5;
+  config.settle = squat_end + 0.5;  // the first weight shift
+  for (std::size_t i = 0; i < s.joint_names.size(); ++i) {
+    if (s.joint_names[i] == "left_shoulder_roll") config.posture[i] = 0.25;  // arms off the torso
+    if (s.joint_names[i] == "right_shoulder_roll") config.posture[i] = -0.25;
+  }
+  s.initial_joints = config.posture;
+  s.duration = config.settle + config.steps * per_step + 1.5;
+  config.excitation =
+      TrainingMotion(s.joint_names, options.seed + 1, squat_start, squat_end, s.duration - 0.5);
+  s.description =
+      "identification recording: squats (0.12 m at 0.25/0.5/1 Hz) with ±3 cm sway, then " +
+      std::to_string(config.steps) +
+      " steps in place; waist and arms moving throughout (Mistry et al.'s training motion)";
+}
+
 Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
   s.name = std::string(name);
-  s.urdf_path = dir + "/heft_humanoid.urdf";
+  s.urdf_path = RobotUrdf(options, dir, true);
   s.floating_base = true;
-  RobotInfo robot = LoadRobot(s.urdf_path, options);
+  RobotInfo robot = LoadRobot(s.urdf_path, options, s.floating_base);
   s.joint_names = robot.joint_names;
   BalanceConfig config;
-  config.pelvis_height = 1.0;
-  s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height));
+  const Legs legs = MeasureLegs(robot.model.get(), s.urdf_path, config);
+  s.sole = legs.sole;
+  config.sole_B = legs.sole.centre;
+  config.pelvis_height =
+      Micrometres(legs.hip_drop + legs.thigh + legs.shin + legs.ankle_height - kStandingCrouch);
+  s.fall_height = 0.6 * config.pelvis_height;
+  s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height, legs));
   config.posture = s.initial_joints;
-  s.wrench_links = {"left_foot", "right_foot"};
+  if (options.foot_sensors) {
+    s.wrench_links = {"left_foot", "right_foot"};
+  } else {
+    config.left_wrench = config.right_wrench = -1;  // contact from the feet's kinematics
+  }
   s.estimated_links = {"torso"};
   s.scored_error = "pelvis_height_error_m";
   const int torso = MujocoBodyId(robot.model.get(), "torso", s.urdf_path);
@@ -168,10 +288,11 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
   if (name == "torso-load") {
     s.description =
-        "Table I torso mass waveform (square, 30±5 kg, 0.2 Hz); standing, pelvis-height "
+        "Table I torso mass waveform (square, nominal±5 kg, 0.2 Hz); standing, pelvis-height "
         "task by floating-base inverse dynamics with both feet in contact";
     s.duration = 20.0 * options.duration_scale;
-    payload.mass = {MassWaveform::Shape::kSquare, 30.0, 5.0, 0.2, 0.0};
+    // Table I: 30 ± 5 kg, the reference torso's (and head's) 30 kg ± 5 kg.
+    payload.mass = {MassWaveform::Shape::kSquare, payload.nominal[0], 5.0, 0.2, 0.0};
   } else if (name == "step-in-place") {
     s.description =
         "stepping in place with hard touchdowns (contact impulses for the innovation "
@@ -204,9 +325,11 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     dumbbell.link = "left_forearm";
     dumbbell.nominal = MujocoBodyParameters(robot.model.get(), forearm);
     dumbbell.mass = {MassWaveform::Shape::kConstant, dumbbell.nominal[0], 0.0, 0.0, 0.0};
-    dumbbell.attached = DumbbellParameters();
+    dumbbell.attached = DumbbellParameters(WristOf(robot.model.get(), forearm, s.urdf_path));
     dumbbell.attach_time = 3.0;
     s.payloads = {dumbbell};
+  } else if (name == "excite") {
+    ExciteScenario(s, config, options);
   } else {
     s.description =
         "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
@@ -216,6 +339,15 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
   if (s.payloads.empty()) s.payloads = {payload};
+  // The operator's procedure: standing still and unloaded for load_after seconds, then the rest.
+  for (Payload& p : s.payloads) p.start = options.load_after;
+  config.settle += options.load_after;
+  config.curl_start += options.load_after;
+  Excitation& x = config.excitation;
+  x.start += options.load_after;
+  x.end += options.load_after;
+  x.waves_end += options.load_after;
+  s.duration += options.load_after;
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
@@ -241,22 +373,28 @@ double MassWaveform::Mass(double t) const noexcept {
 }
 
 Vector10 Payload::At(double t) const noexcept {
+  if (t < start) return nominal;  // not loaded yet
+  t -= start;
   return nominal * (mass.Mass(t) / nominal[0]) + (t >= attach_time ? attached : Vector10::Zero());
 }
 
 std::vector<std::string> ScenarioNames() {
-  return {"forearm-load", "torso-load", "dumbbell-curl", "step-in-place", "walk", "standing-curl"};
+  return {"forearm-load", "torso-load",    "dumbbell-curl", "step-in-place",
+          "walk",         "standing-curl", "excite"};
 }
 
 Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
   if (!(options.duration_scale > 0.0)) {
     throw std::invalid_argument("ScenarioOptions::duration_scale must be > 0");
   }
+  if (!(options.load_after >= 0.0 && options.load_after < 1e6)) {
+    throw std::invalid_argument("ScenarioOptions::load_after must be >= 0 s");
+  }
   const std::string dir =
       options.robots_dir.empty() ? HEFT_SCENARIOS_ROBOTS_DIR : options.robots_dir;
   if (name == "forearm-load" || name == "dumbbell-curl") return ArmScenario(name, options, dir);
   if (name == "torso-load" || name == "step-in-place" || name == "walk" ||
-      name == "standing-curl") {
+      name == "standing-curl" || name == "excite") {
     return LegScenario(name, options, dir);
   }
   std::string known;
@@ -340,7 +478,7 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
       if (t > 0.5 && fz > 100.0) {
         // Wrench at the foot origin in the foot frame → centre of pressure on the sole plane.
         const auto& wr = state.wrenches[w].wrench;
-        const Sole sole;
+        const Sole& sole = scenario.sole;
         const double zs = sole.centre.z();
         const double px = (zs * wr[0] - wr[4]) / fz, py = (wr[3] + zs * wr[1]) / fz;
         result.max_cop_fraction =
@@ -348,7 +486,7 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
                       std::abs(py - sole.centre.y()) / sole.half_width});
       }
     }
-    if (scenario.floating_base && state.base.position[2] < 0.6) result.fell = true;
+    if (scenario.floating_base && state.base.position[2] < scenario.fall_height) result.fell = true;
     if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0) {
       csv << t;
       for (const double e : errors) csv << ',' << e;

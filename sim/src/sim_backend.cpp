@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "heft/drivers/error_frames.hpp"
+#include "heft/estimator/inertia.hpp"
 
 namespace heft::sim {
 
@@ -84,9 +85,12 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   so.duration_scale = options.duration_scale;
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
+  so.urdf_path = options.urdf;
+  // The operator's procedure (scenario.hpp): when the load arrives; a robot without foot cells.
+  so.load_after = options.load_after;
+  so.foot_sensors = !drivers.ft_cells.empty();
   scenario_ = scenarios::MakeScenario(options.scenario, so);
   plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
-  plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
   for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));
   // The drivers' joint order must be the plant's: the emulated devices are addressed by it.
   std::vector<std::string> driver_joints;
@@ -128,6 +132,8 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
         "simulation: the floating-base scenario '" + options.scenario +
         "' needs drivers.imu (the simulated base IMU is the only source of the base's state)");
   }
+  ApplyDeviations(options, drivers);
+  plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
   if (!options.candump.empty())
     candump_ = std::make_unique<drivers::CandumpWriter>(
         options.candump, drivers.buses, options.candump_wait,
@@ -145,7 +151,6 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
     link_ptrs_.push_back(links_.back().get());
   }
   encoder_ = std::make_unique<drivers::SampleEncoder>(drivers);
-  torque_bias_.assign(drivers.joints.size(), noise_.torque_bias);
   tau_.assign(plant_->num_joints(), 0.0);
   encoder_on_.assign(drivers.joints.size(), 1);
   torque_on_.assign(drivers.joints.size(), 1);
@@ -169,6 +174,64 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
         (f.kind == K::kLoss && !(f.probability >= 0.0 && f.probability <= 1.0)))
       throw std::invalid_argument("simulation.faults: inconsistent fault");
   }
+}
+
+void SimulatedRobot::ApplyDeviations(const SimOptions& options,
+                                     const drivers::DriverConfig& drivers) {
+  std::vector<std::string> frames;
+  for (const auto& c : drivers.ft_cells) frames.push_back(c.frame);
+  deviations_ =
+      DrawDeviations(options.deviations, plant_->model(), scenario_.joint_names, frames, imu_);
+  const DeviationMagnitudes& mag = options.deviations.magnitudes;
+  // The plant: every body (ideal leaves the URDF's bits untouched), every joint's friction.
+  if (mag.inertial()) {
+    for (const BodyDeviation& b : deviations_.bodies)
+      if (!plant_->SetLinkParameters(b.mujoco_body, b.truth))
+        throw std::invalid_argument("simulation.deviations: MuJoCo refuses the deviated body '" +
+                                    b.name + "'");
+  }
+  if (mag.friction()) {
+    for (std::size_t i = 0; i < deviations_.joints.size(); ++i)
+      plant_->SetJointFriction(static_cast<int>(i), deviations_.joints[i].coulomb,
+                               deviations_.joints[i].viscous);
+  }
+  // The payload links: their deviated body, and the scenario's payload on top of it. The truth is
+  // affine in the payload's mass and the consistent π form a convex set: it is consistent at every
+  // time if it is at the waveform's extremes, with and without the attached body.
+  payload_deviated_ = mag.inertial();
+  for (std::size_t i = 0; i < scenario_.payloads.size(); ++i) {
+    const scenarios::Payload& p = scenario_.payloads[i];
+    const BodyDeviation* b = deviations_.body(p.link);
+    if (!b) throw std::invalid_argument("simulation: payload link '" + p.link + "' has no mass");
+    payload_base_.push_back(b->truth);
+    const double m0 = p.nominal[0];
+    const double lo = p.mass.offset - std::abs(p.mass.amplitude),
+                 hi = p.mass.offset + std::abs(p.mass.amplitude);
+    for (const double mass : {lo, hi})
+      for (const bool attached : {false, true}) {
+        const Vector10 pi =
+            b->truth + p.nominal * (mass / m0 - 1.0) + (attached ? p.attached : Vector10::Zero());
+        if (!dyn::IsPhysicallyConsistent(pi))
+          throw std::invalid_argument("simulation.deviations: the deviated '" + p.link +
+                                      "' with the scenario's payload (" + std::to_string(mass) +
+                                      " kg) is not physically consistent; lower the magnitudes");
+      }
+  }
+  // The sensors.
+  torque_bias_.clear();
+  torque_scale_.clear();
+  for (const JointDeviation& j : deviations_.joints) {
+    torque_bias_.push_back(noise_.torque_bias + j.torque_offset);
+    torque_scale_.push_back(1.0 + j.torque_gain);
+  }
+  ft_bias_.clear();
+  for (const FtDeviation& f : deviations_.ft_cells) {
+    Eigen::Matrix<double, 6, 1> bias;
+    bias << f.force_offset + Eigen::Vector3d::Constant(noise_.force_bias), f.moment_offset;
+    ft_bias_.push_back(bias);
+  }
+  gyro_bias_ = noise_.gyro_bias + deviations_.gyro_bias;
+  accel_bias_ = noise_.accel_bias + deviations_.accelerometer_bias;
 }
 
 SimulatedRobot::~SimulatedRobot() = default;
@@ -197,27 +260,36 @@ Eigen::VectorXd SimulatedRobot::TruePayload() const {
 void SimulatedRobot::TruePayload(Eigen::VectorXd& out) const noexcept {
   out.resize(static_cast<Eigen::Index>(10 * scenario_.payloads.size()));
   for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
-    out.segment<10>(static_cast<Eigen::Index>(10 * i)) = scenario_.payloads[i].At(plant_->time());
+    out.segment<10>(static_cast<Eigen::Index>(10 * i)) = PayloadTruth(i, plant_->time());
+}
+
+Vector10 SimulatedRobot::PayloadTruth(std::size_t i, double t) const noexcept {
+  const scenarios::Payload& p = scenario_.payloads[i];
+  if (!payload_deviated_) return p.At(t);  // ideal: exactly what the scenario says
+  return payload_base_[i] + (p.At(t) - p.nominal);
 }
 
 bool SimulatedRobot::fell() const {
-  return scenario_.floating_base && truth_.base.position[2] < 0.6;
+  return scenario_.floating_base && truth_.base.position[2] < scenario_.fall_height;
 }
 
 void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   const double t = plant_->time();
   for (std::size_t i = 0; i < scenario_.payloads.size(); ++i)
-    plant_->SetLinkParameters(payload_bodies_[i], scenario_.payloads[i].At(t));
+    plant_->SetLinkParameters(payload_bodies_[i], PayloadTruth(i, t));
   plant_->Sample(truth_);
   if (estimate) scenario_.controller->OnInertialEstimate(*estimate);
   scenario_.controller->Compute(t, truth_, tau_);
   plant_->Step(tau_);
+  if (unstable_at_ < 0.0 && plant_->unstable()) unstable_at_ = t;
   plant_->Sample(truth_);
   // What the sensors report of the state after the step.
   measured_ = truth_;
   for (std::size_t i = 0; i < measured_.num_joints; ++i) {
     measured_.joints[i].velocity += noise_.velocity * Normal();
-    measured_.joints[i].torque += torque_bias_[i] + noise_.joint_torque * Normal();
+    // The actuator's torque (friction included) through the sensor's gain and offset.
+    measured_.joints[i].torque = torque_scale_[i] * measured_.joints[i].torque +
+                                 (torque_bias_[i] + noise_.joint_torque * Normal());
   }
   for (std::size_t k = 0; k < measured_.num_wrenches; ++k) {
     auto& w = measured_.wrenches[k].wrench;
@@ -225,8 +297,8 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
     const Eigen::Vector3d f(w[0], w[1], w[2]), n(w[3], w[4], w[5]);
     const Eigen::Vector3d n_ft = n - ft_offsets_[k].cross(f);
     for (int i = 0; i < 3; ++i) {
-      w[i] = f[i] + noise_.force * Normal() + noise_.force_bias;
-      w[3 + i] = n_ft[i] + noise_.moment * Normal();
+      w[i] = f[i] + noise_.force * Normal() + ft_bias_[k][i];
+      w[3 + i] = n_ft[i] + noise_.moment * Normal() + ft_bias_[k][3 + i];
     }
   }
   now_ns_ += 1'000'000;
@@ -286,8 +358,8 @@ void SimulatedRobot::EmitImu(double t) noexcept {
   imu_truth_ = plant_->Imu(R_BI_, p_BI_);
   drivers::ImuValues v;
   for (int k = 0; k < 3; ++k) {
-    v.w_I[k] = imu_truth_.w_I[k] + noise_.gyro_bias[k] + noise_.gyro * Normal(imu_rng_);
-    v.f_I[k] = imu_truth_.f_I[k] + noise_.accel_bias[k] + noise_.accel * Normal(imu_rng_);
+    v.w_I[k] = imu_truth_.w_I[k] + gyro_bias_[k] + noise_.gyro * Normal(imu_rng_);
+    v.f_I[k] = imu_truth_.f_I[k] + accel_bias_[k] + noise_.accel * Normal(imu_rng_);
   }
   Eigen::Vector3d dtheta;
   for (int k = 0; k < 3; ++k) dtheta[k] = noise_.attitude * Normal(imu_rng_);

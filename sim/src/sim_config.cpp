@@ -61,11 +61,36 @@ SimFault ParseFault(const config::Node& f, std::string& name) {
   return fault;
 }
 
+DeviationConfig ParseDeviations(const config::Node& d) {
+  d.AllowOnly({"preset", "seed", "mass", "com", "inertia", "coulomb", "viscous", "torque_offset",
+               "torque_gain", "ft_force_offset", "ft_moment_offset", "gyro_bias",
+               "accelerometer_bias"});
+  DeviationConfig c;
+  const std::size_t preset = d.Enum("preset", {"ideal", "default"});
+  c.preset = preset == 0 ? "ideal" : "default";
+  c.magnitudes = preset == 0 ? DeviationMagnitudes::Ideal() : DeviationMagnitudes::Default();
+  c.seed = static_cast<std::uint64_t>(d.Get<int>("seed", 1, {0, 1 << 30}));
+  DeviationMagnitudes& m = c.magnitudes;
+  // Relative magnitudes stay below 1 (a mass or a principal second moment never reaches 0).
+  m.mass = d.Get<double>("mass", m.mass, {0.0, 0.5});
+  m.com = d.Get<double>("com", m.com, {0.0, 0.1});
+  m.inertia = d.Get<double>("inertia", m.inertia, {0.0, 0.5});
+  m.coulomb = d.Get<double>("coulomb", m.coulomb, {0.0, 50.0});
+  m.viscous = d.Get<double>("viscous", m.viscous, {0.0, 50.0});
+  m.torque_offset = d.Get<double>("torque_offset", m.torque_offset, {0.0, 50.0});
+  m.torque_gain = d.Get<double>("torque_gain", m.torque_gain, {0.0, 0.5});
+  m.ft_force_offset = d.Get<double>("ft_force_offset", m.ft_force_offset, {0.0, 500.0});
+  m.ft_moment_offset = d.Get<double>("ft_moment_offset", m.ft_moment_offset, {0.0, 50.0});
+  m.gyro_bias = d.Get<double>("gyro_bias", m.gyro_bias, {0.0, 0.5});
+  m.accelerometer_bias = d.Get<double>("accelerometer_bias", m.accelerometer_bias, {0.0, 5.0});
+  return c;
+}
+
 SimulationConfig ParseSimulation(const config::Node& root) {
   SimulationConfig sim;
   const config::Node s = root["simulation"];  // throws: missing required key
   s.AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
-               "noise", "faults", "candump"});
+               "noise", "deviations", "faults", "candump", "load_after"});
   sim.options.scenario = s.Get<std::string>("scenario");
   const auto names = scenarios::ScenarioNames();
   if (std::find(names.begin(), names.end(), sim.options.scenario) == names.end()) {
@@ -78,6 +103,8 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   sim.lockstep = s.Get<bool>("lockstep", true, {});
   sim.options.seed = static_cast<std::uint64_t>(s.Get<int>("seed", 1, {0, 1 << 30}));
   sim.walking_after = s.Get<double>("walking_after", 0.5, {0.0, 60.0});
+  // The operator's procedure: the scenario starts (load, task) this late (scenario.hpp).
+  sim.options.load_after = s.Get<double>("load_after", 0.0, {0.0, 600.0});
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {
@@ -88,6 +115,7 @@ SimulationConfig ParseSimulation(const config::Node& root) {
       sim.fault_nodes.push_back(f);
     }
   }
+  if (auto d = s.Optional("deviations")) sim.options.deviations = ParseDeviations(*d);
   if (auto n = s.Optional("noise")) {
     SimNoise& noise = sim.options.noise;
     n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias",

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <Eigen/Cholesky>
 #include <algorithm>
+#include <limits>
 
 #include "telemetry.hpp"  // the host's π column names
 
@@ -29,6 +31,7 @@ void SimulatedBackend::AttachFrameworkInput(const std::string& name) {
 
 void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept {
   const bool fresh = k % 3 == 1 && context.hand_off.read_latest(estimate_);
+  if (fresh) UpdateNees();
   robot_->Step(fresh ? &estimate_ : nullptr);
 
   // The simulated controller framework tells the estimator that the robot walks, once, at the
@@ -47,6 +50,7 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
     for (int i = 0; i < std::min<int>(static_cast<int>(pi.size()), static_cast<int>(tr.pi.size()));
          ++i)
       tr.pi[i] = pi[i];
+    tr.nees = nees_;
     const auto errors = robot_->task_errors();
     for (std::size_t e = 0; e < std::min<std::size_t>(errors.size(), 4); ++e)
       tr.errors[e] = errors[e];
@@ -54,9 +58,25 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
   }
 }
 
+void SimulatedBackend::UpdateNees() noexcept {
+  robot_->TruePayload(true_pi_);
+  const int links = std::min<int>(static_cast<int>(true_pi_.size() / 10), estimate_.num_links);
+  for (int k = 0; k < links; ++k) {
+    const hal::LinkEstimate& l = estimate_.links[static_cast<std::size_t>(k)];
+    const Eigen::Map<const Eigen::Matrix<double, 10, 10, Eigen::RowMajor>> cov(l.covariance.data());
+    const Eigen::Map<const Eigen::Matrix<double, 10, 1>> handed(l.parameters.data());
+    const Eigen::Matrix<double, 10, 1> e = handed - true_pi_.segment<10>(10 * k);
+    const Eigen::LLT<Eigen::Matrix<double, 10, 10>> llt(cov);
+    nees_[static_cast<std::size_t>(k)] = llt.info() == Eigen::Success && cov.allFinite()
+                                             ? e.dot(llt.solve(e))
+                                             : std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
 std::vector<std::string> SimulatedBackend::LinkColumns() const {
   std::vector<std::string> columns;
   for (const char* q : host::kInertialColumns) columns.push_back(std::string("true_") + q);
+  columns.emplace_back("nees");  // kLinkColumns per link
   return columns;
 }
 
@@ -69,15 +89,26 @@ void SimulatedBackend::TelemetryValues(std::int64_t t_ns, std::vector<double>& l
                                        std::vector<double>& extra_values) {
   while ((!have_truth_ || truth_.t_ns < t_ns) && truth_queue_->pop(truth_)) have_truth_ = true;
   const std::size_t payloads = robot_->scenario().payloads.size();
-  for (std::size_t k = 0; 10 * k < link_values.size(); ++k)
+  constexpr std::size_t kLinkColumns = 11;  // true_m … true_izz, nees (LinkColumns)
+  for (std::size_t k = 0; kLinkColumns * k < link_values.size(); ++k) {
     for (std::size_t i = 0; i < 10; ++i)
-      link_values[10 * k + i] =
+      link_values[kLinkColumns * k + i] =
           k < payloads && 10 * k + i < truth_.pi.size() ? truth_.pi[10 * k + i] : 0.0;
+    link_values[kLinkColumns * k + 10] =
+        k < payloads && k < truth_.nees.size() ? truth_.nees[k] : 0.0;
+  }
   for (std::size_t e = 0; e < extra_values.size(); ++e)
     extra_values[e] = e < 4 ? truth_.errors[e] : 0.0;
 }
 
 void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) {
+  if (robot_->unstable_at() >= 0.0) {
+    log.error(
+        "simulated robot: MuJoCo found the simulation unstable at t = {:.3f} s and reset it; the "
+        "run is void from there (the controller could not hold this robot)",
+        robot_->unstable_at());
+    if (void_run_) *void_run_ = true;
+  }
   for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
     const SimBusCounters& sc = robot_->bus_counters()[b];
     log.info(

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -358,6 +359,25 @@ TEST(Json, ParsesAndRefuses) {
   EXPECT_EQ(ParseJson(s)->string, "a\"b\\c\x01");
 }
 
+// Fails if the reader accepts what is not JSON or yields what is not UTF-8 (fuzz_command found
+// the first two: a number beyond a double read as inf, a lone surrogate escape turned into bytes
+// that are not UTF-8; the old \\u parser, strtol, also took a sign or "0x"), or if it mangles a
+// character outside the basic plane written as a surrogate pair.
+TEST(Json, NumbersBeyondADoubleAndBadEscapesAreRefused) {
+  for (const char* bad : {"2e308", "[-1e999]", R"("\ud800")", R"("\udc00x")", R"("\ud800\u0041")",
+                          R"("\u-001")", R"("\u0x1f")", R"("\u 7ff")", R"("\u12")"}) {
+    std::string error;
+    EXPECT_FALSE(ParseJson(bad, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+  const auto pair = ParseJson(R"("\ud83d\ude00 \u00E9")");
+  ASSERT_TRUE(pair);
+  EXPECT_EQ(pair->string, "\xF0\x9F\x98\x80 \xC3\xA9");
+  const auto big = ParseJson("[1.7976931348623157e308, -4.9e-324]");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->array[0].number, std::numeric_limits<double>::max());
+}
+
 // Mutated status replies (bytes flipped, cut short) are refused or decoded, never a crash (run it
 // under the asan preset to catch out-of-bounds reads).
 TEST(Json, MutatedRepliesDoNotCrashTheDecoder) {
@@ -380,6 +400,38 @@ TEST(Json, MutatedRepliesDoNotCrashTheDecoder) {
     if (DecodeStatusJson(m, s, &error)) ++decoded;
   }
   EXPECT_LT(decoded, 5000);  // most mutations are refused
+}
+
+// Fails if a counter at its maximum (2^64 - 1 travels as the JSON number 18446744073709551615,
+// which reads back as the double 2^64) or a number beyond any counter or time stamp is converted
+// with undefined behaviour instead of saturating (fuzz_command found it: UBSan's
+// float-cast-overflow; on x86 the old conversion gave 0 for 2^64 and INT64_MIN for 1e30).
+TEST(Json, CountersAndStampsBeyondTheirRangeSaturate) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  StatusSnapshot s = ExampleStatus();
+  s.estimator.ticks = kMax;
+  s.drivers.lost = kMax;
+  StatusSnapshot got;
+  std::string error;
+  ASSERT_TRUE(DecodeStatusJson(EncodeStatusJson(s), got, &error)) << error;
+  EXPECT_EQ(got.estimator.ticks, kMax);
+  EXPECT_EQ(got.drivers.lost, kMax);
+  EXPECT_EQ(got.estimator.updates, s.estimator.updates);  // in range: exact
+
+  std::string text = EncodeStatusJson(ExampleStatus());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("\"sequence\":42", "\"sequence\":1e300");
+  replace("\"stamp_ns\":12345000000", "\"stamp_ns\":1e30");
+  ASSERT_TRUE(DecodeStatusJson(text, got, &error)) << error;
+  EXPECT_EQ(got.sequence, kMax);
+  EXPECT_EQ(got.stamp_ns, std::numeric_limits<std::int64_t>::max());
+  replace("\"stamp_ns\":1e30", "\"stamp_ns\":-1e30");
+  ASSERT_TRUE(DecodeStatusJson(text, got, &error)) << error;
+  EXPECT_EQ(got.stamp_ns, std::numeric_limits<std::int64_t>::min());
 }
 
 // ---- heftctl end to end ----------------------------------------------------------------------

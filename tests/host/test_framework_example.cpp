@@ -7,14 +7,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "framework_input.hpp"
 #include "heft/hal/shared_hand_off.h"
 #include "heft/hal/shared_hand_off.hpp"
+#include "shared_memory.hpp"
 
 namespace heft::host {
 namespace {
@@ -85,18 +90,19 @@ TEST(FrameworkExample, WritesInputAndReadsHandOff) {
   limits.timeout_ns = 60'000'000'000;  // the reader looks after the example has exited
   FrameworkInput reader(input, limits);
 
-  // The hand-off as heftd creates it.
-  const int fd = shm_open(("/" + handoff).c_str(), O_CREAT | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(ftruncate(fd, sizeof(hal::SharedHandOff)), 0);
-  void* p = mmap(nullptr, sizeof(hal::SharedHandOff), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  ASSERT_NE(p, MAP_FAILED);
-  auto* shared = new (p) hal::SharedHandOff();
+  // The hand-off as heftd creates it, with a heartbeat every 3 ms while the example runs.
+  auto shared = std::make_unique<SharedHandOffSegment>(handoff);
   hal::InertialEstimate e = Estimate(5);
   std::snprintf(e.links[0].name.data(), e.links[0].name.size(), "torso");
   e.links[0].parameters[0] = 1.5;
-  shared->ring.publish(e);
+  shared->Publish(e);
+  std::atomic<bool> beating{true};
+  std::thread heart([&] {
+    while (beating.load()) {
+      shared->Heartbeat(MonotonicNs());
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+  });
 
   const std::string cmd = std::string(HEFT_FRAMEWORK_EXAMPLE) + " --input " + input +
                           " --handoff " + handoff + " --seconds 0.3 2>&1";
@@ -107,6 +113,8 @@ TEST(FrameworkExample, WritesInputAndReadsHandOff) {
   std::size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
   const int status = pclose(pipe);
+  beating.store(false);
+  heart.join();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
   EXPECT_NE(output.find("torso m=1.500 kg"), std::string::npos) << output;
 
@@ -119,8 +127,8 @@ TEST(FrameworkExample, WritesInputAndReadsHandOff) {
   EXPECT_NEAR(base.specific_force[2], 9.81, 1e-12);
   EXPECT_NE(reader.segment()->header.writer_pid, 0U);
 
-  munmap(p, sizeof(hal::SharedHandOff));
-  shm_unlink(("/" + handoff).c_str());
+  shared.reset();  // stopped cleanly: the name is removed
+  EXPECT_NE(access(("/dev/shm/" + handoff).c_str(), F_OK), 0);
   InputMapping::Unlink(input);
   // Without heftd's segment the example says what is wrong.
   pipe = popen(cmd.c_str(), "r");

@@ -121,6 +121,7 @@ class ScriptedPlugin final : public plugin::ControllerInterface {
   std::deque<plugin::TelemetryRecord> records;
   const char* name() const noexcept override { return "scripted"; }
   void init(const std::string&, const plugin::HardwareInterface&) override {}
+  void start_from(const hal::InertialEstimate&, double) override {}
   void configure() override {}
   void activate() override {}
   plugin::UpdateResult update(std::int64_t, std::int64_t) noexcept override {

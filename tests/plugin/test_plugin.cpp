@@ -53,7 +53,10 @@ TEST(Plugin, LoadsThroughDlopenAndRefusesAnotherInterfaceVersion) {
   EXPECT_EQ(version(), kApiVersion);
   char error[256] = "";
   EXPECT_EQ(create(kApiVersion + 1, error, sizeof(error)), nullptr);
-  EXPECT_STREQ(error, "heft_estimator plugin implements interface version 1, the host speaks 2");
+  EXPECT_STREQ(
+      error, ("heft_estimator plugin implements interface version " + std::to_string(kApiVersion) +
+              ", the host speaks " + std::to_string(kApiVersion + 1))
+                 .c_str());
   ControllerInterface* c = create(kApiVersion, error, sizeof(error));
   ASSERT_NE(c, nullptr);
   EXPECT_STREQ(c->name(), "heft_estimator");
@@ -142,6 +145,57 @@ TEST(Plugin, StateMachineThroughEveryState) {
   int records = 0;
   while (rig.plugin->pop_telemetry(rec)) ++records;
   EXPECT_EQ(records, 12);  // one per update
+}
+
+// Fails if the hand-off's status does not count the filter's accepted updates (it stayed 0
+// before: heftctl showed no updates, and host.persistence, which waits for updates, never saw a
+// settled estimate).
+TEST(Plugin, StatusCountsTheAcceptedUpdates) {
+  // The rig's torques are not the model's: without the gate its updates are taken.
+  std::ifstream in(kConfig);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  s.replace(s.find("gating: {enabled: true"), 22, "gating: {enabled: false");
+  s.replace(s.find("urdf: ../robots"), 15, "urdf: " + std::string(HEFT_CONFIG_DIR) + "/robots");
+  const std::string config = testing::TempDir() + "/heft_ungated.yaml";
+  std::ofstream(config) << s;
+  Rig rig(config);
+  rig.plugin->activate();
+  rig.plugin->command(Command::kRobotWalking);
+  for (int k = 0; k < 20; ++k) rig.Tick();
+  // est::TickStatus: 1 updated, 3 released (a release applies the update too).
+  std::uint64_t accepted = 0;
+  TelemetryRecord rec;
+  while (rig.plugin->pop_telemetry(rec)) accepted += rec.tick_status == 1 || rec.tick_status == 3;
+  const hal::InertialEstimate e = rig.Latest();
+  EXPECT_GT(accepted, 0U);
+  EXPECT_EQ(e.status.updates, accepted);
+}
+
+// Fails if start_from does not hand on the given estimate at once (covariance × the inflation),
+// accepts another configuration's links, or runs after activation.
+TEST(Plugin, StartsFromAGivenEstimate) {
+  Rig rig;
+  hal::InertialEstimate e = rig.Latest();            // nominal
+  for (double& p : e.links[0].parameters) p *= 2.0;  // twice as heavy, same shape
+  e.links[0].covariance.fill(0.0);
+  for (std::size_t i = 0; i < 10; ++i) e.links[0].covariance[11 * i] = 1e-4;
+  rig.plugin->start_from(e, 10.0);
+  const hal::InertialEstimate got = rig.Latest();
+  EXPECT_DOUBLE_EQ(got.links[0].parameters[0], 3.0);
+  EXPECT_NEAR(got.links[0].covariance[0], 1e-3, 1e-12);
+  hal::InertialEstimate other = e;
+  std::snprintf(other.links[0].name.data(), other.links[0].name.size(), "right_forearm");
+  try {
+    rig.plugin->start_from(other, 10.0);
+    ADD_FAILURE() << "another link accepted";
+  } catch (const PluginError& err) {
+    EXPECT_NE(std::string(err.what()).find("'right_forearm'"), std::string::npos) << err.what();
+  }
+  rig.plugin->activate();
+  rig.Tick();
+  EXPECT_THROW(rig.plugin->start_from(e, 10.0), PluginError);
 }
 
 TEST(Plugin, CalibratesTheBiasBeforeEstimating) {

@@ -94,5 +94,49 @@ TEST(PluginConfig, EveryShippedScenarioLoads) {
         << s;
 }
 
+// The robot without foot F/T cells (config/sim/*-noft.yaml): its feet are the estimator's contacts
+// (`estimator.contact_frames`), assumed in contact since no cell says otherwise, so the null-space
+// measurement projects their wrenches out. Would fail if a floating robot without cells were left
+// with no contacts (the full measurement would then read the feet's reaction as a model error) or
+// if the key were accepted beside cells, on a fixed base, with an unknown frame or with
+// `measurement: full`.
+TEST(PluginConfig, TheRobotWithoutFootCellsNamesItsContacts) {
+  const std::string dir = std::string(HEFT_CONFIG_DIR) + "/sim";
+  for (const char* s : {"torso-load-noft", "standing-curl-noft", "excite"})
+    EXPECT_NO_THROW((void)LoadPluginConfig(dir + "/" + s + ".yaml")) << s;
+  const PluginConfig c = LoadPluginConfig(dir + "/torso-load-noft.yaml");
+  EXPECT_TRUE(c.drivers.ft_cells.empty());
+  EXPECT_EQ(c.estimator.contact_frames, (std::vector<std::string>{"left_foot", "right_foot"}));
+  EXPECT_EQ(c.mapping.wrench_frames, c.estimator.contact_frames);
+  const std::vector<Case> cases = {
+      {"contacts beside cells", "torso-load", "  measurement: auto\n",
+       "  measurement: auto\n  contact_frames: [left_foot]\n",
+       "54:19: estimator.contact_frames: the contacts are the F/T cells' frames"},
+      {"contacts on a fixed base", "forearm-load", "  measurement: auto\n",
+       "  measurement: auto\n  contact_frames: [left_foot]\n",
+       "44:19: estimator.contact_frames: only a floating base"},
+      {"unknown contact frame", "torso-load-noft", "contact_frames: [left_foot, right_foot]",
+       "contact_frames: [left_foot, right_fot]",
+       "47:31: estimator.contact_frames[1]: unknown frame (link) 'right_fot'"},
+      {"full measurement without cells", "torso-load-noft", "measurement: auto",
+       "measurement: full", "45:16: estimator.measurement: full needs the contact wrenches"},
+  };
+  for (const Case& k : cases) {
+    std::string text = Slurp(dir + "/" + k.scenario + ".yaml");
+    const auto at = text.find(k.from);
+    ASSERT_NE(at, std::string::npos) << k.name;
+    text.replace(at, k.from.size(), k.to);
+    const std::string path = dir + "/.test_contacts_" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(path) << text;
+    try {
+      (void)LoadPluginConfig(path);
+      ADD_FAILURE() << k.name << ": accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(path + ":" + k.message)) << k.name;
+    }
+    std::filesystem::remove(path);
+  }
+}
+
 }  // namespace
 }  // namespace heft::plugin

@@ -185,4 +185,44 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
   EXPECT_THAT(unwritable.out, Not(HasSubstr("done")));
 }
 
+// The procedure's check that the calibration ends before the payload arrives (a calibration that
+// averages the load absorbs it as bias): a synthetic forearm-load run whose estimator calibrates
+// until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it.
+// Would fail if the report missed a late calibration (or flagged a timely one), or if the 2×2
+// table did not find the run by its label.
+TEST(Tools, ReportChecksTheCalibrationEndsBeforeThePayload) {
+  for (const double calibrated : {0.3, 0.9}) {
+    const std::string dir = testing::TempDir() + "/tools_calibration_" +
+                            std::to_string(static_cast<int>(10 * calibrated));
+    std::filesystem::create_directories(dir);
+    for (const char* label : {"adaptive", "nominal"}) {
+      std::ofstream f(dir + "/forearm-load-" + label + ".csv");
+      f << "t,state,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
+      for (const char* kind : {"_est_", "_true_", "_"})
+        for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
+          f << ",left_forearm" << kind << q;
+      f << "\n";
+      for (int i = 0; i < 400; ++i) {
+        const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
+        f << t << "," << (t < calibrated ? 2 : 3) << ",1,0,1,20,"
+          << (std::string(label) == "adaptive" ? 0.01 : 0.1);
+        for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
+        f << "\n";
+      }
+      std::ofstream(dir + "/forearm-load-" + label + ".yaml")
+          << "simulation:\n  scenario: forearm-load\n  load_after: 0.6\nestimator:\n"
+             "  calibration: {enabled: true, window: 0.2}\nrobot:\n  parameters: identified.yaml\n";
+    }
+    const Outcome r = Exec(HEFT_REPORT, {dir, "--check"});
+    const std::string md = Slurp(dir + "/report.md");
+    const bool late = calibrated > 0.6;
+    EXPECT_EQ(r.code, late ? 1 : 0) << r.out << r.err;
+    EXPECT_THAT(
+        md, HasSubstr(std::string("| every calibration finished before the payload arrived | ") +
+                      (late ? "0 / 2" : "2 / 2") + " | all | " + (late ? "**no**" : "yes")))
+        << md;
+    EXPECT_THAT(md, HasSubstr("| identified nominal | — | 0.0100 rad (10.0×) |")) << md;
+  }
+}
+
 }  // namespace

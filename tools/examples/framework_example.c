@@ -5,8 +5,10 @@
  * Writes the framework input segment that heftd created (/dev/shm/NAME, default heft_input): a
  * stand-in base state (standing still, level: specific force 9.81 m/s^2 up) at 1 kHz and one
  * `walking` command; every 100 ms reads heftd's hand-off (/dev/shm/NAME given to heftd as
- * host.shm) and prints the newest estimate. A real framework writes its state estimator's output
- * instead of the stand-in and sends walking/stopped when its gait state changes.
+ * host.shm) and prints the newest estimate while heftd is live, or says that it is stale or gone
+ * (then the controller falls back to its nominal model) and follows a restarted heftd. A real
+ * framework writes its state estimator's output instead of the stand-in and sends walking/stopped
+ * when its gait state changes.
  *
  * Build: cc -std=c11 -I<prefix>/include framework_example.c -o framework_example -lrt -lm
  * Exit status: 0 done, 1 the input segment is missing or speaks another layout, 2 usage. */
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
   const char* handoff_name = NULL;
   double seconds = 2.0;
   heft_input_segment* input;
-  const heft_handoff_segment* handoff = NULL;
+  heft_handoff_reader handoff;
+  int last_result = -1;
   heft_input_sample s;
   heft_inertial_estimate estimate;
   struct timespec period = {0, 1000000}; /* 1 ms */
@@ -94,13 +97,8 @@ int main(int argc, char** argv) {
   }
   heft_input_attach_writer(input, (uint32_t)getpid());
   if (handoff_name != NULL) {
-    handoff =
-        (const heft_handoff_segment*)map_segment(handoff_name, sizeof(heft_handoff_segment), 0);
-    if (handoff == NULL || !heft_handoff_compatible(handoff)) {
-      fprintf(stderr, "framework_example: no compatible hand-off /dev/shm/%s; not reading it\n",
-              handoff_name);
-      handoff = NULL;
-    }
+    /* A heartbeat older than 50 ms (~17 control periods) is stale. */
+    heft_handoff_reader_init(&handoff, handoff_name, HEFT_HANDOFF_DEFAULT_MAX_AGE_NS);
   }
 
   /* The robot stands on its feet and walks: estimation may start. */
@@ -116,14 +114,21 @@ int main(int argc, char** argv) {
     s.sequence = ++tick;
     s.stamp_ns = monotonic_ns();
     heft_input_write(input, &s);
-    if (handoff != NULL && s.stamp_ns >= next_print) {
+    if (handoff_name != NULL && s.stamp_ns >= next_print) {
+      const int r = heft_handoff_reader_poll(&handoff, s.stamp_ns, &estimate);
       next_print += 100000000;
-      if (heft_handoff_read_latest(handoff, &estimate)) print_estimate(&estimate);
+      if (r == HEFT_HANDOFF_OK) {
+        print_estimate(&estimate);
+      } else if (r != last_result) { /* stale, gone, missing, ...: the nominal model applies */
+        printf("hand-off /dev/shm/%s: %s\n", handoff_name, heft_handoff_result_name(r));
+        fflush(stdout);
+      }
+      last_result = r;
     }
     nanosleep(&period, NULL);
   }
   printf("wrote %llu samples to /dev/shm/%s\n", (unsigned long long)tick, input_name);
   munmap(input, sizeof(heft_input_segment));
-  if (handoff != NULL) munmap((void*)handoff, sizeof(heft_handoff_segment));
+  if (handoff_name != NULL) heft_handoff_reader_close(&handoff);
   return 0;
 }

@@ -1,42 +1,67 @@
-// heft-handoff-reader [--once] NAME: an example whole-body-controller side of the shared-memory
-// hand-off. Maps /dev/shm/NAME read-only, checks its layout, and prints the latest estimate (every
-// 100 ms, or once). --help lists the exit codes.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
+// heft-handoff-reader [--once] [--max-age-ms MS] NAME: an example whole-body-controller side of
+// the shared-memory hand-off, through the readers' C API (hal/shared_hand_off.h). Maps
+// /dev/shm/NAME read-only, checks its layout, and prints the latest estimate of a live heftd every
+// 100 ms (or once); says when heftd is stale or gone instead of printing its last estimate, and
+// follows a restarted heftd. --help lists the exit codes.
+#include <signal.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 
-#include "heft/hal/shared_hand_off.hpp"
+#include "heft/hal/shared_hand_off.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: heft-handoff-reader [--once] NAME
+constexpr const char* kUsage = R"(usage: heft-handoff-reader [--once] [--max-age-ms MS] NAME
        heft-handoff-reader --help | --version
 
 Maps heftd's shared-memory hand-off /dev/shm/NAME (heftd's host.shm) read-only, checks its layout
-and prints the latest estimate every 100 ms until interrupted, or once with --once.
+and prints the latest estimate every 100 ms until interrupted, or once with --once. An estimate is
+printed only while heftd is live: its heartbeat (every control tick) at most MS old. Otherwise it
+prints that heftd is stale (alive, not ticking) or gone (stopped, or its process ended), and
+follows the next heftd that creates NAME.
 
-  --once       print one estimate and exit
-  -h, --help   this text
-  --version    heft's version and the hand-off layout this reader speaks
+  --once            print one estimate and exit
+  --max-age-ms MS   a heartbeat older than MS milliseconds is stale (default 50, 1..60000)
+  -h, --help        this text
+  --version         heft's version and the hand-off layout this reader speaks
 
 Exit codes:
-  0  printed one estimate (--once); without --once it prints until stopped by a signal
+  0  printed one estimate of a live heftd (--once); without --once it prints until stopped by a
+     signal
   1  no such shared hand-off (is heftd running with host.shm?), it cannot be mapped, or its layout
      is not the one this reader speaks
-  2  usage error: unknown option, no NAME or more than one
+  2  usage error: unknown option, a bad MS, no NAME or more than one
+  3  (--once) the hand-off's heftd is stale or gone: its last estimate is not printed
 )";
+
+volatile std::sig_atomic_t g_stop = 0;
+void OnSignal(int) {
+  g_stop = 1;
+}
+
+void Print(const heft_inertial_estimate& e) {
+  std::printf(
+      "seq %llu state %u model %u updates gated %llu:", static_cast<unsigned long long>(e.sequence),
+      static_cast<unsigned>(e.status.state), static_cast<unsigned>(e.status.model),
+      static_cast<unsigned long long>(e.status.gated));
+  for (unsigned k = 0; k < e.num_links; ++k)
+    std::printf(" %.*s m=%.3f kg", static_cast<int>(HEFT_HANDOFF_LINK_NAME), e.links[k].name,
+                e.links[k].parameters[0]);
+  std::printf("\n");
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string arg_name;
+  std::string name;
   bool once = false;
+  double max_age_ms = 50.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -44,64 +69,92 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--version") {
       std::printf("heft-handoff-reader %s (hand-off layout %u)\n", HEFT_VERSION,
-                  heft::hal::kSharedHandOffLayout);
+                  HEFT_HANDOFF_LAYOUT_VERSION);
       return 0;
     } else if (a == "--once") {
       once = true;
+    } else if (a == "--max-age-ms") {
+      char* end = nullptr;
+      const char* v = i + 1 < argc ? argv[++i] : "";
+      max_age_ms = std::strtod(v, &end);
+      if (*v == '\0' || *end != '\0' || !(max_age_ms >= 1.0 && max_age_ms <= 60000.0)) {
+        std::fprintf(stderr,
+                     "heft-handoff-reader: --max-age-ms expects milliseconds from 1 to 60000, not "
+                     "'%s'\n",
+                     v);
+        return 2;
+      }
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "heft-handoff-reader: unknown option %s (heft-handoff-reader --help)\n",
                    a.c_str());
       return 2;
-    } else if (!arg_name.empty()) {
-      std::fprintf(stderr, "heft-handoff-reader: one NAME only (got %s and %s)\n", arg_name.c_str(),
+    } else if (!name.empty()) {
+      std::fprintf(stderr, "heft-handoff-reader: one NAME only (got %s and %s)\n", name.c_str(),
                    a.c_str());
       return 2;
     } else {
-      arg_name = a;
+      name = a;
     }
   }
-  if (arg_name.empty()) {
+  if (name.empty()) {
     std::fprintf(stderr, "heft-handoff-reader: no NAME given (heft-handoff-reader --help)\n");
     return 2;
   }
-  const std::string name = arg_name[0] == '/' ? arg_name : "/" + arg_name;
-  const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd < 0) {
-    std::fprintf(
-        stderr,
-        "heft-handoff-reader: no shared hand-off %s (%s); is heftd running with host.shm?\n",
-        name.c_str(), std::strerror(errno));
+  const std::string shown = "/dev/shm/" + (name[0] == '/' ? name.substr(1) : name);
+  const auto max_age_ns = static_cast<std::int64_t>(max_age_ms * 1e6);
+
+  // First contact: the segment must exist and speak this layout.
+  const heft_handoff_segment* first = heft_handoff_open(name.c_str(), nullptr);
+  if (first == nullptr) {
+    std::fprintf(stderr,
+                 "heft-handoff-reader: no shared hand-off %s (%s); is heftd running with "
+                 "host.shm?\n",
+                 shown.c_str(), std::strerror(errno));
     return 1;
   }
-  void* p = mmap(nullptr, sizeof(heft::hal::SharedHandOff), PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    std::fprintf(stderr, "heft-handoff-reader: mmap failed: %s\n", std::strerror(errno));
-    return 1;
-  }
-  const auto* shared = static_cast<const heft::hal::SharedHandOff*>(p);
-  if (!shared->compatible()) {
+  if (!heft_handoff_compatible(first)) {
     std::fprintf(stderr,
                  "heft-handoff-reader: %s has layout %u (estimate %u bytes, depth %u); this reader "
                  "speaks %u\n",
-                 name.c_str(), shared->header.layout_version, shared->header.estimate_size,
-                 shared->header.depth, heft::hal::kSharedHandOffLayout);
+                 shown.c_str(), first->header.layout_version, first->header.estimate_size,
+                 first->header.depth, HEFT_HANDOFF_LAYOUT_VERSION);
+    heft_handoff_close(first);
     return 1;
   }
-  heft::hal::InertialEstimate e;
-  do {
-    if (shared->ring.read_latest(e)) {
-      std::printf("seq %llu state %d model %d updates gated %llu:",
-                  static_cast<unsigned long long>(e.sequence), static_cast<int>(e.status.state),
-                  static_cast<int>(e.status.model),
-                  static_cast<unsigned long long>(e.status.gated));
-      for (std::size_t k = 0; k < e.num_links; ++k)
-        std::printf(" %s m=%.3f kg", e.links[k].name.data(), e.links[k].parameters[0]);
-      std::printf("\n");
-      std::fflush(stdout);
+  heft_handoff_close(first);
+
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  heft_handoff_reader reader;
+  heft_handoff_reader_init(&reader, name.c_str(), max_age_ns);
+  heft_inertial_estimate e;
+  int last = -1;
+  std::uint32_t last_pid = 0;
+  for (int attempt = 0; g_stop == 0; ++attempt) {
+    const int r = heft_handoff_reader_poll(&reader, heft_handoff_now_ns(), &e);
+    const std::uint32_t pid = reader.seg != nullptr ? reader.seg->header.writer_pid : 0;
+    if (r == HEFT_HANDOFF_OK) {
+      if (pid != last_pid && last_pid != 0)
+        std::printf("%s: following heftd pid %u\n", shown.c_str(), pid);
+      Print(e);
+    } else if (r != last || pid != last_pid) {
+      // A state change, once: stale / gone / empty / ...
+      std::printf("%s: heftd pid %u %s\n", shown.c_str(), pid, heft_handoff_result_name(r));
     }
-    if (!once) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (!once);
-  munmap(p, sizeof(heft::hal::SharedHandOff));
+    std::fflush(stdout);
+    last = r;
+    last_pid = pid;
+    if (once) {
+      // A read that overlapped a write or a heftd that has not published yet: try again briefly.
+      if ((r == HEFT_HANDOFF_TORN || r == HEFT_HANDOFF_EMPTY) && attempt < 20) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      heft_handoff_reader_close(&reader);
+      return r == HEFT_HANDOFF_OK ? 0 : r == HEFT_HANDOFF_STALE || r == HEFT_HANDOFF_GONE ? 3 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  heft_handoff_reader_close(&reader);
   return 0;
 }

@@ -29,6 +29,11 @@ RecordSample ToRecord(const hal::RobotStateSample& in, std::size_t nj, std::size
     s.base[10 + k] = in.base.angular_velocity[k];
   }
   for (int k = 0; k < 4; ++k) s.base[3 + k] = in.base.orientation[k];
+  s.has_specific_force = floating_base && in.base.has_specific_force;
+  for (int k = 0; k < 3; ++k) {
+    s.specific_force[k] = in.base.specific_force[k];
+    s.specific_force[3 + k] = in.base.specific_force_point[k];
+  }
   s.base_valid = !floating_base || (in.has_base && in.base.health.ok());
   s.q.resize(nj);
   s.v.resize(nj);

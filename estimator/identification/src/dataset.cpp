@@ -1,5 +1,6 @@
 #include "heft/identification/dataset.hpp"
 
+#include <Eigen/Geometry>
 #include <cmath>
 
 #include "heft/identification/filter.hpp"
@@ -108,9 +109,10 @@ Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& re
         continue;
       }
       ++out.segments;
-      // Channels to filter: joint q, all v, joint τ, wrenches.
+      // Channels to filter: joint q, all v, joint τ, wrenches, the base IMU's specific force.
       const std::size_t nj = map.v_index.size();
-      std::vector<std::vector<double>> ch(nj + nv + nj + 6 * nw, std::vector<double>(n));
+      const std::size_t sf = nj + nv + nj + 6 * nw;
+      std::vector<std::vector<double>> ch(sf + 3, std::vector<double>(n));
       for (std::size_t i = 0; i < n; ++i) {
         const RecordSample& s = rec.samples[begin + i];
         for (std::size_t j = 0; j < nj; ++j) {
@@ -122,6 +124,7 @@ Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& re
         for (std::size_t j = 0; j < nj; ++j) ch[nj + map.v_index[j]][i] = s.v[j];
         for (std::size_t w = 0; w < nw; ++w)
           for (int k = 0; k < 6; ++k) ch[nj + nv + nj + 6 * w + k][i] = s.wrenches[w][k];
+        for (int k = 0; k < 3; ++k) ch[sf + k][i] = s.specific_force[k];
       }
       for (auto& c : ch) FiltFilt(lp, c);
       const std::size_t first = out.samples.size();
@@ -147,6 +150,17 @@ Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& re
         for (int k = 0; k < nv; ++k) {
           smp.v[k] = ch[nj + k][i];
           smp.a[k] = (ch[nj + k][i + 1] - ch[nj + k][i - 1]) / h;
+        }
+        if (model.floating_base && s.has_specific_force) {
+          // A base known from its IMU (no linear velocity): the classical acceleration of the base
+          // origin from the specific force f at S, a = R_WB (f − ω̇ × p_BS − ω × (ω × p_BS)) + g,
+          // as the online estimator forms it (sample_mapping.cpp); ω̇ differenced like the rest.
+          const Eigen::Vector3d f(ch[sf][i], ch[sf + 1][i], ch[sf + 2][i]);
+          const Eigen::Vector3d p(s.specific_force[3], s.specific_force[4], s.specific_force[5]);
+          const Eigen::Vector3d w = smp.v.segment<3>(3), w_dot = smp.a.segment<3>(3);
+          const Eigen::Matrix3d R =
+              Eigen::Quaterniond(smp.q[3], smp.q[4], smp.q[5], smp.q[6]).toRotationMatrix();
+          smp.a.head<3>() = R * (f - w_dot.cross(p) - w.cross(w.cross(p))) + model.gravity;
         }
         smp.wrenches.resize(nw);
         smp.contact.resize(nw);

@@ -32,15 +32,20 @@ T Take(const unsigned char* p) {
   return value;
 }
 
-std::size_t ValidityBytes(std::size_t j, std::size_t w) {
-  return 1 + 2 * j + w;
+std::size_t ValidityBytes(std::size_t j, std::size_t w, std::uint32_t version) {
+  return (version >= 2 ? 2 : 1) + 2 * j + w;
+}
+
+std::size_t SpecificForceValues(std::uint32_t version) {
+  return version >= 2 ? 6 : 0;
 }
 
 }  // namespace
 
-std::size_t RecordSize(std::size_t joints, std::size_t wrenches) noexcept {
+std::size_t RecordSize(std::size_t joints, std::size_t wrenches, std::uint32_t version) noexcept {
   const std::size_t raw =
-      8 + 8 * (kBaseValues + 3 * joints + 6 * wrenches) + ValidityBytes(joints, wrenches);
+      8 + 8 * (kBaseValues + SpecificForceValues(version) + 3 * joints + 6 * wrenches) +
+      ValidityBytes(joints, wrenches, version);
   return (raw + 7) / 8 * 8;
 }
 
@@ -76,11 +81,13 @@ void RecordingWriter::Put(const RecordSample& s) {
   const std::size_t start = buffer_.size();
   Append(buffer_, s.stamp_ns);
   for (double x : s.base) Append(buffer_, x);
+  for (double x : s.specific_force) Append(buffer_, s.has_specific_force ? x : 0.0);
   for (const auto* vec : {&s.q, &s.v, &s.tau})
     for (std::size_t i = 0; i < j; ++i) Append(buffer_, i < vec->size() ? (*vec)[i] : 0.0);
   for (std::size_t i = 0; i < w; ++i)
     for (int k = 0; k < 6; ++k) Append(buffer_, i < s.wrenches.size() ? s.wrenches[i][k] : 0.0);
   buffer_.push_back(s.base_valid ? 1 : 0);
+  buffer_.push_back(s.has_specific_force ? 1 : 0);
   for (const auto* vec : {&s.encoder_valid, &s.torque_valid})
     for (std::size_t i = 0; i < j; ++i) buffer_.push_back(i < vec->size() && (*vec)[i] ? 1 : 0);
   for (std::size_t i = 0; i < w; ++i)
@@ -131,9 +138,9 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
   if (std::memcmp(data.data(), kRecordingMagic, 8) != 0)
     throw fail("bad magic: not a heft recording (.heftrec)");
   const auto version = Take<std::uint32_t>(&data[8]);
-  if (version != kRecordingVersion)
-    throw fail("unsupported version " + std::to_string(version) + " (this build reads version " +
-               std::to_string(kRecordingVersion) + ")");
+  if (version != 1 && version != 2)
+    throw fail("unsupported version " + std::to_string(version) +
+               " (this build reads versions 1 and 2)");
   const auto header_size = Take<std::uint32_t>(&data[12]);
   const auto record_size = Take<std::uint32_t>(&data[16]);
   const auto nj = Take<std::uint32_t>(&data[20]);
@@ -147,10 +154,10 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
     throw fail("implausible channel counts (" + std::to_string(nj) + " joints, " +
                std::to_string(nw) + " wrenches)");
   if (header_size > data.size()) throw fail("truncated header (names)");
-  if (record_size != RecordSize(nj, nw))
+  if (record_size != RecordSize(nj, nw, version))
     throw fail("record size " + std::to_string(record_size) + " does not match " +
                std::to_string(nj) + " joints and " + std::to_string(nw) + " wrenches (expected " +
-               std::to_string(RecordSize(nj, nw)) + ")");
+               std::to_string(RecordSize(nj, nw, version)) + ")");
   if (!(rec.info.nominal_rate > 0.0 && rec.info.nominal_rate < 1e6)) throw fail("bad nominal rate");
   std::size_t pos = kFixedHeader;
   for (std::uint32_t i = 0; i < nj + nw; ++i) {
@@ -181,6 +188,8 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
       return x;
     };
     for (double& x : s.base) x = value();
+    if (version >= 2)
+      for (double& x : s.specific_force) x = value();
     for (auto* vec : {&s.q, &s.v, &s.tau}) {
       vec->resize(nj);
       for (double& x : *vec) x = value();
@@ -189,6 +198,7 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
     for (auto& wr : s.wrenches)
       for (double& x : wr) x = value();
     s.base_valid = *p++ != 0;
+    if (version >= 2) s.has_specific_force = *p++ != 0;
     s.encoder_valid.assign(p, p + nj);
     p += nj;
     s.torque_valid.assign(p, p + nj);

@@ -76,6 +76,11 @@ struct EstimatorConfig {
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
   dyn::Vector10 process_noise = dyn::Vector10::Constant(1e-3);
+  // Renewal time of the prior's information (InertialFilter::PullToPrior, every
+  // kPriorPullTicks ticks whose measurement was used, with w = ticks·dt/τ): in directions the
+  // motion does not excite, the estimate returns to the nominal parameters over about τ of
+  // estimation instead of wandering. 0: off (the paper's filter).
+  double prior_time_constant = 2.0;  // s
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -133,6 +138,14 @@ class InertialEstimator {
   // Back to nominal parameters and the initial covariance; keeps the bias. The handed parameters
   // are not reset: every hand-off, a reset's included, moves at the rate limit (HandOn).
   void ResetFilter() noexcept;
+  // Starts from given parameters instead of nominal (heftd's persisted estimate, host.persistence):
+  // the filter at π0 (10k) with the covariance `cov_pi` (10 × 10k, the hand-off's blocks) times
+  // `inflation` (>= 1, so that the filter can relearn), and the handed parameters at π0 at once.
+  // Keeps the bias; the gate restarts. Set-up only (allocates). Returns false and changes nothing
+  // if π0 is outside the divergence guard's bounds, not physically consistent, or the covariance
+  // not positive definite.
+  bool StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+                 const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation);
   // One control period of the hand-off without a measurement: the handed parameters take one
   // rate-limited step towards the filter's estimate. Step does this itself; a host calls it on
   // the ticks it does not step (estimation disabled or waiting), so a reset reaches the
@@ -194,6 +207,8 @@ class InertialEstimator {
   Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   Eigen::VectorXd qr_work_;
+  static constexpr int kPriorPullTicks = 10;
+  int ticks_since_pull_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
 };
 

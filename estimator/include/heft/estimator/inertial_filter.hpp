@@ -36,7 +36,18 @@
 // learnt), P⁺(1) at s = 1. Keeping P⁺(1) after a damped step (as before) claimed information the
 // mean did not use: P too small, the next innovations over-weighted.
 //
-// Set-up allocates; Predict, Evaluate and Apply do not (sizes fixed at construction).
+// Where the data say nothing. A random walk (P += Q dt) lets P grow in every direction the motion
+// does not excite, and the EKF re-linearises at every tick: the constraints the data do impose
+// (a torso's mass and horizontal first moment while it stands) are honoured, but the estimate
+// wanders along what they leave free (its CoM height, its inertia), driven by noise and small
+// model errors, since the filter's prior is always centred on its current estimate and forgets
+// where it started. Two things keep the starting prior standing there:
+// - PullToPrior: the prior N(x₀, P₀) re-enters as a pseudo-measurement at a slow rate. Its gain is
+//   P (P + P₀/w)⁻¹: ≈ w where P ≈ P₀ (no data), ≈ 0 where the data dominate, so it anchors exactly
+//   the directions the data leave free and leaves the others to the data;
+// - a release inflates P only where the measurement looks (Inflate).
+//
+// Set-up allocates; Predict, Evaluate, Apply and Inflate do not (sizes fixed at construction).
 #pragma once
 
 #include <Eigen/Cholesky>
@@ -62,9 +73,25 @@ class InertialFilter {
   // deviation `sigma0` (10 values, in the filter's own coordinates: θ for the EKF, π for the KF),
   // repeated for every body. Returns false if π0 is not physically consistent (EKF).
   bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0);
+  // The same, but the state's covariance from `cov_pi` (10 × 10k: body k's 10×10 covariance of π
+  // in columns 10k..10k+9, as the hand-off carries it; bodies uncorrelated) times `inflation`,
+  // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0). P₀, what
+  // Inflate and RecoverCovariance go back to, is still sigma0's. Returns false and changes
+  // nothing if π0 is not physically consistent, or a block is not finite, symmetric and positive
+  // definite, or inflation is not a finite number >= 1.
+  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0,
+             const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation);
 
   // P += Q (random walk; q holds per-state variances per second, 10 values, scaled by dt).
   void Predict(const dyn::Vector10& q_per_second, double dt) noexcept;
+
+  // The prior as a pseudo-measurement (header: "Where the data say nothing"): the state x₀ of
+  // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact):
+  //   P⁺ = (P⁻¹ + W)⁻¹,  x⁺ = x + P⁺ W (x₀ − x),  W = w P₀⁻¹ (diagonal).
+  // Where the data have made P ≪ P₀ this moves nothing; where they have not (P ≈ P₀) it pulls x
+  // back to x₀ at the rate w per call. w = dt/τ per period dt gives the prior's information a
+  // renewal time τ. Returns false (nothing changed) if a factorisation fails. Allocates nothing.
+  bool PullToPrior(double w) noexcept;
 
   // Evaluates the update for the whitened measurement z = H_π π + noise (unit variance), where
   // H_π (m × 10k) and z (m) are already multiplied by the whitening W. Nothing is applied yet.
@@ -87,11 +114,16 @@ class InertialFilter {
   // Undoes the last Apply (the divergence guard's fall-back to the last good state).
   void Revert() noexcept;
 
-  // Inflates the covariance: P ← factor·P + P₀ (P₀ the initial covariance of Reset), used when
-  // gating has rejected a lasting change: what the filter had learnt no longer holds. Bounded: a
-  // state whose variance would exceed cap·P₀ᵢᵢ has its row and column scaled down to it (a
-  // congruence D P D with diagonal D ≤ 1, so P stays positive definite), so repeated releases can
-  // never grow P without bound in directions no measurement renews.
+  // Inflates the covariance where the last evaluated measurement looks, used when gating has
+  // rejected a lasting change: what the filter had learnt there no longer holds. With H the last
+  // Evaluate's rows (in the filter's coordinates) and Δ(B) = B − (B⁻¹ + HᵀH)⁻¹ the covariance that
+  // measurement would remove from a covariance B (Δ(B) ⪰ 0, zero on directions H does not see):
+  //   P ← P + (factor − 1)·Δ(P) + Δ(P₀).
+  // Directions the measurement does not see keep their variance (an unexcited parameter is not
+  // thrown open by a load change elsewhere). Bounded: a state whose variance would exceed
+  // cap·P₀ᵢᵢ has its row and column scaled down to it (a congruence D P D with diagonal D ≤ 1, so
+  // P stays positive definite). Before any Evaluate, or if a factorisation fails, the whole P is
+  // inflated: P ← factor·P + P₀.
   void Inflate(double factor, double cap = std::numeric_limits<double>::infinity()) noexcept;
 
   // Numeric recovery: if P is not finite or not positive definite (what an overflow leaves), it
@@ -116,14 +148,17 @@ class InertialFilter {
   // the NIS of those rows; false if unusable.
   bool InformationUpdate(int m, double& nis) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
+  // P_ += weight · Δ(B) on the rows Hc_.topRows(m) (Inflate); false if a factorisation fails.
+  bool AddMeasuredPart(const Eigen::MatrixXd& B, double weight, int m) noexcept;
   // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
   double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                   const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
 
   FilterKind kind_;
   int k_, n_;
-  Eigen::VectorXd x_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::MatrixXd P_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
+  Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
+  Eigen::MatrixXd P_, P0_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
+  int last_rows_ = -1;  // rows of Hc_ the last Evaluate compacted (-1: none yet)
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   std::uint64_t covariance_resets_ = 0;

@@ -4,6 +4,7 @@
 //
 //   init(config, hardware)   parse and validate the configuration, build the model, allocate
 //                            everything; throws PluginError with a message naming file/key/value
+//   start_from(estimate)     optional, before configure(): start from a persisted estimate
 //   configure()              set-up that needs the hardware (e.g. wait for the first state sample)
 //   activate()               enter the real-time regime
 //   update(time, period)     every control period (333 Hz): never allocates, locks, throws or logs
@@ -25,7 +26,7 @@
 
 namespace heft::plugin {
 
-inline constexpr std::uint32_t kApiVersion = 1;
+inline constexpr std::uint32_t kApiVersion = 2;  // 2: start_from
 
 // The wait-free hand-off to the whole-body controller (latest estimate; depth for history).
 using HandOffMailbox = hal::SeqlockRing<hal::InertialEstimate, 8>;
@@ -73,6 +74,12 @@ class ControllerInterface {
   virtual ~ControllerInterface() = default;
   virtual const char* name() const noexcept = 0;
   virtual void init(const std::string& config_path, const HardwareInterface& hardware) = 0;
+  // Between init() and activate() (set-up, may allocate): start from an estimate this plugin
+  // handed on before (heftd's persisted one, host.persistence) instead of the nominal parameters:
+  // its links must be this configuration's, in order; its covariance is multiplied by
+  // `covariance_inflation` (>= 1) so that the filter can relearn. The next hand-off carries it.
+  // Throws PluginError saying why it is not used (nothing changes then).
+  virtual void start_from(const hal::InertialEstimate& estimate, double covariance_inflation) = 0;
   virtual void configure() = 0;
   virtual void activate() = 0;
   virtual UpdateResult update(std::int64_t time_ns, std::int64_t period_ns) noexcept = 0;

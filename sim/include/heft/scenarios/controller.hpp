@@ -20,6 +20,7 @@
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/hal/robot_state.hpp"
 #include "heft/scenarios/control_model.hpp"
+#include "heft/scenarios/excitation.hpp"
 
 namespace heft::scenarios {
 
@@ -98,7 +99,8 @@ struct JointTaskConfig {
   double frequency = 0.0;               ///< [Hz]
   double fade_in = 1.5;                 ///< [s] the amplitude grows smoothly from 0 over this
   double task_kp = 2.0, task_kd = 0.3;  ///< [Nm/rad], [Nm s/rad] on the task joint
-  double kp = 100.0, kd = 20.0;         ///< [1/s²], [1/s] on every other joint
+  double start = 0.0;  ///< [s] the task's time origin (the load's arrival): home held before it
+  double kp = 100.0, kd = 20.0;  ///< [1/s²], [1/s] on every other joint
 };
 
 class JointTaskController final : public Controller {
@@ -170,6 +172,8 @@ struct BalanceConfig {
   std::string curl_joint;  ///< empty: no curl
   double curl_amplitude = 0.0, curl_frequency = 0.0, curl_start = 0.0, curl_fade = 1.5;
   double w_curl = 10.0;  ///< weight of the curl joint's task
+  /// The identification recording's motion (scenario excite): squats, sway, joint waves.
+  Excitation excitation;
 };
 
 class BalanceController final : public Controller {
@@ -205,6 +209,7 @@ class BalanceController final : public Controller {
   Eigen::VectorXd posture_;  // model v order (joints only, base rows unused)
   Eigen::VectorXd posture_weight_;
   int curl_v_ = -1, curl_q_ = -1;  // model v / q index of the curl joint (-1: none)
+  std::vector<int> wave_of_v_;     // model v index → excitation wave (-1: none)
   // Gait state.
   Phase phase_ = Phase::kStand;
   int swing_ = 1;  // 0 left, 1 right

@@ -48,6 +48,11 @@ class Plant {
 
   /// The true π of a link, changed while running. False if not physically consistent.
   bool SetLinkParameters(int body, const Vector10& pi) noexcept;
+  /// Joint friction (state joint order), set-up only: MuJoCo's dry friction (`dof_frictionloss`,
+  /// a constraint: ±coulomb while the joint slides, up to it while it sticks) and viscous damping
+  /// (`dof_damping`, integrated implicitly: the torque is viscous × the velocity after the step).
+  /// The applied joint torques (what Sample() reports) include what friction takes.
+  void SetJointFriction(int joint, double coulomb, double viscous);
   [[nodiscard]] Vector10 LinkParameters(int body) const noexcept;
 
   /// One step with these joint torques (state joint order).

@@ -19,6 +19,7 @@
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/scenarios/plant.hpp"
 #include "heft/scenarios/scenario.hpp"
+#include "heft/sim/deviations.hpp"
 
 namespace heft::sim {
 
@@ -83,10 +84,13 @@ struct SimBusCounters {
 struct SimOptions {
   std::string scenario;
   std::string robots_dir;  // the scenarios' URDFs; empty: the source tree's config/robots
+  std::string urdf;        // the robot (robot.urdf); empty: heft_humanoid*.urdf in robots_dir
   bool adaptation = true;
   double duration_scale = 1.0;
+  double load_after = 0.0;  // s: the scenario holds still, unloaded, this long first
   std::uint64_t seed = 1;
   SimNoise noise;
+  DeviationConfig deviations;  // the simulated robot vs its URDF (default: ideal, the URDF)
   std::vector<SimFault> faults;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
@@ -98,6 +102,8 @@ struct SimOptions {
 class SimulatedRobot {
  public:
   // `drivers` gives the buses, devices and joint order; `urdf_model` the frames of the F/T cells.
+  // The plant is the scenario's URDF with options.deviations drawn and applied (bodies, friction);
+  // the sensors carry the drawn offsets, gains and biases.
   SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
                  const dyn::Model& urdf_model);
   ~SimulatedRobot();
@@ -112,12 +118,18 @@ class SimulatedRobot {
   const scenarios::Plant& plant() const { return *plant_; }
   // The F/T frames' origins in their foot frames (cells in drivers order).
   const std::vector<Eigen::Vector3d>& ft_offsets() const { return ft_offsets_; }
-  // Truth for telemetry: π of each payload link now, and the controller's task errors.
+  // What the simulated robot is, next to its URDF (every deviation drawn; all zero when ideal).
+  const RobotDeviations& deviations() const { return deviations_; }
+  // Truth for telemetry: π of each payload link now — the link's deviated body plus what the
+  // scenario's payload adds to (or takes from) its URDF π —, and the controller's task errors.
   Eigen::VectorXd TruePayload() const;
   // The same into `out` (sized 10 × payloads; no allocation when it already is).
   void TruePayload(Eigen::VectorXd& out) const noexcept;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
+  // The simulated time at which MuJoCo found the simulation unstable (and reset it: everything
+  // after is void), or a negative number while it has not.
+  double unstable_at() const { return unstable_at_; }
   // What the faults did, per bus (drivers order). Read after the run (or between steps).
   const std::vector<SimBusCounters>& bus_counters() const { return bus_counters_; }
   // The state after the last step as MuJoCo has it (truth; the base is not on the buses: with
@@ -134,6 +146,10 @@ class SimulatedRobot {
   static double Normal(std::mt19937_64& rng) noexcept;
   double Normal() noexcept { return Normal(rng_); }
   void EmitImu(double t) noexcept;
+  // Set-up: draws options.deviations, applies them to the plant and the sensors.
+  void ApplyDeviations(const SimOptions& options, const drivers::DriverConfig& drivers);
+  // The true π of payload i at time t (the deviated link and the scenario's payload).
+  Vector10 PayloadTruth(std::size_t i, double t) const noexcept;
   scenarios::Scenario scenario_;
   std::unique_ptr<scenarios::Plant> plant_;
   std::vector<int> payload_bodies_;
@@ -145,7 +161,13 @@ class SimulatedRobot {
   std::unique_ptr<drivers::CandumpWriter> candump_;
   std::unique_ptr<drivers::SampleEncoder> encoder_;
   std::vector<Eigen::Vector3d> ft_offsets_;  // F/T frame origin in the foot frame
-  std::vector<double> torque_bias_;
+  RobotDeviations deviations_;
+  std::vector<Vector10> payload_base_;  // per payload: the link's deviated π (no payload)
+  bool payload_deviated_ = false;       // false: the payloads' π are the scenario's own
+  std::vector<double> torque_bias_;     // per joint: noise.torque_bias + the drawn offset
+  std::vector<double> torque_scale_;    // per joint: 1 + the drawn gain error
+  std::vector<Eigen::Matrix<double, 6, 1>> ft_bias_;  // per cell: force (+ force_bias), moment
+  Eigen::Vector3d gyro_bias_ = Eigen::Vector3d::Zero(), accel_bias_ = Eigen::Vector3d::Zero();
   hal::RobotStateSample truth_, measured_;
   std::vector<double> tau_;
   std::vector<SimFault> faults_;
@@ -160,6 +182,7 @@ class SimulatedRobot {
   SimNoise noise_;
   std::int64_t now_ns_ = 0;
   int tick_ = 0;
+  double unstable_at_ = -1.0;
 };
 
 }  // namespace heft::sim

@@ -1,6 +1,7 @@
 // The `simulation:` section of heft's configuration (schema: config/README.md): the scenario, its
-// noise, lockstep or real time, when the robot counts as walking, faults on request and the candump
-// log. Set-up only; errors name the file, line, key and allowed values.
+// noise, its deviations from the URDF, lockstep or real time, when the robot counts as walking,
+// faults on request and the candump log. Set-up only; errors name the file, line, key and allowed
+// values.
 #pragma once
 
 #include <string>
@@ -23,6 +24,9 @@ struct SimulationConfig {
 // One entry of simulation.faults; `name` receives the device or bus it names (resolved later,
 // against the drivers, by ResolveFaultNames).
 SimFault ParseFault(const config::Node& f, std::string& name);
+// simulation.deviations: a preset (ideal | default), its seed and per-field overrides of the
+// preset's magnitudes (config/README.md).
+DeviationConfig ParseDeviations(const config::Node& deviations);
 // The required `simulation:` section of `root`.
 SimulationConfig ParseSimulation(const config::Node& root);
 // simulation.faults[i].name → joint, F/T cell or bus index (drivers order).

@@ -40,6 +40,8 @@ class SimulatedBackend final : public host::Backend {
   void LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) override;
 
   const SimulatedRobot& robot() const { return *robot_; }
+  // Set-up: `*flag` becomes true in LogSummary when the simulation went unstable (the run is void).
+  void ReportVoidRunTo(bool* flag) { void_run_ = flag; }
 
  private:
   // The truth at a control tick, from the stepper thread to the telemetry thread.
@@ -47,7 +49,13 @@ class SimulatedBackend final : public host::Backend {
     std::int64_t t_ns;
     std::array<double, 10 * hal::kMaxEstimatedLinks> pi;
     std::array<double, 4> errors;
+    // Normalised estimation error squared of each handed π against the truth, with the handed
+    // covariance: eᵀ Σ⁻¹ e, χ²(10) when the covariance is honest (NaN when Σ is not definite).
+    std::array<double, hal::kMaxEstimatedLinks> nees;
   };
+  // The NEES of the latest hand-off against the truth now (stepper thread, no allocation).
+  void UpdateNees() noexcept;
+  std::array<double, hal::kMaxEstimatedLinks> nees_{};  // stepper thread
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
   double duration_ = 0.0;
@@ -58,6 +66,7 @@ class SimulatedBackend final : public host::Backend {
   std::unique_ptr<hal::SpscQueue<Truth, 8192>> truth_queue_;
   Truth truth_{};  // telemetry thread: the latest truth popped
   bool have_truth_ = false;
+  bool* void_run_ = nullptr;
 };
 
 }  // namespace heft::sim

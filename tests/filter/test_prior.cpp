@@ -1,0 +1,122 @@
+// Where the data say nothing, the prior stands: the prior pseudo-measurement (PullToPrior) and the
+// release's inflation confined to what the measurement sees (Inflate).
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <random>
+
+#include "heft/estimator/inertial_filter.hpp"
+#include "heft/test/alloc_counter.hpp"
+
+namespace heft::est {
+namespace {
+
+using dyn::Vector10;
+
+// A KF (linear in π, so the algebra is exact) whose measurement sees only the first 3 states.
+// Rows: 3 × the identity on states 0..2, unit noise, repeated so each tick is informative.
+struct ThreeObserved {
+  InertialFilter f{FilterKind::kKalman, 1, 3};
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(3, 10);
+  Vector10 pi0;
+  ThreeObserved() {
+    pi0 << 2.0, 0.1, 0.0, 0.05, 0.05, 0.0, 0.0, 0.06, 0.0, 0.04;
+    for (int i = 0; i < 3; ++i) H(i, i) = 10.0;
+    EXPECT_TRUE(f.Reset(pi0, Vector10::Constant(0.5)));
+  }
+};
+
+// Fails if the pull moves what the data determine, or leaves an unobserved state away from the
+// prior: the state observed every tick stays at what the data say (the prior's weight per tick is
+// w = 0.003, the data's 100 per row), the unobserved one returns to x₀ at the rate w.
+TEST(PriorPull, AnchorsOnlyTheDirectionsTheDataLeaveFree) {
+  ThreeObserved s;
+  Eigen::VectorXd truth = s.pi0;
+  truth[0] += 0.4;  // the data say the first state moved by 0.4
+  InertialFilter& f = s.f;
+  const double w = 0.003;
+  for (int k = 0; k < 2000; ++k) {
+    const Eigen::VectorXd z = s.H * truth;
+    InertialFilter::Candidate c;
+    ASSERT_TRUE(f.Evaluate(s.H, z, c));
+    ASSERT_TRUE(f.Apply());
+    ASSERT_TRUE(f.PullToPrior(w));
+  }
+  // Observed: within the data's σ (1/(10·√2000) ≈ 0.002) of the truth, not dragged back to pi0.
+  EXPECT_NEAR(f.parameters()[0], truth[0], 0.01);
+  // Unobserved: its variance is back at the prior's (the pull adds information w/σ0² per call, the
+  // prior σ0² is 0.25; the state is a random walk-free constant here, so P = σ0²/(1 + N w)).
+  EXPECT_NEAR(f.covariance()(5, 5), 0.25 / (1.0 + 2000 * w), 1e-9);
+}
+
+// Fails if an unobserved state that drifted away from the prior stays there: after a drift of 0.3
+// (made by an update whose rows did see that state once), the pull brings it back towards x₀ at
+// the rate w per call (its variance being the prior's there).
+TEST(PriorPull, ReturnsADriftedUnobservedStateToThePrior) {
+  ThreeObserved s;
+  InertialFilter& f = s.f;
+  // One measurement that also sees state 5 says it is 0.3 higher; then only states 0..2 are seen.
+  Eigen::MatrixXd H5 = Eigen::MatrixXd::Zero(1, 10);
+  H5(0, 5) = 2.0;  // weak: σ = 0.5 on state 5, the prior's own σ
+  Eigen::VectorXd z5(1);
+  z5[0] = H5.row(0).dot(s.pi0) + 2.0 * 0.6;  // says +0.6; the posterior mean moves +0.3
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(H5, z5, c));
+  ASSERT_TRUE(f.Apply());
+  const double drift = f.parameters()[5] - s.pi0[5];
+  ASSERT_NEAR(drift, 0.3, 1e-9);
+  const double w = 0.01;
+  for (int k = 0; k < 300; ++k) ASSERT_TRUE(f.PullToPrior(w));
+  // Information form on one state: after N pulls the mean is drift·Λ₀/(Λ₀ + N w/σ0²) with
+  // Λ₀ = 2/σ0² the posterior's information (prior + that one measurement).
+  const double lambda0 = 2.0 / 0.25, added = 300 * w / 0.25;
+  EXPECT_NEAR(f.parameters()[5] - s.pi0[5], drift * lambda0 / (lambda0 + added), 1e-9);
+  EXPECT_LT(std::abs(f.parameters()[5] - s.pi0[5]), 0.5 * drift);
+}
+
+// Fails if a release inflates a state the measurement does not see (the unexcited directions stay
+// as they were) or fails to open the ones it sees by at least the factor.
+TEST(Inflate, OpensOnlyWhatTheMeasurementSees) {
+  ThreeObserved s;
+  InertialFilter& f = s.f;
+  for (int k = 0; k < 50; ++k) {
+    InertialFilter::Candidate c;
+    ASSERT_TRUE(f.Evaluate(s.H, s.H * s.pi0, c));
+    ASSERT_TRUE(f.Apply());
+  }
+  const Eigen::MatrixXd before = f.covariance();
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(s.H, s.H * s.pi0, c));
+  f.Inflate(10.0);
+  const Eigen::MatrixXd& after = f.covariance();
+  for (int i = 3; i < 10; ++i) EXPECT_DOUBLE_EQ(after(i, i), before(i, i)) << "state " << i;
+  for (int i = 0; i < 3; ++i) EXPECT_GT(after(i, i), 9.0 * before(i, i)) << "state " << i;
+  Eigen::LLT<Eigen::MatrixXd> llt(after);
+  EXPECT_EQ(llt.info(), Eigen::Success);
+}
+
+// Fails if the pull or the confined inflation allocate (they run in the control tick).
+TEST(PriorPull, AllocatesNothing) {
+  InertialFilter f(FilterKind::kLogCholesky, 4, 35);
+  Eigen::VectorXd pi0(40);
+  Vector10 one;
+  one << 2.0, 0.1, 0.0, 0.05, 0.05, 0.0, 0.0, 0.06, 0.0, 0.04;
+  for (int k = 0; k < 4; ++k) pi0.segment<10>(10 * k) = one;
+  ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.3)));
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Eigen::MatrixXd H(35, 40);
+  for (int i = 0; i < H.size(); ++i) H.data()[i] = n(rng);
+  const Eigen::VectorXd z = H * pi0;
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(H, z, c));
+  test::AllocationScope scope;
+  f.Inflate(10.0, 100.0);
+  const bool pulled = f.PullToPrior(0.01);
+  EXPECT_EQ(scope.count(), 0u);
+  EXPECT_TRUE(pulled);
+}
+
+}  // namespace
+}  // namespace heft::est

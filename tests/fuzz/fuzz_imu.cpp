@@ -1,0 +1,165 @@
+// The base IMU's codec and its three-frame assembler (drivers/src/codecs.cpp, docs/can-devices.md
+// section 4) on fuzzed frames, with a fuzzed configuration inside the ranges the configuration
+// parser allows (drivers/src/driver_config.cpp: base_id 0..0x7FD, gyro_lsb 1e-9..1 rad/s,
+// accel_lsb 1e-9..10 m/s²). Checks beyond "no crash, no UB":
+//   - a frame a decoder accepts re-encodes to the same bytes, its values are finite, and the
+//     attitude is a unit quaternion to the wire's rounding (qw >= 0);
+//   - the assembler completes a sample only from the A, B and C frames of one counter it was fed
+//     since that A (re-encoded from the reading: the same bytes), says "rejected" exactly when it
+//     gives a reason, reports a drop only when a sample was pending, and calls a sample usable
+//     only when all three frames were VALID without a fault bit.
+//
+// Input: 6 bytes of configuration (base identifier u16, gyro and accelerometer LSB u16 each; zero
+// keeps the reference default), then frames of 12 bytes: which identifier (mod 4: A, B, C, or
+// the identifier below as it is), identifier u16, flags, length, 8 data bytes.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "heft/drivers/codecs.hpp"
+
+namespace {
+
+using heft::drivers::ImuAssembler;
+using heft::drivers::ImuConfig;
+using heft::drivers::ImuFrameReading;
+using heft::drivers::ImuReading;
+using heft::drivers::ImuStatus;
+using heft::drivers::Int16x3;
+using heft::drivers::Reject;
+using heft::hal::CanFrame;
+
+class Bytes {
+ public:
+  Bytes(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
+  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
+  std::uint64_t Take(int n) {  // little-endian, zeros past the end
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p_ < end_ ? *p_++ : 0) << (8 * i);
+    return v;
+  }
+
+ private:
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+};
+
+bool SameBytes(const CanFrame& a, const CanFrame& b) {
+  return a.len == b.len && std::memcmp(a.data.data(), b.data.data(), a.len) == 0;
+}
+
+// The raw units back from a decoded value (value = raw · lsb exactly as the decoder computed it).
+Int16x3 Raw(const Eigen::Vector3d& value, double lsb) {
+  Int16x3 raw{};
+  for (int i = 0; i < 3; ++i) raw[i] = static_cast<std::int16_t>(std::lround(value[i] / lsb));
+  return raw;
+}
+
+// |q|² of a decoded attitude: 1 within the wire's rounding (qw² = 1 − |v|² or 0 when that is in
+// [−1/32767, 0)).
+bool UnitAttitude(double qw, const Eigen::Vector3d& v) {
+  const double n2 = qw * qw + v.squaredNorm();
+  return qw >= 0.0 && std::isfinite(n2) && n2 >= 1.0 - 1e-12 &&
+         n2 <= 1.0 + 1.0 / heft::drivers::kImuQuaternionScale + 1e-12;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace heft::drivers;
+  Bytes in(data, size);
+  ImuConfig cfg;
+  if (const auto v = in.Take(2)) cfg.base_id = static_cast<std::uint32_t>(v % 0x7FE);
+  if (const auto v = in.Take(2)) cfg.gyro_lsb = static_cast<double>(v) * 1.5e-5;   // ≤ 0.98
+  if (const auto v = in.Take(2)) cfg.accel_lsb = static_cast<double>(v) * 1.5e-4;  // ≤ 9.8
+
+  ImuAssembler assembler;
+  bool pending = false;  // the harness's own model: a frame A was accepted and not yet used up
+  CanFrame frame_a, frame_b, frame_c;
+  bool have_b = false, have_c = false;
+  while (in.left() > 0) {
+    const auto which = in.Take(1) % 4;
+    CanFrame f;
+    const auto id = static_cast<std::uint32_t>(in.Take(2));
+    f.id = which < 3 ? cfg.base_id + static_cast<std::uint32_t>(which) : id;
+    f.flags = static_cast<std::uint8_t>(in.Take(1) & 0x3F);
+    f.len = static_cast<std::uint8_t>(in.Take(1) % (CanFrame::kMaxData + 1));
+    for (std::size_t i = 0; i < 8; ++i) f.data[i] = static_cast<std::uint8_t>(in.Take(1));
+
+    // The single-frame decoders (the frame's identifier is the caller's business).
+    ImuFrameReading r;
+    if (DecodeImuGyro(f, cfg, r) == Reject::kNone) {
+      if (!SameBytes(EncodeImuGyro(cfg, r.raw, r.status, r.counter), f)) std::abort();
+      if (!r.value.allFinite()) std::abort();
+    }
+    if (DecodeImuAccel(f, cfg, r) == Reject::kNone) {
+      if (!SameBytes(EncodeImuAccel(cfg, r.raw, r.status, r.counter), f)) std::abort();
+      if (!r.value.allFinite()) std::abort();
+    }
+    if (DecodeImuAttitude(f, r) == Reject::kNone) {
+      if (!SameBytes(EncodeImuAttitude(cfg, r.raw, r.status, r.counter), f)) std::abort();
+      if (!UnitAttitude(r.qw, r.value)) std::abort();
+    }
+
+    // The assembler.
+    ImuReading out;
+    Reject why = Reject::kNone;
+    bool dropped = false;
+    const bool was_pending = pending;
+    const auto result = assembler.Feed(f, cfg, out, why, dropped);
+    if ((result == ImuAssembler::Result::kRejected) != (why != Reject::kNone)) std::abort();
+    if (dropped && !was_pending) std::abort();  // nothing was pending: nothing to drop
+    (void)ToString(why);
+    const std::uint32_t kind = f.id - cfg.base_id;
+    if (result == ImuAssembler::Result::kPending) {
+      if (kind == 0) {
+        pending = true;
+        have_b = have_c = false;
+        frame_a = f;
+      } else if (kind == 1) {
+        have_b = true;
+        frame_b = f;
+      } else if (kind == 2) {
+        have_c = true;
+        frame_c = f;
+      } else {
+        std::abort();  // only A, B and C can be pending
+      }
+      if (!pending) std::abort();
+    } else if (result == ImuAssembler::Result::kComplete) {
+      if (!pending || (kind != 1 && kind != 2)) std::abort();
+      (kind == 1 ? frame_b : frame_c) = f;
+      if (!(kind == 1 ? have_c : have_b)) std::abort();  // the other one came before
+      pending = false;
+      // The three frames are exactly what the device would send for this reading.
+      if (out.counter != frame_a.data[7] || out.counter != frame_b.data[7] ||
+          out.counter != frame_c.data[7])
+        std::abort();
+      const auto& st = out.frame_status;
+      if (!SameBytes(
+              EncodeImuGyro(cfg, Raw(out.angular_velocity, cfg.gyro_lsb), st[0], out.counter),
+              frame_a) ||
+          !SameBytes(
+              EncodeImuAccel(cfg, Raw(out.specific_force, cfg.accel_lsb), st[1], out.counter),
+              frame_b) ||
+          !SameBytes(EncodeImuAttitude(cfg, Raw(out.attitude.vec(), 1.0 / kImuQuaternionScale),
+                                       st[2], out.counter),
+                     frame_c))
+        std::abort();
+      if (!out.angular_velocity.allFinite() || !out.specific_force.allFinite() ||
+          !UnitAttitude(out.attitude.w(), out.attitude.vec()))
+        std::abort();
+      const bool usable_each = [&] {
+        for (const std::uint8_t s : st)
+          if (!(s & ImuStatus::kValid) || (s & ImuStatus::kFaultMask)) return false;
+        return true;
+      }();
+      if (out.usable != usable_each) std::abort();
+    } else if (dropped) {
+      pending = false;  // a frame of another sample: the pending one can never complete
+    }
+    if (dropped && result == ImuAssembler::Result::kRejected && kind == 0) std::abort();
+  }
+  return 0;
+}

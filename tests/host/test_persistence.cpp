@@ -1,0 +1,309 @@
+// Persistence of the last settled estimate (plugin/host/persistence.hpp, host.persistence): the
+// estimator's start from given parameters and covariance, the file (atomic write, exact round
+// trip, malformed files named), which files are refused and why, what counts as settled, the
+// model hash; then heft-sim killed with SIGKILL and restarted on the same file: its first handed
+// estimate is the persisted one, and a stale or mismatched file is refused with a line naming why.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "heft/config/yaml.hpp"
+#include "heft/estimator/inertial_estimator.hpp"
+#include "heft/estimator/model.hpp"
+#include "heft/test/heftd_run.hpp"
+#include "persistence.hpp"
+#include "sim_config.hpp"
+
+namespace heft::host {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kChainUrdf = HEFT_CHAIN_URDF;
+
+dyn::Model Chain() {
+  return dyn::LoadModelFromUrdfFile(kChainUrdf, dyn::ModelOptions{});
+}
+
+// A symmetric positive definite 10×10 block with correlations.
+Eigen::Matrix<double, 10, 10> Covariance(double scale) {
+  Eigen::Matrix<double, 10, 10> a;
+  for (int r = 0; r < 10; ++r)
+    for (int c = 0; c < 10; ++c) a(r, c) = std::sin(1.0 + r * 10 + c);
+  return scale * (a * a.transpose() + Eigen::Matrix<double, 10, 10>::Identity());
+}
+
+// Fails if the estimator does not start from the given π (handed on at once) and covariance
+// (times the inflation, in π: G⁻¹ΣG⁻ᵀ mapped back by G·Gᵀ), for the EKF and the KF, or if it
+// accepts an unusable start (covariance not positive definite, π inconsistent or outside the
+// divergence bounds) or changes anything when it refuses one.
+TEST(StartFrom, GivenParametersAndInflatedCovariance) {
+  const dyn::Model model = Chain();
+  for (const auto kind : {est::FilterKind::kLogCholesky, est::FilterKind::kKalman}) {
+    est::EstimatorConfig cfg;
+    cfg.filter = kind;
+    cfg.bodies = {"link2", "slider"};
+    est::InertialEstimator e(model, cfg);
+    const Eigen::VectorXd nominal = e.nominal();
+    const Eigen::VectorXd pi = 1.5 * nominal;  // heavier, same shape: consistent
+    Eigen::MatrixXd cov(10, 20);
+    cov << Covariance(1e-4), Covariance(2e-5);
+    ASSERT_TRUE(e.StartFrom(pi, cov, 10.0));
+    EXPECT_TRUE(e.handed().isApprox(pi, 1e-12));
+    EXPECT_TRUE(e.estimate().isApprox(pi, 1e-12));
+    EXPECT_TRUE(e.parameter_covariance().isApprox(10.0 * cov, 1e-8))
+        << e.parameter_covariance() - 10.0 * cov;
+
+    Eigen::MatrixXd bad = cov;
+    bad(3, 3) = -1.0;  // not positive definite
+    EXPECT_FALSE(e.StartFrom(nominal, bad, 10.0));
+    Eigen::VectorXd heavy = nominal;
+    heavy.head<10>() *= 100.0;  // beyond nominal + max_added_mass (50 kg)
+    EXPECT_FALSE(e.StartFrom(heavy, cov, 10.0));
+    Eigen::VectorXd negative = nominal;
+    negative[0] = -1.0;
+    EXPECT_FALSE(e.StartFrom(negative, cov, 10.0));
+    EXPECT_FALSE(e.StartFrom(nominal, cov, 0.5));  // an inflation below 1 shrinks it
+    EXPECT_TRUE(e.handed().isApprox(pi, 1e-12));   // nothing changed by the refusals
+  }
+}
+
+PersistedEstimate Example() {
+  PersistedEstimate p;
+  p.written_unix = 1764067000.125;
+  p.model_hash = "fnv1a64:0123456789abcdef";
+  p.estimate.num_links = 2;
+  const char* names[] = {"left_forearm", "torso"};
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::snprintf(p.estimate.links[k].name.data(), 48, "%s", names[k]);
+    for (std::size_t i = 0; i < 10; ++i)
+      p.estimate.links[k].parameters[i] = 1.0 / 3.0 + static_cast<double>(i + 7 * k);
+    for (std::size_t i = 0; i < 100; ++i)
+      p.estimate.links[k].covariance[i] = std::exp(-static_cast<double>(i)) * 1e-3;
+  }
+  return p;
+}
+
+std::string TempPath(const std::string& what) {
+  return testing::TempDir() + "heft_persist_" + what + "_" + std::to_string(getpid()) + ".yaml";
+}
+
+// Fails if a value changes between writing and reading (17 significant digits: exact), if the
+// write leaves its temporary file or a file others may read, or if a malformed file is read or
+// refused without its file, line and key.
+TEST(EstimateFile, RoundTripIsExactAndMalformedFilesAreNamed) {
+  const std::string path = TempPath("file");
+  const PersistedEstimate p = Example();
+  WriteEstimateFile(path, p);
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const PersistedEstimate r = ReadEstimateFile(path);
+  EXPECT_DOUBLE_EQ(r.written_unix, p.written_unix);
+  EXPECT_EQ(r.model_hash, p.model_hash);
+  ASSERT_EQ(r.estimate.num_links, 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_STREQ(r.estimate.links[k].name.data(), p.estimate.links[k].name.data());
+    EXPECT_EQ(r.estimate.links[k].parameters, p.estimate.links[k].parameters);
+    EXPECT_EQ(r.estimate.links[k].covariance, p.estimate.links[k].covariance);
+  }
+
+  const std::string text = heft::test::Slurp(path);
+  auto refused = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    std::ofstream(path) << t;
+    try {
+      ReadEstimateFile(path);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(refused("covariance: [", "covariance: [1, "),
+              HasSubstr(":10:"));  // 101 numbers, line 10
+  EXPECT_THAT(refused("covariance: [", "covariance: [1, "), HasSubstr("covariance"));
+  EXPECT_THAT(refused("parameters: [0.33", "parameters: [.nan"), HasSubstr("links[0].parameters"));
+  EXPECT_THAT(refused("format: 1", "format: 2"), HasSubstr("format"));
+  EXPECT_THAT(refused("model_hash", "model_hush"), HasSubstr(path));
+  std::filesystem::remove(path);
+}
+
+// Fails if a file that is too old, from the future (a clock change), for other links or another
+// nominal model is accepted, or a good one refused.
+TEST(EstimateFile, RefusedWhenStaleOrMismatchedWithTheReason) {
+  const PersistedEstimate p = Example();
+  const std::vector<std::string> links{"left_forearm", "torso"};
+  const double now = p.written_unix + 30.0;
+  EXPECT_EQ(RefuseReason(p, now, 600.0, links, p.model_hash), "");
+  EXPECT_THAT(RefuseReason(p, p.written_unix + 601.0, 600.0, links, p.model_hash),
+              HasSubstr("older than host.persistence.max_age 600 s"));
+  EXPECT_THAT(RefuseReason(p, p.written_unix - 3600.0, 600.0, links, p.model_hash),
+              HasSubstr("in the future"));
+  EXPECT_THAT(RefuseReason(p, now, 600.0, {"torso", "left_forearm"}, p.model_hash),
+              HasSubstr("are not this configuration's estimator.links [torso, left_forearm]"));
+  EXPECT_THAT(RefuseReason(p, now, 600.0, {"left_forearm"}, p.model_hash),
+              HasSubstr("estimator.links"));
+  EXPECT_THAT(RefuseReason(p, now, 600.0, links, "fnv1a64:0000000000000000"),
+              HasSubstr("the nominal model changed"));
+}
+
+// Fails if an estimate counts as settled while the estimator is not estimating, holds, is rate
+// limited since the previous look, has not updated since, or carries a non-finite number.
+TEST(EstimateFile, SettledMeansEstimatingUpdatedAndNotRateLimited) {
+  hal::InertialEstimate before = Example().estimate;
+  before.status.state = hal::EstimatorState::kEstimating;
+  before.status.updates = 100;
+  before.status.rate_limited = 7;
+  hal::InertialEstimate e = before;
+  e.status.updates = 130;
+  EXPECT_TRUE(Settled(e, before));
+  EXPECT_FALSE(Settled(before, before));  // no update since
+  hal::InertialEstimate x = e;
+  x.status.rate_limited = 8;
+  EXPECT_FALSE(Settled(x, before));
+  x = e;
+  x.status.state = hal::EstimatorState::kHolding;
+  EXPECT_FALSE(Settled(x, before));
+  x = e;
+  x.status.state = hal::EstimatorState::kCalibratingBias;
+  EXPECT_FALSE(Settled(x, before));
+  x = e;
+  x.links[1].covariance[3] = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(Settled(x, before));
+}
+
+// Fails if the hash does not change with a nominal parameter or a joint axis, or changes without
+// a change.
+TEST(EstimateFile, ModelHashFollowsTheNominalModel) {
+  dyn::Model m = Chain();
+  const std::string h = ModelHash(m);
+  EXPECT_EQ(ModelHash(Chain()), h);
+  EXPECT_THAT(h, ::testing::MatchesRegex("fnv1a64:[0-9a-f]{16}"));
+  dyn::Model heavier = m;
+  heavier.bodies[1].parameters *= 1.0001;
+  EXPECT_NE(ModelHash(heavier), h);
+  dyn::Model turned = m;
+  turned.bodies[1].axis = -turned.bodies[1].axis;
+  EXPECT_NE(ModelHash(turned), h);
+}
+
+// ---- heft-sim killed and restarted on the same file ---------------------------------------
+
+// The first telemetry row's handed mass of left_forearm.
+double FirstHandedMass(const std::string& csv) {
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  std::vector<std::string> cols, vals;
+  std::stringstream hs(header), ls(line);
+  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
+  for (std::string c; std::getline(ls, c, ',');) vals.push_back(c);
+  for (std::size_t i = 0; i < cols.size() && i < vals.size(); ++i)
+    if (cols[i] == "left_forearm_mass_kg") return std::stod(vals[i]);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Fails if heft-sim does not persist a settled estimate while it runs (file written atomically,
+// so a SIGKILL leaves a whole one), if after the kill a restart on the same file hands on nominal
+// instead of the persisted estimate, or if a stale, mismatched or malformed file is used or
+// refused without a log line naming why.
+TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
+  const std::string state = TempPath("state");
+  std::filesystem::remove(state);
+  const std::string config = heft::test::SimConfigWithHost(
+      "dumbbell-curl", "  persistence: {file: " + state + ", interval: 0.5}\n", TempPath("config"));
+  const std::string csv = TempPath("telemetry") + ".csv";
+  // The forearm's nominal mass, and how far the handed mass may move in the first control tick:
+  // the configuration's mass rate limit (600 kg/s) over one 3 ms period.
+  const dyn::Model urdf = dyn::LoadModelFromUrdfFile(
+      std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf", dyn::ModelOptions{});
+  const double nominal = urdf.bodies[urdf.body_index("left_forearm")].parameters[0];
+  const double one_tick = 600.0 * 0.003;
+
+  // Run until the file exists (lockstep, faster than real time), then SIGKILL.
+  const std::string log = TempPath("run") + ".log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+    (void)f;
+    dup2(fileno(stdout), fileno(stderr));
+    execl(HEFT_HEFT_SIM, HEFT_HEFT_SIM, "--config", config.c_str(), "--duration", "60",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(state) &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double appeared =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // one more write, probably
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(std::filesystem::exists(state)) << heft::test::Slurp(log);
+  const PersistedEstimate persisted = ReadEstimateFile(state);  // whole, despite the kill
+  const double mass = persisted.estimate.links[0].parameters[0];
+  std::printf(
+      "[   info   ] state file after %.2f s of wall time; persisted left_forearm mass %.4f kg "
+      "(nominal %.3f kg)\n",
+      appeared, mass, nominal);
+  std::fflush(stdout);  // before RunHeftSim forks
+  ASSERT_GT(std::abs(mass - nominal), 2 * one_tick) << "the load was not learnt";
+
+  // Restart on the same file: the first handed estimate is the persisted one.
+  heft::test::HeftdResult r =
+      heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("starting from it"));
+  EXPECT_NEAR(FirstHandedMass(csv), mass, one_tick) << r.output;
+
+  // Refused: each with its reason in the log, and the first handed estimate nominal.
+  const std::string good = heft::test::Slurp(state);
+  auto restart_with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    std::ofstream(state) << t;
+    r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NEAR(FirstHandedMass(csv), nominal, one_tick) << r.output;
+    return r.output;
+  };
+  const std::string written = good.substr(good.find("written_unix: ") + 14, 10);
+  EXPECT_THAT(restart_with("written_unix: " + written, "written_unix: 1000000000"),
+              HasSubstr("older than host.persistence.max_age 600 s"));
+  EXPECT_THAT(restart_with("\"left_forearm\"", "\"right_forearm\""),
+              HasSubstr("its links [right_forearm] are not this configuration's"));
+  EXPECT_THAT(restart_with("model_hash: \"fnv1a64:", "model_hash: \"fnv1a64:f"),
+              HasSubstr("the nominal model changed"));
+  EXPECT_THAT(restart_with("covariance: [", "covariance: [x, "),
+              HasSubstr(state + ":"));  // file:line:column of the bad number
+  std::filesystem::remove(state);
+  std::filesystem::remove(config);
+  std::filesystem::remove(csv);
+  std::filesystem::remove(log);
+}
+
+}  // namespace
+}  // namespace heft::host

@@ -1,0 +1,496 @@
+// The simulated robot is not its URDF (sim/src/deviations.cpp, simulation.deviations): the drawn
+// deviations are reproducible for a seed and differ between seeds; every deviated body is
+// physically consistent and within the configured bounds; `ideal` is the URDF bit for bit; the
+// truth heft-sim reports is what MuJoCo simulates (mj_rne on the deviated plant = heft's RNEA on
+// the deviated model); the sensors' offsets, gains and biases show in the decoded frames; friction
+// shows as the configured torque on a moving joint; the configuration's errors name file:line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "heft/config/yaml.hpp"
+#include "heft/estimator/dynamics.hpp"
+#include "heft/sim/deviations.hpp"
+#include "heft/sim/sim_backend.hpp"
+#include "heft/sim/sim_config.hpp"
+#include "sim_rig.hpp"
+
+namespace heft::sim {
+namespace {
+
+using test::kConfigDir;
+using test::LoadSetup;
+using test::Options;
+using test::SimLoop;
+using test::SimRig;
+
+const std::string kRobots = kConfigDir + "/robots/";
+
+DeviationConfig Preset(bool default_preset, std::uint64_t seed) {
+  DeviationConfig c;
+  c.preset = default_preset ? "default" : "ideal";
+  c.seed = seed;
+  c.magnitudes = default_preset ? DeviationMagnitudes::Default() : DeviationMagnitudes::Ideal();
+  return c;
+}
+
+RobotDeviations DrawFor(const std::string& urdf, const DeviationConfig& c) {
+  const scenarios::MjModelPtr m = scenarios::LoadMujocoModel(kRobots + urdf, {});
+  const std::vector<std::string> joints = {"left_elbow", "right_knee"};
+  const std::vector<std::string> cells = {"left_foot_ft", "right_foot_ft"};
+  return DrawDeviations(c, m.get(), joints, cells, true);
+}
+
+// Fails if the draws ignore the seed (or are not reproducible), or depend on which model (fixed
+// or floating) the body sits in.
+TEST(Deviations, TheSameSeedGivesTheSameRobotAndOtherSeedsDiffer) {
+  const RobotDeviations a = DrawFor("heft_humanoid.urdf", Preset(true, 1));
+  const RobotDeviations b = DrawFor("heft_humanoid.urdf", Preset(true, 1));
+  const RobotDeviations c = DrawFor("heft_humanoid.urdf", Preset(true, 2));
+  const RobotDeviations fixed = DrawFor("heft_humanoid_fixed.urdf", Preset(true, 1));
+  ASSERT_EQ(a.bodies.size(), c.bodies.size());
+  ASSERT_GT(a.bodies.size(), 20u);
+  for (std::size_t i = 0; i < a.bodies.size(); ++i) {
+    EXPECT_EQ(a.bodies[i].truth, b.bodies[i].truth) << a.bodies[i].name;
+    EXPECT_NE(a.bodies[i].truth[0], c.bodies[i].truth[0]) << a.bodies[i].name;
+    if (const BodyDeviation* f = fixed.body(a.bodies[i].name)) {
+      EXPECT_EQ(f->truth, a.bodies[i].truth) << a.bodies[i].name;
+    }
+  }
+  for (std::size_t j = 0; j < a.joints.size(); ++j) {
+    EXPECT_EQ(a.joints[j].coulomb, b.joints[j].coulomb);
+    EXPECT_EQ(a.joints[j].torque_offset, b.joints[j].torque_offset);
+    EXPECT_NE(a.joints[j].coulomb, c.joints[j].coulomb);
+    EXPECT_NE(a.joints[j].torque_gain, c.joints[j].torque_gain);
+  }
+  EXPECT_EQ(a.ft_cells[1].force_offset, b.ft_cells[1].force_offset);
+  EXPECT_NE(a.ft_cells[1].force_offset, c.ft_cells[1].force_offset);
+  EXPECT_EQ(a.gyro_bias, b.gyro_bias);
+  EXPECT_NE(a.accelerometer_bias, c.accelerometer_bias);
+  // The truth file holds what was drawn (YAML that reads back).
+  const std::vector<std::string> links = {"left_forearm"};
+  const YAML::Node y = YAML::Load(DeviationsYaml(a, "test", links));
+  EXPECT_EQ(y["bodies"].size(), a.bodies.size());
+  EXPECT_DOUBLE_EQ(y["bodies"]["left_forearm"]["mass"].as<double>(),
+                   a.body("left_forearm")->truth[0]);
+  EXPECT_DOUBLE_EQ(y["joints"]["right_knee"]["coulomb"].as<double>(), a.joints[1].coulomb);
+}
+
+// Every body of 40 robots: consistent (pseudo-inertia positive definite, MuJoCo accepts it), mass
+// within ±10 %, CoM within ±1.5 cm per axis, inertia about the CoM within ±20 % in every direction
+// (generalized eigenvalues), friction and offsets within their bounds — and the bounds nearly
+// reached over the draws, so a magnitude that is ignored or halved fails too.
+TEST(Deviations, EveryDeviatedBodyIsConsistentAndWithinTheConfiguredBounds) {
+  const DeviationMagnitudes mag = DeviationMagnitudes::Default();
+  const scenarios::MjModelPtr m = scenarios::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
+  scenarios::MjModelPtr scratch = scenarios::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
+  const std::vector<std::string> joints = {"left_elbow", "right_knee", "waist_yaw"};
+  const std::vector<std::string> cells = {"left_foot_ft"};
+  double seen_mass = 0, seen_com = 0, seen_inertia = 0, seen_coulomb = 0, seen_viscous = 0,
+         seen_offset = 0, seen_gain = 0, seen_force = 0, seen_moment = 0, seen_gyro = 0,
+         seen_accel = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const RobotDeviations d = DrawDeviations(Preset(true, seed), m.get(), joints, cells, true);
+    for (const BodyDeviation& b : d.bodies) {
+      ASSERT_TRUE(dyn::IsPhysicallyConsistent(b.truth)) << b.name << " seed " << seed;
+      ASSERT_TRUE(scenarios::SetMujocoBodyParameters(scratch.get(), b.mujoco_body, b.truth))
+          << b.name;
+      const double dm = b.truth[0] / b.urdf[0] - 1.0;
+      const Eigen::Vector3d dc =
+          b.truth.segment<3>(1) / b.truth[0] - b.urdf.segment<3>(1) / b.urdf[0];
+      const Eigen::Vector3d r = InertiaRatios(b.urdf, b.truth);
+      EXPECT_LE(std::abs(dm), mag.mass + 1e-12) << b.name;
+      EXPECT_LE(dc.cwiseAbs().maxCoeff(), mag.com + 1e-12) << b.name;
+      EXPECT_GE(r.minCoeff(), 1.0 - mag.inertia - 1e-9) << b.name;
+      EXPECT_LE(r.maxCoeff(), 1.0 + mag.inertia + 1e-9) << b.name;
+      seen_mass = std::max(seen_mass, std::abs(dm));
+      seen_com = std::max(seen_com, dc.cwiseAbs().maxCoeff());
+      seen_inertia = std::max(seen_inertia, (r.array() - 1.0).abs().maxCoeff());
+    }
+    for (const JointDeviation& j : d.joints) {
+      EXPECT_TRUE(j.coulomb >= 0 && j.coulomb <= mag.coulomb);
+      EXPECT_TRUE(j.viscous >= 0 && j.viscous <= mag.viscous);
+      EXPECT_LE(std::abs(j.torque_offset), mag.torque_offset);
+      EXPECT_LE(std::abs(j.torque_gain), mag.torque_gain);
+      seen_coulomb = std::max(seen_coulomb, j.coulomb);
+      seen_viscous = std::max(seen_viscous, j.viscous);
+      seen_offset = std::max(seen_offset, std::abs(j.torque_offset));
+      seen_gain = std::max(seen_gain, std::abs(j.torque_gain));
+    }
+    const DeviationExtremes e = Extremes(d);
+    EXPECT_LE(e.ft_force_offset, mag.ft_force_offset);
+    EXPECT_LE(e.ft_moment_offset, mag.ft_moment_offset);
+    EXPECT_LE(e.gyro_bias, mag.gyro_bias);
+    EXPECT_LE(e.accelerometer_bias, mag.accelerometer_bias);
+    seen_force = std::max(seen_force, e.ft_force_offset);
+    seen_moment = std::max(seen_moment, e.ft_moment_offset);
+    seen_gyro = std::max(seen_gyro, e.gyro_bias);
+    seen_accel = std::max(seen_accel, e.accelerometer_bias);
+  }
+  EXPECT_GT(seen_mass, 0.9 * mag.mass);
+  EXPECT_GT(seen_com, 0.9 * mag.com);
+  // A principal moment is the sum of two scaled second moments: it reaches the bound only when
+  // both draws do, so the largest ratio seen stays somewhat inside it.
+  EXPECT_GT(seen_inertia, 0.75 * mag.inertia);
+  for (const auto& [seen, bound] : {std::pair{seen_coulomb, mag.coulomb},
+                                    {seen_viscous, mag.viscous},
+                                    {seen_offset, mag.torque_offset},
+                                    {seen_gain, mag.torque_gain},
+                                    {seen_force, mag.ft_force_offset},
+                                    {seen_moment, mag.ft_moment_offset},
+                                    {seen_gyro, mag.gyro_bias},
+                                    {seen_accel, mag.accelerometer_bias}})
+    EXPECT_GT(seen, 0.8 * bound);
+}
+
+// The extremes of the draw on a slender body (the forearm: Izz = 0.0012 ≪ Ixx = Iyy = 0.0078
+// kg·m², close to the triangle inequality's edge): scaling the principal moments themselves would
+// break it (Ixx and Izz down 20 %, Iyy up: 0.0072 < 0.0094); scaling the second moments keeps it,
+// even at ±50 %. Fails with the naive scaling.
+TEST(Deviations, ExtremeDrawsOnASlenderBodyKeepTheTriangleInequality) {
+  const scenarios::MjModelPtr m =
+      scenarios::LoadMujocoModel(kRobots + "heft_humanoid_fixed.urdf", {});
+  const Vector10 forearm = scenarios::MujocoBodyParameters(
+      m.get(), scenarios::MujocoBodyId(m.get(), "left_forearm", ""));
+  DeviationMagnitudes mag = DeviationMagnitudes::Default();
+  mag.inertia = 0.5;
+  for (int corner = 0; corner < 8; ++corner) {
+    std::array<double, 7> u{};
+    for (int k = 0; k < 3; ++k) u[4 + k] = (corner >> k) & 1 ? 1.0 : -1.0;
+    u[0] = -1.0;
+    const Vector10 pi = DeviateBody(forearm, mag, u);
+    ASSERT_TRUE(dyn::IsPhysicallyConsistent(pi)) << corner;
+    const Eigen::Vector3d r = InertiaRatios(forearm, pi);
+    EXPECT_GE(r.minCoeff(), 0.5 - 1e-9);
+    EXPECT_LE(r.maxCoeff(), 1.5 + 1e-9);
+  }
+}
+
+// `ideal`: the plant is the URDF bit for bit (bodies and friction), and so are the payloads'
+// truth and the sensors. Fails if the ideal preset still writes the bodies (an eigen-decomposition
+// round trip changes their last bits) or sets friction.
+TEST(Deviations, IdealIsTheUrdfExactly) {
+  for (const std::string scenario : {"dumbbell-curl", "step-in-place"}) {
+    const SimRig s = LoadSetup(scenario);
+    SimOptions opt = Options(scenario, true);
+    opt.deviations = Preset(false, 3);
+    SimulatedRobot robot(opt, s.drivers, s.model);
+    const scenarios::Plant reference(robot.scenario().urdf_path, robot.scenario().wrench_links);
+    const mjModel* a = robot.plant().model();
+    const mjModel* b = reference.model();
+    ASSERT_EQ(a->nbody, b->nbody);
+    for (int i = 0; i < a->nbody; ++i) {
+      ASSERT_EQ(a->body_mass[i], b->body_mass[i]) << scenario << " body " << i;
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_EQ(a->body_ipos[3 * i + k], b->body_ipos[3 * i + k]);
+        ASSERT_EQ(a->body_inertia[3 * i + k], b->body_inertia[3 * i + k]);
+      }
+      for (int k = 0; k < 4; ++k) ASSERT_EQ(a->body_iquat[4 * i + k], b->body_iquat[4 * i + k]);
+    }
+    for (int v = 0; v < a->nv; ++v) {
+      ASSERT_EQ(a->dof_frictionloss[v], 0.0);
+      ASSERT_EQ(a->dof_damping[v], 0.0);
+    }
+    const DeviationExtremes e = Extremes(robot.deviations());
+    EXPECT_EQ(e.mass + e.com + e.coulomb_high + e.viscous_high + e.torque_offset + e.torque_gain +
+                  e.ft_force_offset + e.ft_moment_offset + e.gyro_bias + e.accelerometer_bias,
+              0.0);
+    robot.Step(nullptr);
+    const Eigen::VectorXd truth = robot.TruePayload();
+    for (std::size_t i = 0; i < robot.scenario().payloads.size(); ++i)
+      EXPECT_EQ(Vector10(truth.segment<10>(10 * static_cast<Eigen::Index>(i))),
+                robot.scenario().payloads[i].At(0.0));
+  }
+}
+
+// A random state of a model (joints within their limits, speeds up to 2 rad/s, accelerations up to
+// 10 rad/s²), MuJoCo's conventions (model.hpp).
+struct State {
+  Eigen::VectorXd q, v, a;
+};
+State RandomState(const dyn::Model& model, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  State s{Eigen::VectorXd(model.nq), Eigen::VectorXd(model.nv), Eigen::VectorXd(model.nv)};
+  if (model.floating_base) {
+    s.q.head<3>() << u(rng), u(rng), 1.0;
+    s.q.segment<4>(3) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+  }
+  for (const dyn::Body& b : model.bodies) {
+    if (b.joint.type == dyn::JointType::kFree) continue;
+    s.q[b.q_index] = b.joint.lower + (b.joint.upper - b.joint.lower) * 0.5 * (1.0 + u(rng));
+  }
+  for (int i = 0; i < model.nv; ++i) {
+    s.v[i] = 2.0 * u(rng);
+    s.a[i] = 10.0 * u(rng);
+  }
+  return s;
+}
+
+// The truth heft-sim reports is what MuJoCo simulates: heft's RNEA on the URDF's model with every
+// body's π replaced by the reported truth (deviations().bodies; the payload links: TruePayload())
+// equals mj_rne on the simulated plant to 1e-9 of the largest torque, at 50 random states, fixed
+// and floating. Fails if the plant is not deviated (or deviated differently from what is
+// reported): the URDF's own model is then checked to be far (> 1 %) from the plant.
+TEST(Deviations, MujocosInverseDynamicsIsHeftsRneaOnTheReportedTruth) {
+  for (const std::string scenario : {"dumbbell-curl", "step-in-place"}) {
+    const SimRig s = LoadSetup(scenario);
+    SimOptions opt = Options(scenario, true);
+    opt.deviations = Preset(true, 1);
+    SimulatedRobot robot(opt, s.drivers, s.model);
+    robot.Step(nullptr);  // the payloads are on
+    dyn::Model truth = s.model;
+    const Eigen::VectorXd payload = robot.TruePayload();
+    for (dyn::Body& b : truth.bodies) {
+      const BodyDeviation* d = robot.deviations().body(b.name);
+      ASSERT_NE(d, nullptr) << b.name;
+      b.parameters = d->truth;
+      for (std::size_t i = 0; i < robot.scenario().payloads.size(); ++i)
+        if (robot.scenario().payloads[i].link == b.name)
+          b.parameters = payload.segment<10>(10 * static_cast<Eigen::Index>(i));
+    }
+    const mjModel* m = robot.plant().model();
+    mjData* d = mj_makeData(m);
+    std::vector<int> qmap(truth.nq), vmap(truth.nv);
+    for (const dyn::Body& b : truth.bodies) {
+      if (b.joint.type == dyn::JointType::kFree) {
+        for (int k = 0; k < 7; ++k) qmap[k] = k;
+        for (int k = 0; k < 6; ++k) vmap[k] = k;
+        continue;
+      }
+      const int id = mj_name2id(m, mjOBJ_JOINT, b.joint.name.c_str());
+      ASSERT_GE(id, 0) << b.joint.name;
+      qmap[b.q_index] = m->jnt_qposadr[id];
+      vmap[b.v_index] = m->jnt_dofadr[id];
+    }
+    dyn::Workspace ws(truth);
+    Eigen::VectorXd tau(truth.nv), tau_urdf(truth.nv), mj_tau(truth.nv);
+    std::vector<mjtNum> res(m->nv);
+    std::mt19937_64 rng(5);
+    double worst = 0.0, worst_urdf = 0.0;
+    for (int trial = 0; trial < 50; ++trial) {
+      const State st = RandomState(truth, rng);
+      for (int i = 0; i < truth.nq; ++i) d->qpos[qmap[i]] = st.q[i];
+      for (int i = 0; i < truth.nv; ++i) d->qvel[vmap[i]] = st.v[i];
+      mj_fwdPosition(m, d);
+      mj_fwdVelocity(m, d);
+      for (int i = 0; i < truth.nv; ++i) d->qacc[vmap[i]] = st.a[i];
+      mj_rne(m, d, 1, res.data());
+      for (int i = 0; i < truth.nv; ++i) mj_tau[i] = res[vmap[i]];
+      dyn::Rnea(truth, ws, st.q, st.v, st.a, tau);
+      dyn::Rnea(s.model, ws, st.q, st.v, st.a, tau_urdf);
+      const double scale = mj_tau.cwiseAbs().maxCoeff();
+      worst = std::max(worst, (tau - mj_tau).cwiseAbs().maxCoeff() / scale);
+      worst_urdf = std::max(worst_urdf, (tau_urdf - mj_tau).cwiseAbs().maxCoeff() / scale);
+    }
+    mj_deleteData(d);
+    std::printf(
+        "%s, deviated plant: |RNEA(truth) − mj_rne| ≤ %.2e, |RNEA(URDF) − mj_rne| up to "
+        "%.3f of the largest torque\n",
+        scenario.c_str(), worst, worst_urdf);
+    EXPECT_LT(worst, 1e-9) << scenario;
+    EXPECT_GT(worst_urdf, 0.01) << scenario;
+  }
+}
+
+// The sensors' offsets, gains and biases in the decoded frames: without noise, every decoded
+// torque is (1 + gain) τ_applied + offset within half an LSB; every F/T component the true wrench
+// at the cell plus its offset within ½ Σ|C_ij|; the IMU's gyro and accelerometer the truth plus
+// their bias within half an LSB. Fails if a drawn offset, gain or bias is not applied, applied
+// twice or to another channel (each is checked to be ≫ its bound).
+TEST(Deviations, SensorOffsetsGainsAndBiasesShowInTheDecodedFrames) {
+  const std::string scenario = "step-in-place";
+  const SimRig s = LoadSetup(scenario);
+  SimOptions opt = Options(scenario, false);
+  opt.deviations = Preset(false, 1);
+  DeviationMagnitudes& mag = opt.deviations.magnitudes;
+  mag.torque_offset = 0.5;
+  mag.torque_gain = 0.02;
+  mag.ft_force_offset = 5.0;
+  mag.ft_moment_offset = 0.5;
+  mag.gyro_bias = 0.03;  // the default's 0.003 rad/s is only ~3 of the gyro's LSBs
+  mag.accelerometer_bias = 0.5;
+  SimLoop rig(opt, s);
+  const RobotDeviations& dev = rig.sim.deviations();
+  const std::size_t nj = s.drivers.joints.size(), nc = s.drivers.ft_cells.size();
+  const auto& imu = s.drivers.imu->imu;
+  double worst_t = 0, worst_f = 0, worst_i = 0;  // error / bound
+  int big_offsets = 0;
+  for (int k = 1; k <= 300; ++k) {
+    rig.Step(k);
+    const hal::RobotStateSample& out = rig.loop.last_sample();
+    const hal::RobotStateSample& truth = rig.sim.truth();
+    for (std::size_t i = 0; i < nj; ++i) {
+      const double lsb = s.drivers.joints[i].torque.nm_per_count;
+      const JointDeviation& j = dev.joints[i];
+      const double expected = (1.0 + j.torque_gain) * truth.joints[i].torque + j.torque_offset;
+      const double e = std::abs(out.joints[i].torque - expected) / (0.5 * lsb);
+      ASSERT_LE(e, 1.0 + 1e-6) << s.drivers.joints[i].joint << " at " << k << " ms";
+      worst_t = std::max(worst_t, e);
+      if (k == 1) big_offsets += std::abs(j.torque_offset) > 100 * lsb;
+    }
+    for (std::size_t c = 0; c < nc; ++c) {
+      const auto& C = s.drivers.ft_cells[c].ft.calibration;
+      const auto& w = truth.wrenches[c].wrench;
+      const Eigen::Vector3d f(w[0], w[1], w[2]), n(w[3], w[4], w[5]);
+      const Eigen::Vector3d n_ft = n - rig.sim.ft_offsets()[c].cross(f);  // at the cell
+      for (int i = 0; i < 6; ++i) {
+        const double expected = i < 3 ? f[i] + dev.ft_cells[c].force_offset[i]
+                                      : n_ft[i - 3] + dev.ft_cells[c].moment_offset[i - 3];
+        const double bound = 0.5 * C.row(i).cwiseAbs().sum();
+        const double e = std::abs(out.wrenches[c].wrench[i] - expected) / bound;
+        ASSERT_LE(e, 1.0 + 1e-6) << "cell " << c << " component " << i << " at " << k << " ms";
+        worst_f = std::max(worst_f, e);
+      }
+    }
+    const scenarios::ImuTruth& it = rig.sim.imu_truth();
+    const Eigen::Matrix3d& R_BI = s.drivers.imu->R_BI;
+    const Eigen::Vector3d w = R_BI.transpose() * Eigen::Vector3d(out.base.angular_velocity.data());
+    const Eigen::Vector3d f = R_BI.transpose() * Eigen::Vector3d(out.base.specific_force.data());
+    const double ew = (w - it.w_I - dev.gyro_bias).cwiseAbs().maxCoeff() / (0.5 * imu.gyro_lsb);
+    const double ef =
+        (f - it.f_I - dev.accelerometer_bias).cwiseAbs().maxCoeff() / (0.5 * imu.accel_lsb);
+    ASSERT_LE(std::max(ew, ef), 1.0 + 1e-6) << k << " ms";
+    worst_i = std::max({worst_i, ew, ef});
+  }
+  std::printf(
+      "decoded − (sensor model with the drawn errors), worst / its bound: torque %.3f, "
+      "F/T %.3f, IMU %.3f\n",
+      worst_t, worst_f, worst_i);
+  // The errors are far above the bounds, so a missing one would fail.
+  EXPECT_GT(big_offsets, static_cast<int>(nj) * 3 / 4);
+  for (const FtDeviation& c : dev.ft_cells) EXPECT_GT(c.force_offset.cwiseAbs().maxCoeff(), 1.0);
+  EXPECT_GT(dev.gyro_bias.cwiseAbs().maxCoeff(), 5 * imu.gyro_lsb);
+  EXPECT_GT(dev.accelerometer_bias.cwiseAbs().maxCoeff(), 5 * imu.accel_lsb);
+}
+
+// Friction in the plant, as the torque sensors see it (τ_sensed = τ_rigid-body + τ_friction): the
+// decoded torque minus MuJoCo's inverse dynamics at the step's state and acceleration (the
+// velocity change over the step) is coulomb·sign(q̇) + viscous·q̇ on the curling elbow (q̇ after
+// the step: the damping is integrated implicitly) within half an LSB and the constraint solver's
+// tolerance, and never more than the Coulomb friction on a joint that sticks. Fails if friction is
+// not in the plant, has another size or sign, or is left out of the sensed torque.
+TEST(Deviations, FrictionIsTheConfiguredTorqueOnAMovingJoint) {
+  const std::string scenario = "dumbbell-curl";  // the elbow curls 0.7 rad at 0.333 Hz
+  const SimRig s = LoadSetup(scenario);
+  SimOptions opt = Options(scenario, false);
+  opt.deviations = Preset(false, 1);
+  // Light friction, that the curl's weak task gains (2 N·m/rad) still drive through: the elbow
+  // slides most of the time (its draw for seed 1: 0.173 N·m, 0.174 N·m·s/rad).
+  opt.deviations.magnitudes.coulomb = 0.3;
+  opt.deviations.magnitudes.viscous = 0.2;
+  SimLoop rig(opt, s);
+  // The controller is handed the true forearm + dumbbell (as a perfect estimator would): the elbow
+  // follows its curl, away from its limits (a limit's constraint force is not friction).
+  hal::InertialEstimate estimate;
+  estimate.status.state = hal::EstimatorState::kEstimating;
+  estimate.num_links = 1;
+  const std::string link = rig.sim.scenario().payloads.at(0).link;
+  std::copy(link.begin(), link.end(), estimate.links[0].name.begin());
+  const mjModel* m = rig.sim.plant().model();
+  const std::size_t nj = s.drivers.joints.size();
+  std::size_t elbow = nj;
+  for (std::size_t i = 0; i < nj; ++i)
+    if (s.drivers.joints[i].joint == "left_elbow") elbow = i;
+  ASSERT_LT(elbow, nj);
+  const JointDeviation& fr = rig.sim.deviations().joints[elbow];
+  ASSERT_GT(fr.coulomb, 0.1);  // ≫ the LSB: friction left out would fail
+  ASSERT_GT(fr.viscous, 0.1);
+  std::vector<int> dof(nj);
+  for (std::size_t i = 0; i < nj; ++i)
+    dof[i] = m->jnt_dofadr[mj_name2id(m, mjOBJ_JOINT, s.drivers.joints[i].joint.c_str())];
+  mjData* before = mj_makeData(m);
+  std::vector<mjtNum> rne(m->nv);
+  const double h = m->opt.timestep, lsb = s.drivers.joints[elbow].torque.nm_per_count;
+  double worst_sliding = 0.0, worst_stuck = 0.0, fastest = 0.0;
+  int sliding = 0;
+  for (int k = 1; k <= 3000; ++k) {
+    mj_copyData(before, m, rig.sim.plant().data());
+    const Eigen::VectorXd pi = rig.sim.TruePayload();
+    std::copy(pi.data(), pi.data() + 10, estimate.links[0].parameters.begin());
+    estimate.sequence += 1;
+    rig.sim.Step(k % 3 == 1 ? &estimate : nullptr);
+    rig.loop.Tick(k * test::kMs);
+    const mjData* after = rig.sim.plant().data();
+    // Inverse dynamics at the state the step started from, with the acceleration it applied.
+    mj_fwdPosition(m, before);
+    mj_fwdVelocity(m, before);
+    for (int v = 0; v < m->nv; ++v) before->qacc[v] = (after->qvel[v] - before->qvel[v]) / h;
+    mj_rne(m, before, 1, rne.data());
+    for (std::size_t i = 0; i < nj; ++i) {
+      const double friction = rig.loop.last_sample().joints[i].torque - rne[dof[i]];
+      const double qd = after->qvel[dof[i]];
+      const JointDeviation& j = rig.sim.deviations().joints[i];
+      if (i == elbow && std::abs(qd) > 0.05) {
+        const double expected = j.coulomb * (qd > 0 ? 1.0 : -1.0) + j.viscous * qd;
+        worst_sliding = std::max(worst_sliding, std::abs(friction - expected));
+        fastest = std::max(fastest, std::abs(qd));
+        ++sliding;
+      } else if (std::abs(qd) < 0.01) {  // sticking (creeping) joints: dry friction ≤ Coulomb
+        worst_stuck = std::max(worst_stuck, std::abs(friction - j.viscous * qd) - j.coulomb);
+      }
+    }
+  }
+  mj_deleteData(before);
+  std::printf(
+      "left_elbow friction (Coulomb %.3f N·m, viscous %.3f N·m·s/rad), %d sliding ms up to "
+      "%.2f rad/s: worst |sensed − rigid-body − model| %.2e N·m; stuck joints exceed "
+      "their Coulomb friction by at most %.2e N·m\n",
+      fr.coulomb, fr.viscous, sliding, fastest, worst_sliding, worst_stuck);
+  EXPECT_GT(sliding, 2000);
+  EXPECT_GT(fastest, 0.5);
+  EXPECT_LT(worst_sliding, 0.5 * lsb + 1e-6);
+  EXPECT_LT(worst_stuck, 0.5 * lsb + 1e-6);
+}
+
+// simulation.deviations in the configuration: absent, the robot is its URDF; a preset with
+// overrides on top; an unknown key, an unknown preset or a value out of range is refused with
+// file:line:col, the key path and what is allowed. Fails if the key is silently ignored.
+TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
+  auto parse = [](const std::string& deviations) {
+    const std::string text = "simulation:\n  scenario: dumbbell-curl\n  seed: 4\n" + deviations;
+    return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
+  };
+  const SimulationConfig none = parse("");
+  EXPECT_EQ(none.options.deviations.preset, "ideal");
+  EXPECT_FALSE(none.options.deviations.magnitudes.inertial());
+  const SimulationConfig d =
+      parse("  deviations: {preset: default, seed: 7, mass: 0.05, coulomb: 0}\n");
+  EXPECT_EQ(d.options.deviations.seed, 7u);
+  EXPECT_EQ(d.options.deviations.magnitudes.mass, 0.05);
+  EXPECT_EQ(d.options.deviations.magnitudes.coulomb, 0.0);
+  EXPECT_EQ(d.options.deviations.magnitudes.com, DeviationMagnitudes::Default().com);
+  const SimulationConfig i = parse("  deviations:\n    preset: ideal\n    torque_gain: 0.01\n");
+  EXPECT_EQ(i.options.deviations.magnitudes.torque_gain, 0.01);
+  EXPECT_EQ(i.options.deviations.magnitudes.mass, 0.0);
+  auto error = [&](const std::string& deviations) {
+    try {
+      parse(deviations);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  using ::testing::HasSubstr;
+  const std::string unknown = error("  deviations:\n    preset: default\n    masss: 0.1\n");
+  EXPECT_THAT(unknown, HasSubstr("sim.yaml:6:"));
+  EXPECT_THAT(unknown, HasSubstr("simulation.deviations.masss"));
+  EXPECT_THAT(unknown, HasSubstr("allowed: preset, seed, mass, com, inertia, coulomb, viscous, "
+                                 "torque_offset, torque_gain, ft_force_offset, ft_moment_offset, "
+                                 "gyro_bias, accelerometer_bias"));
+  const std::string preset = error("  deviations: {preset: realistic}\n");
+  EXPECT_THAT(preset, HasSubstr("sim.yaml:4:"));
+  EXPECT_THAT(preset, HasSubstr("ideal, default"));
+  EXPECT_THAT(error("  deviations: {seed: 2}\n"), HasSubstr("preset"));
+  EXPECT_THAT(error("  deviations: {preset: default, mass: 0.7}\n"),
+              HasSubstr("simulation.deviations.mass"));
+}
+
+}  // namespace
+}  // namespace heft::sim

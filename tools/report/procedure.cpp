@@ -1,0 +1,278 @@
+#include "procedure.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "plot.hpp"
+#include "run_figures.hpp"
+
+namespace heft::report {
+namespace {
+
+std::string Strip(const std::string& s) {
+  const auto a = s.find_first_not_of(' ');
+  return a == std::string::npos ? std::string() : s.substr(a);
+}
+
+// The runs of the main job in `dir`: base names of the configurations written beside telemetry.
+std::vector<std::string> Runs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::filesystem::path p = e.path();
+    if (p.extension() != ".yaml" || p.stem().string().rfind("identified", 0) == 0) continue;
+    if (!std::filesystem::exists(dir + "/" + p.stem().string() + ".csv")) continue;
+    out.push_back(p.stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One run's figures, read once.
+class Cache {
+ public:
+  explicit Cache(std::string dir) : dir_(std::move(dir)) {}
+  const RunFigures& Get(const std::string& run) {
+    auto it = figures_.find(run);
+    if (it != figures_.end()) return it->second;
+    const ScenarioTask task = TaskOf(DescribeRun(dir_ + "/" + run + ".yaml").scenario);
+    return figures_[run] = Measure(Read(dir_ + "/" + run + ".csv"), task.link, task.error);
+  }
+
+ private:
+  std::string dir_;
+  std::map<std::string, RunFigures> figures_;
+};
+
+std::string Cell(const RunFigures& f, double value, const char* format, double scale) {
+  return f.ok && std::isfinite(value) ? Fmt(format, scale * value) : "—";
+}
+
+}  // namespace
+
+ScenarioTask TaskOf(const std::string& scenario) {
+  const std::string s = scenario.substr(0, scenario.find("-noft"));
+  if (s == "forearm-load" || s == "dumbbell-curl" || s == "standing-curl")
+    return {"left_forearm", "left_elbow_error", "rad", "elbow angle error"};
+  if (s == "torso-load" || s == "step-in-place" || s == "walk" || s == "excite")
+    return {"torso", "pelvis_height_error", "m", "pelvis height error"};
+  return {};
+}
+
+std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets) {
+  std::ostringstream md;
+  md << "## The procedure on a new robot\n\n";
+  // 1. The recording.
+  {
+    std::string records;
+    std::ifstream log(dir + "/excite-record.log");
+    for (std::string line; std::getline(log, line);)
+      if (line.find("recording: ") != std::string::npos)
+        records = line.substr(line.find("recording: ") + 11);
+    const Table rec = Read(dir + "/excite-record.csv");
+    const std::vector<double> t = Seconds(rec);
+    md << "1. **Recording** (scenario excite: squats at 0.25/0.5/1 Hz with side-to-side sway, "
+          "steps in place, waist and arms moving; `host.recording`): "
+       << (t.empty() ? std::string("none found") : Fmt("%.0f s", t.back()))
+       << (records.empty() ? "" : ", " + records) << ".\n";
+  }
+  // 2. The identification.
+  {
+    std::map<std::string, std::string> fit;
+    std::ifstream y(dir + "/identified.yaml");
+    bool in_fit = false;
+    for (std::string line; std::getline(y, line);) {
+      if (!line.empty() && line[0] != ' ') in_fit = line.rfind("fit:", 0) == 0;
+      const auto colon = line.find(':');
+      if (in_fit && line.rfind("  ", 0) == 0 && colon != std::string::npos)
+        fit[Strip(line.substr(0, colon))] = Strip(line.substr(colon + 1));
+    }
+    std::string rmse, wall;
+    std::ifstream log(dir + "/identify.log");
+    bool table = false;
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("Torque-prediction RMSE") != std::string::npos)
+        table = true;
+      else if (table && line.empty())
+        table = false;
+      else if (table && line.rfind("method", 0) != 0 && line.rfind("[", 0) != 0 &&
+               line.rfind("warning", 0) != 0) {
+        std::istringstream s(line);
+        std::string method, value, consistent;
+        if (!(s >> method >> value >> consistent)) continue;
+        rmse += (rmse.empty() ? "" : ", ") + method + " " + value + " N·m (" + consistent +
+                " consistent)";
+      }
+      if (line.find("] done") != std::string::npos)
+        wall = Strip(line.substr(1, line.find(']') - 1));
+    }
+    const bool identified = !fit.empty();
+    const bool consistent = fit["physically_consistent"] == "true";
+    if (!identified)
+      md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
+    else
+      md << "2. **Identification** (`heft-identify --friction`, " << fit["method"]
+         << "): " << fit["samples"] << " samples at 100 Hz, rank " << fit["rank"] << " of "
+         << fit["unknowns"] << " unknowns, condition " << fit["condition"]
+         << ", physically consistent: " << (consistent ? "yes" : "**no**")
+         << (wall.empty() ? "" : ", " + wall + " wall") << ". Joint-torque prediction RMSE on the "
+         << "recording: " << (rmse.empty() ? "—" : rmse) << ".\n";
+    if (identified)
+      targets.push_back({"the identified model is physically consistent (heft loads it)",
+                         consistent ? "yes" : "no", "yes", consistent, true});
+  }
+  md << "3. **The service** starts with `robot.parameters: identified.yaml` and "
+        "`estimator.calibration.enabled: true`; the robot stands (the arm holds its pose) still "
+        "and unloaded while the estimator calibrates, and the payload arrives after "
+        "(`simulation.load_after`).\n4. **The scenarios** run; Table II's RMSE is taken from the "
+        "payload's arrival on.\n\n";
+  // Every run.
+  md << "| run | simulated robot (deviations) | nominal model | calibration | payload arrives | "
+        "adaptation | filter | foot F/T cells |\n|---|---|---|---|---|---|---|---|\n";
+  Cache cache(dir);
+  int late = 0, calibrated = 0;
+  for (const std::string& run : Runs(dir)) {
+    const RunInfo info = DescribeRun(dir + "/" + run + ".yaml");
+    const RunFigures& f = cache.Get(run);
+    std::string cal = "off";
+    if (info.calibration) {
+      ++calibrated;
+      cal = std::isfinite(f.calibrated_at) ? Fmt("done at %.2f s", f.calibrated_at)
+                                           : std::string("**not finished**");
+      if (std::isfinite(f.load_time) &&
+          !(std::isfinite(f.calibrated_at) && f.calibrated_at < f.load_time))
+        ++late;
+    }
+    md << "| " << run << " | " << DescribeDeviations(info) << " | "
+       << (info.identified ? "identified" : "URDF") << " | " << cal << " | "
+       << (std::isfinite(f.load_time) ? Fmt("%.2f s", f.load_time) : std::string("—")) << " | "
+       << (info.adaptation ? "on" : "off") << " | " << (info.kf ? "KF" : "EKF")
+       << (info.gating ? "" : ", no gating") << " | "
+       << (!info.floating  ? "— (fixed base)"
+           : info.ft_cells ? "yes"
+                           : "**no**")
+       << " |\n";
+  }
+  if (calibrated > 0)
+    targets.push_back({"every calibration finished before the payload arrived",
+                       std::to_string(calibrated - late) + " / " + std::to_string(calibrated),
+                       "all", late == 0, true});
+  return md.str();
+}
+
+std::string StepsSection(const std::string& dir) {
+  Cache cache(dir);
+  struct Figure {
+    std::string scenario, title;
+    double RunFigures::*value;
+    const char* format;
+    double scale;
+    bool reduction;  // show the reduction against no adaptation
+  };
+  const std::vector<Figure> figures = {
+      {"forearm-load", "forearm-load: elbow RMSE", &RunFigures::rmse, "%.4f rad", 1, true},
+      {"torso-load", "torso-load: pelvis-height RMSE", &RunFigures::rmse, "%.4f m", 1, true},
+      {"dumbbell-curl", "dumbbell: elbow RMSE", &RunFigures::rmse, "%.4f rad", 1, true},
+      {"dumbbell-curl", "dumbbell: mass error at steady state", &RunFigures::mass_error, "%.2f %%",
+       100, false},
+      {"dumbbell-curl", "dumbbell: CoM error at steady state", &RunFigures::com_error, "%.1f mm",
+       1000, false},
+      {"dumbbell-curl", "dumbbell: time to 5 % after the load", &RunFigures::converge_s, "%.3f s",
+       1, false},
+  };
+  std::ostringstream md;
+  md << "## What each step is worth: nominal model × calibration\n\nThe same scenario four times "
+        "(adaptive), the estimator's nominal model the URDF or heft-identify's, its start-up "
+        "calibration off or on; *identified, on* is the procedure. RMSE from the payload's "
+        "arrival on, with the run without adaptation (the controller ignores heft) beside it.\n";
+  bool any = false;
+  for (const Figure& fig : figures) {
+    const RunFigures& nominal = cache.Get(fig.scenario + "-nominal");
+    std::ostringstream t;
+    t << "\n| " << fig.title;
+    if (fig.reduction && nominal.ok)
+      t << " (no adaptation: " << Cell(nominal, nominal.*fig.value, fig.format, fig.scale) << ")";
+    t << " | calibration off | calibration on |\n|---|---|---|\n";
+    int cells = 0;
+    for (const auto& [row, off, on] :
+         {std::tuple<const char*, const char*, const char*>{"URDF nominal", "urdf", "urdf-cal"},
+          {"identified nominal", "ident", "adaptive"}}) {
+      t << "| " << row;
+      for (const char* label : {off, on}) {
+        const std::string run = fig.scenario + "-" + label;
+        if (!std::filesystem::exists(dir + "/" + run + ".csv")) {
+          t << " | —";
+          continue;
+        }
+        const RunFigures& f = cache.Get(run);
+        const double v = f.*fig.value;
+        t << " | " << Cell(f, v, fig.format, fig.scale);
+        if (fig.reduction && nominal.ok && std::isfinite(v) && v > 0)
+          t << Fmt(" (%.1f×)", nominal.*fig.value / v);
+        ++cells;
+      }
+      t << " |\n";
+    }
+    if (cells > 0) md << t.str(), any = true;
+  }
+  return any ? md.str() : std::string();
+}
+
+std::string NoFtSection(const std::string& dir) {
+  Cache cache(dir);
+  struct Row {
+    std::string run, nominal, scenario;
+  };
+  const std::vector<Row> rows = {
+      {"torso-load-adaptive", "torso-load-nominal", "torso-load"},
+      {"torso-load-noft-adaptive", "torso-load-nominal", "torso-load"},
+      {"standing-curl-adaptive", "standing-curl-nominal", "standing-curl"},
+      {"standing-curl-noft-adaptive", "standing-curl-nominal", "standing-curl"},
+  };
+  std::ostringstream md;
+  md << "## The robot without foot F/T cells\n\nThe same humanoid configured without "
+        "`drivers.ft_cells`: the estimator takes its feet as contacts "
+        "(`estimator.contact_frames`) and uses the null-space measurement (joint torques only). "
+        "Its start-up calibration needs the foot wrenches, so it runs uncalibrated. The runs "
+        "without adaptation are shared (the plant and the controller are the same).\n\n"
+        "| scenario | foot F/T cells | null-space ticks | calibration | task RMSE: no adaptation "
+        "→ adaptive | reduction | mass error | CoM error | time to 5 % |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
+  int shown = 0;
+  for (const Row& r : rows) {
+    if (!std::filesystem::exists(dir + "/" + r.run + ".csv")) continue;
+    const RunInfo info = DescribeRun(dir + "/" + r.run + ".yaml");
+    const RunFigures& f = cache.Get(r.run);
+    const RunFigures& n = cache.Get(r.nominal);
+    const ScenarioTask task = TaskOf(r.scenario);
+    const std::string unit = " " + task.unit;
+    md << "| " << r.scenario << " | " << (info.ft_cells ? "yes" : "**no**") << " | "
+       << Fmt("%.0f %%", 100 * f.null_space) << " | " << (info.calibration ? "on" : "off") << " | "
+       << Cell(n, n.rmse, "%.4f", 1) << " → " << Cell(f, f.rmse, "%.4f", 1) << unit << " | "
+       << (n.ok && f.ok ? Fmt("%.1f×", n.rmse / f.rmse) : "—") << " | "
+       << Cell(f, f.mass_error, "%.2f %%", 100) << " | " << Cell(f, f.com_error, "%.1f mm", 1000)
+       << " | " << Cell(f, f.converge_s, "%.3f s", 1) << " |\n";
+    ++shown;
+  }
+  if (shown == 0) return "";
+  const Table ft = Read(dir + "/torso-load-adaptive.csv");
+  const Table noft = Read(dir + "/torso-load-noft-adaptive.csv");
+  if (ft.ok && noft.ok) {
+    const std::string time = Column(ft, {"t", "t_ns"});
+    Plot(dir, "noft-torso-mass.png",
+         "torso-load: torso mass estimate with and without foot F/T cells", "torso mass m [kg]",
+         {{dir + "/torso-load-adaptive.csv", time, LinkColumn(ft, "torso", "est_", 0),
+           "F/T cells (full measurement)", Style::kPrimary},
+          {dir + "/torso-load-noft-adaptive.csv", time, LinkColumn(noft, "torso", "est_", 0),
+           "no F/T cells (null-space measurement)", Style::kSecondary},
+          {dir + "/torso-load-adaptive.csv", time, LinkColumn(ft, "torso", "true_", 0), "truth",
+           Style::kTruth}});
+    md << "\n![](noft-torso-mass.png)\n";
+  }
+  return md.str();
+}
+
+}  // namespace heft::report

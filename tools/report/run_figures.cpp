@@ -1,0 +1,210 @@
+#include "run_figures.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace heft::report {
+namespace {
+
+// An enumeration column as its numbers, whether written as numbers or as names (`names[k]` is
+// the name of value k).
+std::vector<int> Codes(const Table& t, const std::string& column,
+                       const std::vector<std::string>& names) {
+  std::vector<int> out;
+  for (const std::string& cell : t.strings(column)) {
+    const auto it = std::find(names.begin(), names.end(), cell);
+    out.push_back(it != names.end() ? static_cast<int>(it - names.begin())
+                                    : static_cast<int>(std::strtol(cell.c_str(), nullptr, 10)));
+  }
+  return out;
+}
+
+constexpr int kCalibrating = 2, kEstimating = 3;
+
+}  // namespace
+
+double Rms(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return v.empty() ? NAN : std::sqrt(s / static_cast<double>(v.size()));
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+double Fraction(const std::vector<double>& v, double value) {
+  return v.empty() ? 0.0
+                   : static_cast<double>(std::count(v.begin(), v.end(), value)) /
+                         static_cast<double>(v.size());
+}
+
+std::string Fmt(const char* format, double a) {
+  char b[64];
+  std::snprintf(b, sizeof(b), format, a);
+  return b;
+}
+
+std::vector<double> Seconds(const Table& t) {
+  if (t.col("t") >= 0) return t.column("t");
+  return t.seconds("t_ns");
+}
+
+std::string Column(const Table& t, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (t.col(n) >= 0) return n;
+  return "";
+}
+
+std::string LinkColumn(const Table& t, const std::string& link, const std::string& kind, int q) {
+  static const char* plain[] = {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
+  static const char* units[] = {"mass_kg",   "hx_kg_m",   "hy_kg_m",   "hz_kg_m",   "ixx_kg_m2",
+                                "ixy_kg_m2", "ixz_kg_m2", "iyy_kg_m2", "iyz_kg_m2", "izz_kg_m2"};
+  const std::string base = link + "_" + kind;
+  return Column(t, {base + plain[q], base + units[q]});
+}
+
+std::string ErrorColumn(const Table& t, const std::string& error) {
+  return Column(t, {error, error + "_rad", error + "_m"});
+}
+
+RunFigures Measure(const Table& tb, const std::string& link, const std::string& error) {
+  RunFigures f;
+  if (!tb.ok) return f;
+  const std::vector<double> t = Seconds(tb);
+  const std::vector<int> state = Codes(
+      tb, "state", {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"});
+  const std::vector<int> model = Codes(tb, "model", {"none", "full_wrench", "torque_null_space"});
+  const std::vector<int> status =
+      Codes(tb, "tick_status",
+            {"calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"});
+  std::vector<int> est(10), tru(10), hand(10);
+  for (int q = 0; q < 10; ++q) {
+    est[q] = tb.col(LinkColumn(tb, link, "est_", q));
+    tru[q] = tb.col(LinkColumn(tb, link, "true_", q));
+    hand[q] = tb.col(LinkColumn(tb, link, "", q));
+    if (est[q] < 0 || tru[q] < 0 || hand[q] < 0) return f;
+  }
+  const std::size_t n = t.size();
+  if (n == 0 || state.size() != n) return f;
+  f.ok = true;
+  f.rows = static_cast<int>(n);
+  auto at = [&](std::size_t i, int c) { return tb.rows[i][c]; };
+  // The load's arrival and the calibration's end, from the run's start (a real-time run's clock is
+  // the host's monotonic clock; a lockstep run's starts at 0).
+  const double origin = t.front() > 1.0 ? t.front() : 0.0;
+  const double m0 = at(0, tru[0]);
+  for (std::size_t i = 0; i < n && std::isnan(f.load_time); ++i)
+    if (std::abs(at(i, tru[0]) - m0) > 1e-6 * std::max(1.0, std::abs(m0)))
+      f.load_time = t[i] - origin;
+  bool calibrating = false;
+  for (std::size_t i = 0; i < n && std::isnan(f.calibrated_at); ++i) {
+    calibrating = calibrating || state[i] == kCalibrating;
+    if (calibrating && state[i] == kEstimating) f.calibrated_at = t[i] - origin;
+  }
+  // The task error from the load on.
+  const int ec = tb.col(ErrorColumn(tb, error));
+  if (ec >= 0) {
+    std::vector<double> e;
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isnan(f.load_time) || t[i] - origin >= f.load_time) e.push_back(at(i, ec));
+    f.rmse = Rms(e);
+  }
+  // Estimate against truth over the last quarter, while estimating.
+  double me = 0, ce = 0, ie = 0;
+  int count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
+    const double mt = at(i, tru[0]), mh = at(i, est[0]);
+    me += std::abs(mh - mt) / mt;
+    double dc = 0, di = 0, ni = 0;
+    for (int k = 1; k < 4; ++k) dc += std::pow(at(i, est[k]) / mh - at(i, tru[k]) / mt, 2);
+    for (int k = 4; k < 10; ++k) {
+      di += std::pow(at(i, est[k]) - at(i, tru[k]), 2);
+      ni += at(i, tru[k]) * at(i, tru[k]);
+    }
+    ce += std::sqrt(dc);
+    ie += std::sqrt(di / ni);
+    ++count;
+  }
+  if (count) f.mass_error = me / count, f.com_error = ce / count, f.inertia_error = ie / count;
+  // Convergence after each jump of the true mass, or after the estimator starts.
+  std::vector<double> conv;
+  bool jumps = false;
+  for (std::size_t i = 1; i < n; ++i)
+    jumps = jumps || std::abs(at(i, tru[0]) - at(i - 1, tru[0])) > 0.5;
+  double event = -1;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (!jumps && state[i] == kEstimating && state[i - 1] != kEstimating) event = t[i];
+    if (jumps && std::abs(at(i, tru[0]) - at(i - 1, tru[0])) > 0.5) event = t[i];
+    if (event >= 0 && std::abs(at(i, est[0]) - at(i, tru[0])) < 0.05 * at(i, tru[0])) {
+      conv.push_back(t[i] - event);
+      event = -1;
+    }
+  }
+  if (!conv.empty()) f.converge_s = Quantile(conv, 0.5);
+  double lo = m0, hi = m0;
+  for (std::size_t i = 0; i < n; ++i)
+    lo = std::min(lo, at(i, tru[0])), hi = std::max(hi, at(i, tru[0]));
+  f.true_mass_span = hi - lo;
+  f.nominal_mass_error = std::abs(at(0, hand[0]) - at(n - 1, tru[0])) / at(n - 1, tru[0]);
+  for (std::size_t i = 0; i < n; ++i) {
+    f.gated += i < status.size() && status[i] == 2;
+    f.released += i < status.size() && status[i] == 3;
+    f.null_space += i < model.size() && model[i] == 2;
+    // The handed parameters' consistency, from the CSV (triangle inequalities about the CoM).
+    const double mm = at(i, hand[0]);
+    const double cx = at(i, hand[1]) / mm, cy = at(i, hand[2]) / mm, cz = at(i, hand[3]) / mm;
+    const double ixx = at(i, hand[4]) - mm * (cy * cy + cz * cz),
+                 iyy = at(i, hand[7]) - mm * (cx * cx + cz * cz),
+                 izz = at(i, hand[9]) - mm * (cx * cx + cy * cy);
+    if (!(mm > 0 && ixx > 0 && iyy > 0 && izz > 0 && ixx + iyy >= izz && ixx + izz >= iyy &&
+          iyy + izz >= ixx))
+      ++f.handed_inconsistent;
+  }
+  f.null_space /= static_cast<double>(n);
+  f.rate_limited = Fraction(tb.column("rate_limited"), 1.0);
+  f.raw_consistent = Fraction(tb.column("consistent"), 1.0);
+  const std::vector<double> cu = tb.column("compute_us");
+  f.tick_p50 = Quantile(cu, 0.5);
+  f.tick_p999 = Quantile(cu, 0.999);
+  f.tick_worst = Quantile(cu, 1.0);
+  f.overruns =
+      static_cast<double>(std::count_if(cu.begin(), cu.end(), [](double x) { return x > 3000; }));
+  return f;
+}
+
+RunInfo DescribeRun(const std::string& yaml_path) {
+  RunInfo r;
+  std::ifstream in(yaml_path);
+  if (!in) return r;
+  r.found = true;
+  auto after = [](const std::string& line, const std::string& key) {
+    const auto at = line.find(key);
+    return at == std::string::npos ? std::string() : line.substr(at + key.size());
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  parameters:", 0) == 0) r.identified = true;
+    if (line.rfind("  calibration: {enabled: true", 0) == 0) r.calibration = true;
+    if (line.rfind("  adaptation: false", 0) == 0) r.adaptation = false;
+    if (line.rfind("  filter: kf", 0) == 0) r.kf = true;
+    if (line.rfind("  floating_base: true", 0) == 0) r.floating = true;
+    if (line.rfind("  ft_cells:", 0) == 0) r.ft_cells = true;
+    if (line.rfind("  gating: {enabled: false", 0) == 0) r.gating = false;
+    if (line.rfind("  scenario: ", 0) == 0) r.scenario = after(line, "  scenario: ");
+    if (line.rfind("  load_after: ", 0) == 0)
+      r.load_after = std::strtod(after(line, "  load_after: ").c_str(), nullptr);
+    if (line.rfind("  deviations: ", 0) == 0) r.deviations = after(line, "  deviations: ");
+  }
+  return r;
+}
+
+std::string DescribeDeviations(const RunInfo& info) {
+  return info.deviations.empty() ? "none: the URDF exactly" : info.deviations;
+}
+
+}  // namespace heft::report

@@ -1,0 +1,71 @@
+// The figures of one heft-sim run of the main job, from its telemetry (columns found by name, in
+// the host's layout before or after units entered the names: `t` or `t_ns`, `L_est_m` or
+// `L_est_mass_kg`, states as numbers or names), and what the run was, from the configuration
+// tools/main-job.sh wrote beside it (RUN_DIR/<config>-<label>.yaml).
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "telemetry_table.hpp"
+
+namespace heft::report {
+
+double Rms(const std::vector<double>& v);
+double Quantile(std::vector<double> v, double q);
+double Fraction(const std::vector<double>& v, double value);
+std::string Fmt(const char* format, double a);
+
+// Time of each row in seconds (`t` or `t_ns`).
+std::vector<double> Seconds(const Table& t);
+// The first of `names` the table has ("" when none).
+std::string Column(const Table& t, const std::vector<std::string>& names);
+// A link's quantity q (0 mass, 1-3 first moment, 4-9 inertia) of kind "" (handed on), "est_" (raw
+// estimate) or "true_" (simulated truth).
+std::string LinkColumn(const Table& t, const std::string& link, const std::string& kind, int q);
+// A task error of the simulated controller (`left_elbow_error`, with or without its unit).
+std::string ErrorColumn(const Table& t, const std::string& error);
+
+struct RunFigures {
+  bool ok = false;
+  double load_time = NAN;       // s: when the true mass first left its starting value
+  double calibrated_at = NAN;   // s: when the start-up calibration ended (NaN: none ran)
+  double rmse = NAN;            // task error from the load's arrival on (the whole run without one)
+  double mass_error = NAN;      // mean relative error, last quarter, while estimating
+  double com_error = NAN;       // m, same
+  double inertia_error = NAN;   // relative Frobenius, same
+  double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
+                                // after the estimator starts when the mass never jumps)
+  double true_mass_span = 0.0;  // kg
+  double nominal_mass_error = NAN;  // the handed mass before estimation vs the final truth
+  double gated = 0, released = 0;
+  double rate_limited = 0;    // fraction of ticks
+  double raw_consistent = 0;  // fraction of ticks
+  int rows = 0, handed_inconsistent = 0;
+  double null_space = 0;  // fraction of ticks with the null-space measurement
+  double tick_p50 = 0, tick_p999 = 0, tick_worst = 0, overruns = 0;  // compute_us
+};
+
+// The figures of `link` and the task error `error` in one run's telemetry.
+RunFigures Measure(const Table& t, const std::string& link, const std::string& error);
+
+// What a run was (its configuration as main-job.sh wrote it).
+struct RunInfo {
+  bool found = false;
+  std::string scenario;
+  bool identified = false;  // robot.parameters set: heft-identify's model as nominal
+  bool calibration = false;
+  bool adaptation = true;
+  bool kf = false;
+  bool floating = false;
+  bool ft_cells = false;
+  bool gating = true;
+  double load_after = 0.0;
+  std::string deviations;  // simulation.deviations as written; "" when absent
+};
+RunInfo DescribeRun(const std::string& yaml_path);
+// "URDF" / "identified", "on" / "off" ..., for the report's tables.
+std::string DescribeDeviations(const RunInfo& info);
+
+}  // namespace heft::report
