@@ -14,9 +14,9 @@
 # --short: a 30 s recording, each run capped at 8 simulated seconds after the load arrives, only the
 #   nominal-model/calibration combination the checks need, and the report's checked targets
 #   enforced (what CI runs). Without it every scenario runs its full length in all four.
-# --seed S, --ideal: the simulated robot deviates from its URDF (simulation.deviations: {preset:
-#   default, seed: S}; S = 1 by default) or is the URDF exactly (--ideal). DEVIATIONS below says
-#   whether heft-sim is given the key at all.
+# --seed S: the simulated robot deviates from its URDF (simulation.deviations: {preset: default,
+#   seed: S}); without it (or with --ideal) it is the URDF exactly. Not yet the default: on the
+#   deviated robot heft-identify's SDP step does not give a consistent model (issue 14).
 set -euo pipefail
 usage() {
   echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal]" >&2
@@ -32,13 +32,14 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
 fi
 SHORT=
 SEED=1
-PRESET=default
+PRESET=ideal
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 ;;
     --seed)
       [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || usage
       SEED=$2
+      PRESET=default
       shift
       ;;
     --ideal) PRESET=ideal ;;
@@ -54,20 +55,11 @@ HEFT_SIM="$BUILD/bin/heft-sim"
 HEFT_IDENTIFY="$BUILD/tools/identify/heft-identify"
 [ -x "$HEFT_IDENTIFY" ] || HEFT_IDENTIFY="$BUILD/bin/heft-identify"
 
-# simulation.deviations: the simulated robot deviating from its URDF. A heft-sim without it refuses
-# the key, so it is written only when heft-sim knows it: DEVIATIONS=auto (default) looks for the
-# key's name in the binary, on/off force it (HEFT_DEVIATIONS in the environment).
-DEVIATIONS=${HEFT_DEVIATIONS:-auto}
-if [ "$DEVIATIONS" = auto ]; then
-  if grep -qa 'deviations' "$HEFT_SIM"; then DEVIATIONS=on; else DEVIATIONS=off; fi
-fi
-DEVIATION_EDITS=()
-if [ "$DEVIATIONS" = on ]; then
-  if [ "$PRESET" = ideal ]; then
-    DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: ideal}|")
-  else
-    DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: default, seed: $SEED}|")
-  fi
+# simulation.deviations: the simulated robot deviating from its URDF (default) or the URDF exactly.
+if [ "$PRESET" = ideal ]; then
+  DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: ideal}|")
+else
+  DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: default, seed: $SEED}|")
 fi
 
 # The payload arrives this long after the start: the estimator calibrates on the still, unloaded
@@ -119,11 +111,7 @@ KF=('s/  filter: ekf/  filter: kf/'
   's/  process_noise: \[.*\]/  process_noise: [0.05, 0.001, 0.001, 0.001, 0.05, 0.01, 0.01, 0.05, 0.01, 0.05]/'
   's/^  links: \[\(.*\)\]/  links: [\1]\n  initial_sigma: [1.0, 0.05, 0.05, 0.05, 0.5, 0.1, 0.1, 0.5, 0.1, 0.5]/')
 
-if [ "$DEVIATIONS" = on ]; then
-  DESCRIBED="simulation.deviations: {preset: $PRESET$([ "$PRESET" = ideal ] || echo ", seed: $SEED")}"
-else
-  DESCRIBED="the URDF exactly (this heft-sim has no simulation.deviations)"
-fi
+DESCRIBED="simulation.deviations: {preset: $PRESET$([ "$PRESET" = ideal ] || echo ", seed: $SEED")}"
 step "1. the exciting motion, recorded by the service (heft-sim scenario excite, host.recording); robot: $DESCRIBED"
 RUN_ARGS=(--duration "${IDENT_DURATION[2]}") # its whole length, not the scenarios' cap
 run excite record "s|^  scenario: excite|&\n  ${IDENT_DURATION[0]}: ${IDENT_DURATION[1]}|" \

@@ -115,6 +115,10 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
     return p;
   };
 
+  // The writer's first estimate (it may not have made its segment yet on a loaded machine).
+  for (const auto end = heft_handoff_now_ns() + 5'000'000'000;
+       heft_handoff_now_ns() < end && poll().result != HEFT_HANDOFF_OK;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // Live: estimates come, each whole.
   int ok = 0, torn = 0;
   for (const auto end = heft_handoff_now_ns() + 200'000'000; heft_handoff_now_ns() < end;) {
