@@ -21,6 +21,11 @@ endif()
 # heft_packaged_targets). Note: `make install` then also needs a build first.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
+# Packages are for any amd64 machine: a tree built for this CPU (HEFT_NATIVE_CPU) says so.
+if(HEFT_NATIVE_CPU)
+  message(WARNING "HEFT_NATIVE_CPU is ON: packages built from this tree run only on CPUs with this "
+                  "machine's instruction set; build the packages with it OFF (the default)")
+endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME heft)
 set(CPACK_PACKAGE_VENDOR "heft maintainers")

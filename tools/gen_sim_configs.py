@@ -198,7 +198,15 @@ def main():
              "  floating_base: true"]
     lines += drivers(True, imu=True)
     lines += SHIPPED_ESTIMATOR
-    lines += ["host:", "  telemetry: /var/log/heft/telemetry.csv", "  log_file: /var/log/heft/heftd.log",
+    lines += ["host:",
+              "  # One CSV row per control tick, appended across restarts and rotated by size",
+              "  # (config/README.md, \"Telemetry\": columns, units, file sizes).",
+              "  telemetry: {path: /var/log/heft/telemetry.csv, max_bytes: 100000000, keep: 5}",
+              "  log_file: /var/log/heft/heftd.log",
+              "  # The drivers' and buses' counters in the log every 60 s (warning when something was lost).",
+              "  counters_period: 60",
+              "  # Every received CAN frame as a candump -l log, rotated (about 3 MB/s on this robot):",
+              "  # candump: {path: /var/log/heft/frames.log, max_bytes: 100000000, keep: 5}",
               "  # Pin the driver and control threads to CPUs kept free for control on the robot, e.g.",
               "  # cpus: [2, 3] (they must exist on the machine; none: any CPU).",
               "  realtime: {priority: 80, lock_memory: true}", ""]

@@ -11,15 +11,18 @@
 namespace heft::drivers {
 
 CandumpWriter::CandumpWriter(const std::string& path, std::vector<std::string> buses,
-                             bool wait_when_full, std::int64_t stamp_offset_ns)
+                             bool wait_when_full, std::int64_t stamp_offset_ns,
+                             RotationPolicy rotation)
     : path_(path),
       buses_(std::move(buses)),
       wait_when_full_(wait_when_full),
       stamp_offset_ns_(stamp_offset_ns),
       queue_(std::make_unique<hal::SpscQueue<Entry, kQueueFrames>>()) {
-  file_ = std::fopen(path.c_str(), "w");
-  if (!file_)
-    throw std::runtime_error("cannot write the candump log " + path + ": " + std::strerror(errno));
+  try {
+    file_ = std::make_unique<RotatingFile>(path, rotation);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("the candump log: ") + e.what());
+  }
   thread_ = std::thread([this] {
     while (!stop_.load(std::memory_order_acquire)) {
       Drain();
@@ -55,20 +58,20 @@ void CandumpWriter::Drain() {
     r.bus = e.bus >= 0 && static_cast<std::size_t>(e.bus) < buses_.size() ? buses_[e.bus] : "?";
     r.frame = e.frame;
     r.frame.stamp_ns = r.stamp_ns;
-    const std::string line = FormatCandumpLine(r);
-    if (std::fprintf(file_, "%s\n", line.c_str()) < 0) write_failed_ = true;
+    std::string line = FormatCandumpLine(r);
+    line += '\n';
+    if (!file_->Write(line)) write_failed_ = true;
     written_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
 void CandumpWriter::Close() {
-  if (!file_) return;
+  if (closed_) return;
+  closed_ = true;
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
   Drain();  // anything a producer queued after the thread's last pass
-  const bool failed = write_failed_ || std::fflush(file_) != 0;
-  std::fclose(file_);
-  file_ = nullptr;
+  const bool failed = !file_->Close() || write_failed_;
   if (failed) throw std::runtime_error("writing the candump log " + path_ + " failed");
 }
 

@@ -1,8 +1,6 @@
 #include "host.hpp"
 
 #include <signal.h>
-#include <spdlog/sinks/rotating_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 
@@ -15,10 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "candump_tap.hpp"
 #include "command_server.hpp"
 #include "framework_input.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/state_buffer.hpp"
+#include "logging.hpp"
+#include "periodic.hpp"
 #include "persistence.hpp"
 #include "plugin_loader.hpp"
 #include "recorder.hpp"
@@ -81,9 +82,15 @@ void LogDriverSummary(spdlog::logger& log, const drivers::DriverLoop& loop,
   }
 }
 
+std::string RotationText(const drivers::RotationPolicy& r) {
+  return r.max_bytes == 0 ? std::string("never rotated")
+                          : fmt::format("rotated at {} bytes, {} kept", r.max_bytes, r.keep);
+}
+
 }  // namespace
 
-int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory) {
+int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory,
+        const std::shared_ptr<spdlog::logger>& log) {
   const CommandLine cli = ParseCommandLine(argc, argv, program.simulator);
   if (cli.help) {
     std::fputs(Usage(program.name, program.simulator).c_str(), stdout);
@@ -104,22 +111,17 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
   // estimator (host.framework_input.base); a robot with neither would hold on every tick.
   if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
-    throw std::invalid_argument(
+    throw config::ConfigError(
         cli.config_path +
         ": robot.floating_base is true but nothing measures the base's motion: configure the "
         "base IMU (drivers.imu) or take the base state from the controller framework "
         "(host.framework_input: {base: true})");
   if (pcfg.drivers.imu && host.input_base)
-    throw std::invalid_argument(cli.config_path +
-                                ": two base sources: drivers.imu and host.framework_input.base "
-                                "(choose one)");
+    throw config::ConfigError(cli.config_path +
+                              ": two base sources: drivers.imu and host.framework_input.base "
+                              "(choose one)");
 
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stdout_color_sink_mt>()};
-  if (!host.log_file.empty() && !cli.check)
-    sinks.push_back(
-        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(host.log_file, 10 * 1024 * 1024, 5));
-  auto log = std::make_shared<spdlog::logger>(program.name, sinks.begin(), sinks.end());
-  log->flush_on(spdlog::level::warn);
+  if (!host.log_file.empty() && !cli.check) AddLogFile(*log, host.log_file);
   log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
             factory.lockstep() ? "lockstep on simulated time" : "real time");
 
@@ -143,10 +145,10 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   plug->configure();
   if (cli.check) {  // everything below opens devices, shared memory and sockets
     if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
-      throw std::invalid_argument(cli.config_path +
-                                  ": robot.floating_base is true but nothing "
-                                  "measures the base's motion (drivers.imu or "
-                                  "host.framework_input.base)");
+      throw config::ConfigError(cli.config_path +
+                                ": robot.floating_base is true but nothing "
+                                "measures the base's motion (drivers.imu or "
+                                "host.framework_input.base)");
     std::printf("%s: configuration OK (%zu joints, %zu F/T cells, %s, %zu estimated link(s))\n",
                 cli.config_path.c_str(), pcfg.drivers.joints.size(), pcfg.drivers.ft_cells.size(),
                 pcfg.drivers.imu  ? "base IMU on CAN"
@@ -180,12 +182,32 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
       pcfg.urdf_path, dyn::ModelOptions{pcfg.floating_base, pcfg.repair_inertia});
   const std::unique_ptr<Backend> backend = factory.Create(host, pcfg, model, *log);
   if (input) backend->AttachFrameworkInput(host.input_name);
-  const std::vector<hal::CanTransport*> buses = backend->buses();
+  // heftd's own candump log of every received frame (host.candump): the driver thread only
+  // queues them. A simulated robot's frames carry simulated time: stamped from the run's start.
+  std::unique_ptr<CandumpTap> tap;
+  if (!host.candump.empty()) {
+    const std::int64_t epoch = backend->steps()
+                                   ? std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                             .count() *
+                                         1'000'000'000
+                                   : 0;
+    tap = std::make_unique<CandumpTap>(backend->buses(), pcfg.drivers.buses, host.candump,
+                                       host.candump_rotation, epoch);
+    log->info("candump log of the received frames: {} ({}, {})", host.candump,
+              host.candump_rotation.append ? "appending" : "a new file",
+              RotationText(host.candump_rotation));
+  }
+  const std::vector<hal::CanTransport*> buses = tap ? tap->buses() : backend->buses();
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
   std::unique_ptr<StateRecorder> recorder =
       MakeRecorder(doc.root(), pcfg, model.floating_base, log);
   drivers::BusSupervisor supervisor(loop, buses);
-  Telemetry telemetry(host.telemetry, *plug, *backend, log);
+  Telemetry telemetry(host.telemetry, host.telemetry_rotation, *plug, *backend, log);
+  if (telemetry.writing())
+    log->info("telemetry: {} ({}, {})", host.telemetry,
+              host.telemetry_rotation.append ? "appending" : "a new file",
+              RotationText(host.telemetry_rotation));
 
   signal(SIGTERM, OnSignal);
   signal(SIGINT, OnSignal);
@@ -226,6 +248,8 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
     log->info("commands and status: {} (heftctl)", host.control_socket);
   }
 
+  PeriodicReports reports(hand_off, schedule, supervisor, telemetry, tap.get(), pcfg.drivers.buses,
+                          host.counters_period, log);
   schedule.Start(g_stop);
   std::unique_ptr<EstimatePersister> persister;
   if (!host.persistence.file.empty())
@@ -242,6 +266,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   while (!schedule.stopping()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     telemetry.Drain();
+    reports.Poll(Now());
     if (const int restarted = supervisor.Poll(); restarted > 0)
       log->warn("drivers: restarted {} bus(es) on request (bus-off or interface down){}", restarted,
                 backend->steps() ? fmt::format(" at simulated t ≈ {:.3f} s",
@@ -275,6 +300,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
     log->info("persisted estimate: {} write(s) to {}", persister->writes(), host.persistence.file);
   }
   telemetry.Drain();
+  if (tap) tap->Close();
   const double wall = 1e-9 * static_cast<double>(Now() - t0);
 
   // Summary.
@@ -308,7 +334,14 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
           last.links[k].parameters[3] / last.links[k].parameters[0], last.status.gated,
           last.status.gate_releases);
   }
-  if (telemetry.writing()) log->info("telemetry: {} rows in {}", telemetry.rows(), host.telemetry);
+  if (telemetry.writing())
+    log->info("telemetry: {} rows in {} ({} rotations)", telemetry.rows(), host.telemetry,
+              telemetry.rotations());
+  if (tap)
+    log->log(tap->dropped() > 0 ? spdlog::level::warn : spdlog::level::info,
+             "candump log of the received frames: {} frames in {} ({} left out: queue full; {} "
+             "rotations)",
+             tap->written(), tap->path(), tap->dropped(), tap->rotations());
   if (input) {
     const FrameworkInputCounters ic = input->counters();
     log->info("framework input: {} reads, {} accepted, {} refused, {} commands", ic.reads,
@@ -325,11 +358,29 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
 }
 
 int Main(const Program& program, int argc, const char* const* argv, BackendFactory& factory) {
+  bool journal = false;
+  std::shared_ptr<spdlog::logger> log;
   try {
-    return Run(program, argc, argv, factory);
+    log = MakeProgramLogger(program.name, &journal);
+    return Run(program, argc, argv, factory, log);
+  } catch (const UsageError& e) {
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitUsage;
+  } catch (const config::ConfigError& e) {
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitConfig;
+  } catch (const plugin::PluginError& e) {  // the plugin refused its configuration
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitConfig;
+  } catch (const PluginLoadError& e) {
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitConfig;
+  } catch (const std::invalid_argument& e) {  // set-up validation (e.g. the simulated robot's)
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitConfig;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", program.name.c_str(), e.what());
-    return 2;
+    ReportFatal(program.name, log.get(), journal, e.what());
+    return kExitRuntime;
   }
 }
 

@@ -39,9 +39,14 @@ struct Program {
   bool simulator = false;
 };
 
-// The whole run; 0 on a clean stop. Throws on set-up errors.
-int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory);
-// Run() with its errors printed ("<program>: <what>") and turned into exit code 2.
+// The whole run, logging through `log` (logging.hpp; Run adds host.log_file); 0 on a clean stop.
+// Throws on set-up errors: UsageError (the command line), config::ConfigError,
+// plugin::PluginError and PluginLoadError (the configuration), anything else (devices, files).
+int Run(const Program& program, int argc, const char* const* argv, BackendFactory& factory,
+        const std::shared_ptr<spdlog::logger>& log);
+// Run() with the program's logger (MakeProgramLogger) and its errors reported (ReportFatal: the
+// journal at priority err, or "<program>: <what>" on a terminal) and turned into the exit codes of
+// host_config.hpp: kExitUsage 2, kExitConfig 78 (configuration, plugin), kExitRuntime 1.
 int Main(const Program& program, int argc, const char* const* argv, BackendFactory& factory);
 
 }  // namespace heft::host

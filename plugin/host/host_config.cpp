@@ -12,18 +12,44 @@
 #include "command_server.hpp"  // kDefaultCommandSocket
 
 namespace heft::host {
+namespace {
+
+// host.telemetry / host.candump: a path, or {path, max_bytes, keep, append}.
+void ParseRotatingFile(const config::Node& host, const char* key, std::string& path,
+                       drivers::RotationPolicy& rotation) {
+  const auto n = host.Optional(key);
+  if (!n) return;
+  if (!n->IsMap()) {
+    path = n->As<std::string>();
+    return;
+  }
+  n->AllowOnly({"path", "max_bytes", "keep", "append"});
+  path = n->Get<std::string>("path");
+  if (path.empty()) (*n)["path"].Fail("a file path is needed (leave the key out for no file)");
+  rotation.max_bytes = static_cast<std::uint64_t>(
+      n->Get<double>("max_bytes", static_cast<double>(rotation.max_bytes), {0.0, 1e15}));
+  if (rotation.max_bytes > 0 && rotation.max_bytes < 1024)
+    (*n)["max_bytes"].Fail("at least 1024 bytes per file (0: never rotate)");
+  rotation.keep = n->Get<int>("keep", rotation.keep, {0, 1000});
+  rotation.append = n->Get<bool>("append", rotation.append, {});
+}
+
+}  // namespace
 
 HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
   HostConfig h;
   h.input_name = simulator ? fmt::format("heft-sim-{}", getpid()) : kDefaultInputName;
   h.control_socket = simulator ? std::string() : std::string(kDefaultCommandSocket);
+  h.telemetry_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
+  h.candump_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
   h.persistence.file = simulator ? std::string() : std::string(kDefaultPersistenceFile);
   root.AllowOnly({"robot", "drivers", "estimator", "backend", "host", "simulation"});
   h.backend = root.Enum("backend", {"simulated", "socketcan"}, "simulated") == 0 ? "simulated"
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
     n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording",
-                  "framework_input", "control_socket", "persistence"});
+                  "framework_input", "control_socket", "persistence", "candump",
+                  "counters_period"});
     if (auto ps = n->Optional("persistence")) {
       ps->AllowOnly({"file", "max_age", "interval", "covariance_inflation"});
       h.persistence.file = ps->Get<std::string>("file", h.persistence.file, {});
@@ -49,7 +75,9 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
     h.shm = n->Get<std::string>("shm", std::string(), {});
     if (h.shm.find('/') != std::string::npos) (*n)["shm"].Fail("a shared-memory name has no '/'");
     h.plugin = n->Get<std::string>("plugin", std::string(), {});
-    h.telemetry = n->Get<std::string>("telemetry", std::string(), {});
+    ParseRotatingFile(*n, "telemetry", h.telemetry, h.telemetry_rotation);
+    ParseRotatingFile(*n, "candump", h.candump, h.candump_rotation);
+    h.counters_period = n->Get<double>("counters_period", h.counters_period, {0.0, 86400.0});
     h.log_file = n->Get<std::string>("log_file", std::string(), {});
     if (auto rt = n->Optional("realtime")) {
       rt->AllowOnly({"priority", "cpus", "lock_memory"});
@@ -77,8 +105,7 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
 double ParseNumberOption(const std::string& option, const std::string& text, double min, double max,
                          const char* expected) {
   const auto refuse = [&] {
-    return std::invalid_argument(
-        fmt::format("{} expects {}, not '{}' (see --help)", option, expected, text));
+    return UsageError(fmt::format("{} expects {}, not '{}' (see --help)", option, expected, text));
   };
   if (text.empty()) throw refuse();
   char* end = nullptr;
@@ -94,7 +121,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator) 
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value (see --help)");
+      if (i + 1 >= argc) throw UsageError(a + " needs a value (see --help)");
       return argv[++i];
     };
     if (a == "--config") {
@@ -117,15 +144,24 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator) 
     } else if (simulator && a == "--lockstep") {
       cli.lockstep = 1;
     } else {
-      throw std::invalid_argument("unknown argument '" + a + "' (see --help)");
+      throw UsageError("unknown argument '" + a + "' (see --help)");
     }
   }
   if (!cli.help && !cli.version && cli.config_path.empty())
-    throw std::invalid_argument("--config FILE is required (see --help)");
+    throw UsageError("--config FILE is required (see --help)");
   return cli;
 }
 
 std::string Usage(const std::string& program, bool simulator) {
+  static const char* kExit =
+      "exit status:\n"
+      "   0  stopped cleanly (--check: the configuration is valid)\n"
+      "   1  runtime failure: a bus, the shared memory, the command socket or an output file\n"
+      "      could not be opened, or failed while running (the log says which)\n"
+      "   2  usage: an unknown option or a bad value on the command line\n"
+      "  78  configuration refused (EX_CONFIG; the file, line and key are named) or the plugin\n"
+      "      cannot be loaded: heftd.service does not restart on it "
+      "(RestartPreventExitStatus=78)\n";
   if (simulator)
     return "usage: " + program +
            " --config FILE [--duration S] [--telemetry FILE.csv] [--shm NAME] "
@@ -133,21 +169,24 @@ std::string Usage(const std::string& program, bool simulator) {
            "  Runs heft's host (drivers, estimator plugin, hand-off) on the simulated robot\n"
            "  (backend: simulated; MuJoCo, CAN frames on in-memory buses).\n"
            "  --duration S   simulated seconds (0: the scenario's)\n"
-           "  --telemetry F  one CSV row per control tick (overrides host.telemetry)\n"
+           "  --telemetry F  one CSV row per control tick (overrides host.telemetry's path)\n"
            "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
            "  --lockstep     threads run on simulated time (simulation.lockstep: true)\n"
            "  --realtime     threads run on the clock (simulation.lockstep: false)\n"
            "  --check        validate the configuration (and the URDF, the plugin) and exit\n"
-           "  --version      print the version\n";
+           "  --version      print the version\n" +
+           std::string(kExit);
   return "usage: " + program +
          " --config FILE [--telemetry FILE.csv] [--shm NAME]\n"
          "  Runs heft's host on the robot's SocketCAN buses (backend: socketcan) until SIGTERM.\n"
          "  Configurations with backend: simulated run in heft-sim.\n"
-         "  --telemetry F  one CSV row per control tick (overrides host.telemetry)\n"
+         "  --telemetry F  one CSV row per control tick (overrides host.telemetry's path)\n"
          "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
          "  --check        validate the configuration (and the URDF, the plugin) and exit\n"
          "  --version      print the version\n"
-         "exit status: 0 stopped cleanly (or --check: valid), 2 configuration or set-up error\n";
+         "Under systemd ($JOURNAL_STREAM) every log line carries its syslog priority\n"
+         "(journalctl -u heftd -p warning); STATUS= shows the estimator's state and masses.\n" +
+         std::string(kExit);
 }
 
 void ApplyCommandLine(const CommandLine& cli, HostConfig& host) {

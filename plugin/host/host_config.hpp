@@ -4,10 +4,13 @@
 // command line).
 #pragma once
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "heft/config/yaml.hpp"
+#include "heft/drivers/rotating_file.hpp"
 
 namespace heft::host {
 
@@ -23,13 +26,17 @@ inline constexpr const char* kDefaultPersistenceFile = "/var/lib/heft/estimate.y
 struct HostConfig {
   std::string backend = "simulated";  // `backend:` simulated | socketcan (who runs it: the program)
   std::string plugin;                 // host.plugin; empty: found next to the executable
-  std::string telemetry;              // CSV path; empty: none
-  std::string log_file;               // rotating log; empty: console only
-  std::string shm;                    // shared-memory hand-off name (/dev/shm/<shm>), empty: none
-  double duration = 0.0;              // s (simulated time, heft-sim); 0: the backend's
-  int priority = 80;                  // SCHED_FIFO priority of the driver and control threads
-  std::vector<int> cpus;              // their CPU affinity; empty: any
-  bool lock_memory = true;            // mlockall
+  std::string telemetry;              // host.telemetry(.path): CSV path; empty: none
+  drivers::RotationPolicy telemetry_rotation;  // host.telemetry: {max_bytes, keep, append}
+  std::string candump;                         // host.candump.path: received frames; empty: none
+  drivers::RotationPolicy candump_rotation;    // host.candump: {max_bytes, keep, append}
+  double counters_period = 60.0;  // host.counters_period: s between counter lines; 0: at exit only
+  std::string log_file;           // rotating log; empty: console only
+  std::string shm;                // shared-memory hand-off name (/dev/shm/<shm>), empty: none
+  double duration = 0.0;          // s (simulated time, heft-sim); 0: the backend's
+  int priority = 80;              // SCHED_FIFO priority of the driver and control threads
+  std::vector<int> cpus;          // their CPU affinity; empty: any
+  bool lock_memory = true;        // mlockall
   // host.framework_input: the controller framework's input segment (hal/framework_input.h):
   // its commands always, the floating base's state when `input_base`.
   std::string input_name;   // /dev/shm/<name>; empty: none
@@ -42,8 +49,24 @@ struct HostConfig {
 // Program defaults (the one place they are written): heftd reads the framework input segment
 // `heft_input` and serves heftctl on /run/heft/heftd.sock; heft-sim's input segment is private to
 // the run (`heft-sim-<pid>`, its simulated framework writes it) and it serves no socket unless
-// configured.
+// configured. heftd's telemetry and candump files append (a restart continues them); heft-sim's
+// runs each start a file of their own (simulated time starts at 0 again), the previous one rotated.
 inline constexpr const char* kDefaultInputName = "heft_input";
+inline constexpr std::uint64_t kDefaultMaxBytes = 100'000'000;  // per file: 100 MB
+inline constexpr int kDefaultKeep = 5;                          // rotated files kept
+
+// The host's exit codes (heftd --help, README "The command-line tools"): the unit's
+// RestartPreventExitStatus= names kExitConfig, so systemd does not restart a refused configuration.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;  // a failure while running or opening devices (buses, ...)
+inline constexpr int kExitUsage = 2;    // the command line (as every heft tool)
+inline constexpr int kExitConfig = 78;  // EX_CONFIG (sysexits.h): the configuration is refused
+
+// A command-line error (exit code kExitUsage).
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 // The top-level keys (the `simulation:` section is accepted here and read by the simulator), the
 // backend and the `host:` section. host.realtime.cpus entries must exist on this machine.
@@ -66,7 +89,7 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator);
 std::string Usage(const std::string& program, bool simulator);
 
 // A number given on the command line: the whole text must be one finite number within [min, max];
-// otherwise the error names the option and what it expects.
+// otherwise the error (a UsageError) names the option and what it expects.
 double ParseNumberOption(const std::string& option, const std::string& text, double min, double max,
                          const char* expected);
 

@@ -13,19 +13,19 @@ namespace heft::host {
 
 LoadedPlugin::LoadedPlugin(const std::string& path) {
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle_) throw std::runtime_error("cannot load the plugin " + path + ": " + dlerror());
+  if (!handle_) throw PluginLoadError("cannot load the plugin " + path + ": " + dlerror());
   version_ = reinterpret_cast<std::uint32_t (*)()>(dlsym(handle_, "heft_plugin_api_version"));
   create_ = reinterpret_cast<decltype(create_)>(dlsym(handle_, "heft_plugin_create"));
   destroy_ = reinterpret_cast<decltype(destroy_)>(dlsym(handle_, "heft_plugin_destroy"));
   if (!version_ || !create_ || !destroy_) {
     dlclose(handle_);
-    throw std::runtime_error(path + " is not a heft plugin (entry points missing)");
+    throw PluginLoadError(path + " is not a heft plugin (entry points missing)");
   }
   char error[256] = "";
   controller_ = create_(plugin::kApiVersion, error, sizeof(error));
   if (!controller_) {
     dlclose(handle_);
-    throw std::runtime_error(path + ": " + error);
+    throw PluginLoadError(path + ": " + error);
   }
 }
 
@@ -42,8 +42,8 @@ std::string FindPlugin(const std::string& configured, const std::string& program
   for (const std::filesystem::path& candidate :
        {self / "../heft_estimator_plugin.so", std::filesystem::path(HEFT_PLUGIN_INSTALL_PATH)})
     if (std::filesystem::exists(candidate)) return std::filesystem::canonical(candidate).string();
-  throw std::runtime_error("heft_estimator_plugin.so is neither next to " + program + " nor at " +
-                           std::string(HEFT_PLUGIN_INSTALL_PATH) + "; set host.plugin");
+  throw PluginLoadError("heft_estimator_plugin.so is neither next to " + program + " nor at " +
+                        std::string(HEFT_PLUGIN_INSTALL_PATH) + "; set host.plugin");
 }
 
 }  // namespace heft::host

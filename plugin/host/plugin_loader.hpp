@@ -4,11 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "heft/plugin/controller_interface.hpp"
 
 namespace heft::host {
+
+// The plugin cannot be found, loaded, or is not a compatible heft plugin (heftd exits with the
+// configuration's code: a restart would not help).
+class PluginLoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class LoadedPlugin {
  public:

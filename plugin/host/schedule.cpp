@@ -70,6 +70,8 @@ Schedule::Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::Controll
   const auto capacity = static_cast<std::size_t>(total_ms_ > 0 ? total_ms_ / 3 + 16 : 200'000);
   stats_.compute_ns.reserve(capacity);
   stats_.lateness_ns.reserve(capacity);
+  for (int b = 0; b < loop_.num_buses(); ++b)
+    bus_counters_.push_back(std::make_unique<hal::SeqlockRing<drivers::BusCounters, 2>>());
 }
 
 Schedule::~Schedule() {
@@ -137,6 +139,8 @@ void Schedule::DriverThread() {
     }
     loop_.Tick(now, base);
     driver_counters_.publish(loop_.counters());
+    for (std::size_t b = 0; b < bus_counters_.size(); ++b)
+      bus_counters_[b]->publish(loop_.bus(static_cast<int>(b)));
     if (recorder_) recorder_->OnDriverTick(loop_.last_sample());
     ms_driven_.store(k, std::memory_order_release);
   }

@@ -84,6 +84,11 @@ class Schedule {
   bool driver_counters(drivers::DriverCounters& out) const noexcept {
     return driver_counters_.read_latest(out);
   }
+  // Bus `b`'s counters as the driver thread last published them (any thread).
+  bool bus_counters(int b, drivers::BusCounters& out) const noexcept {
+    return b >= 0 && static_cast<std::size_t>(b) < bus_counters_.size() &&
+           bus_counters_[static_cast<std::size_t>(b)]->read_latest(out);
+  }
 
  private:
   void DriverThread();
@@ -101,6 +106,7 @@ class Schedule {
   const bool input_base_;
   hal::BaseSample input_sample_;  // driver thread
   hal::SeqlockRing<drivers::DriverCounters, 2> driver_counters_;
+  std::vector<std::unique_ptr<hal::SeqlockRing<drivers::BusCounters, 2>>> bus_counters_;
   ThreadSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
   const bool lockstep_;

@@ -1,45 +1,71 @@
 // The host's telemetry: drains the plugin's telemetry queue (records pushed by the control thread)
 // on the host's non-real-time thread, logs the estimator's state changes, and writes one CSV row
 // per control tick — time, status, NIS, the handed and estimated π of every link, plus the
-// backend's extra columns (the simulator's truth).
+// backend's extra columns (the simulator's truth). Column reference: config/README.md, "Telemetry".
+//
+// The CSV: a header of names with their units as suffixes (`t_ns`, `left_forearm_mass_kg`), times
+// as integer nanoseconds, enumerations as names (`estimating`, `torques+base`), numbers with 9
+// significant digits. The file appends and rotates by size (drivers/rotating_file.hpp): every file
+// starts with the header.
 #pragma once
 
 #include <spdlog/logger.h>
 
+#include <array>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend.hpp"
+#include "heft/drivers/rotating_file.hpp"
 #include "heft/plugin/controller_interface.hpp"
 
 namespace heft::host {
 
+// π's ten columns, units in the names: mass [kg], first moment m·c [kg·m], inertia about the link
+// frame's origin [kg·m²]. A link's columns are "<link>_<name>" (handed on), "<link>_est_<name>"
+// (the raw estimate) and the backend's (heft-sim: "<link>_true_<name>").
+inline constexpr std::array<const char*, 10> kInertialColumns = {
+    "mass_kg",   "hx_kg_m",   "hy_kg_m",   "hz_kg_m",   "ixx_kg_m2",
+    "ixy_kg_m2", "ixz_kg_m2", "iyy_kg_m2", "iyz_kg_m2", "izz_kg_m2"};
+
+// est::TickStatus as the telemetry spells it: calibrating, updated, gated, released,
+// rejected_numeric, invalid_input ("unknown" otherwise).
+const char* TickStatusName(std::uint8_t status);
+// The hold reason bits as names joined with '+' ("torques+base"); "none" for 0.
+std::string HoldReasonText(std::uint32_t bits);
+
 class Telemetry {
  public:
-  // Opens `path` and writes the header (throws when it cannot); empty path: no CSV, state
-  // changes are logged all the same.
-  Telemetry(const std::string& path, plugin::ControllerInterface& plugin, Backend& backend,
+  // Opens `path` (appending or rotating as `rotation` says; throws when it cannot); empty path: no
+  // CSV, state changes are logged all the same.
+  Telemetry(const std::string& path, drivers::RotationPolicy rotation,
+            plugin::ControllerInterface& plugin, Backend& backend,
             std::shared_ptr<spdlog::logger> log);
-  // Everything queued so far. Not for real-time threads.
+  // Everything queued so far, then the file flushed. Not for real-time threads.
   void Drain();
-  bool writing() const { return csv_.is_open(); }
+  bool writing() const { return file_ != nullptr; }
   std::uint64_t rows() const { return rows_; }
+  // Times the estimator entered `holding` (from the records drained so far).
+  std::uint64_t holds() const { return holds_; }
   const std::string& path() const { return path_; }
+  std::uint64_t rotations() const { return file_ ? file_->rotations() : 0; }
+  const std::string& header() const { return header_; }
 
  private:
   std::string path_;
   plugin::ControllerInterface& plugin_;
   Backend& backend_;
   std::shared_ptr<spdlog::logger> log_;
-  std::ofstream csv_;
+  std::string header_;
+  std::unique_ptr<drivers::RotatingFile> file_;
   std::size_t link_columns_ = 0, extra_columns_ = 0;
   std::vector<double> link_values_, extra_values_;
   plugin::TelemetryRecord record_;
   hal::EstimatorState last_state_ = hal::EstimatorState::kInactive;
-  std::uint64_t rows_ = 0;
+  std::uint64_t rows_ = 0, holds_ = 0;
+  bool write_failed_ = false;
 };
 
 }  // namespace heft::host

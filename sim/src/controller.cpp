@@ -147,7 +147,7 @@ JointTaskController::JointTaskController(const std::string& urdf_path,
   }
   task_sample_index_ = static_cast<int>(it - state_joint_names.begin());
   qdd_ref_.setZero(model_.nv());
-  SetTaskErrorNames({config_.task_joint + "_error"});
+  SetTaskErrorNames({config_.task_joint + "_error_rad"});
 }
 
 bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
@@ -248,10 +248,10 @@ BalanceController::BalanceController(const std::string& urdf_path,
   sol_.setZero(n + m);
   lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
   if (curl_v_ >= 0)
-    SetTaskErrorNames(
-        {"pelvis_height_error", "com_x_error", "com_y_error", config_.curl_joint + "_error"});
+    SetTaskErrorNames({"pelvis_height_error_m", "com_x_error_m", "com_y_error_m",
+                       config_.curl_joint + "_error_rad"});
   else
-    SetTaskErrorNames({"pelvis_height_error", "com_x_error", "com_y_error"});
+    SetTaskErrorNames({"pelvis_height_error_m", "com_x_error_m", "com_y_error_m"});
 }
 
 double BalanceController::FootForce(int foot, const hal::RobotStateSample& state) const noexcept {

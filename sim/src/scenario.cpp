@@ -192,7 +192,7 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
   s.joint_names = robot.joint_names;
   s.initial_joints = Pose(s.joint_names, ArmHome());
   s.estimated_links = {"left_forearm"};
-  s.scored_error = "left_elbow_error";
+  s.scored_error = "left_elbow_error_rad";
   const int forearm = MujocoBodyId(robot.model.get(), "left_forearm", s.urdf_path);
   Payload payload;
   payload.link = "left_forearm";
@@ -280,7 +280,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     config.left_wrench = config.right_wrench = -1;  // contact from the feet's kinematics
   }
   s.estimated_links = {"torso"};
-  s.scored_error = "pelvis_height_error";
+  s.scored_error = "pelvis_height_error_m";
   const int torso = MujocoBodyId(robot.model.get(), "torso", s.urdf_path);
   Payload payload;
   payload.link = "torso";
@@ -308,7 +308,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
         "dumbbell in the left hand, curled 0.7 rad at 0.333 Hz; left forearm estimated";
     s.duration = std::max(8.0, 15.0 * options.duration_scale);
     s.estimated_links = {"left_forearm"};
-    s.scored_error = "left_elbow_error";
+    s.scored_error = "left_elbow_error_rad";
     config.curl_joint = "left_elbow";
     // The forearm forward (elbow at 90°, the arm scenarios' home), so that the curl stays well
     // inside the elbow's range.

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "telemetry.hpp"  // the host's π column names
+
 namespace heft::sim {
 
 SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
@@ -73,8 +75,7 @@ void SimulatedBackend::UpdateNees() noexcept {
 
 std::vector<std::string> SimulatedBackend::LinkColumns() const {
   std::vector<std::string> columns;
-  for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
-    columns.push_back(std::string("true_") + q);
+  for (const char* q : host::kInertialColumns) columns.push_back(std::string("true_") + q);
   columns.emplace_back("nees");  // kLinkColumns per link
   return columns;
 }

@@ -218,7 +218,7 @@ double FirstHandedMass(const std::string& csv) {
   for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
   for (std::string c; std::getline(ls, c, ',');) vals.push_back(c);
   for (std::size_t i = 0; i < cols.size() && i < vals.size(); ++i)
-    if (cols[i] == "left_forearm_m") return std::stod(vals[i]);
+    if (cols[i] == "left_forearm_mass_kg") return std::stod(vals[i]);
   return std::numeric_limits<double>::quiet_NaN();
 }
 

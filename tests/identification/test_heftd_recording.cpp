@@ -64,7 +64,7 @@ TEST(HeftdRecording, SimulatedRunRecordsEveryDriverSample) {
 
 TEST(HeftdRecording, RecordingWithoutAPathIsRefused) {
   const HeftdResult r = Heftd(Config("  recording: {enabled: true}\n"), "0.1");
-  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.code, 78) << r.output;  // EX_CONFIG: the configuration is refused
   EXPECT_NE(r.output.find("host.recording"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("path"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(".yaml"), std::string::npos) << r.output;

@@ -100,9 +100,11 @@ grep -q '^BindsTo=' "$unit" && fail "the unit binds to a target (issue 13: walki
 grep -q '^StateDirectory=heft' "$unit" || fail "WorkingDirectory /var/lib/heft needs StateDirectory=heft"
 grep -q '^RuntimeDirectory=heft' "$unit" || fail "/run/heft (command socket) needs RuntimeDirectory=heft"
 grep -q '^RemoveIPC=no' "$unit" || fail "the framework input segment needs RemoveIPC=no"
+grep -q '^RestartPreventExitStatus=78' "$unit" ||
+  fail "a refused configuration (heftd exits 78) must not restart-loop: RestartPreventExitStatus=78"
 need /usr/lib/sysusers.d/heft.conf "User=heft (sysusers)"
 # Every input file an installed configuration names (urdf, parameters, plugin) exists in the root;
-# outputs (telemetry, log_file) go to /var/log/heft, which LogsDirectory=heft creates.
+# outputs (telemetry, log_file, candump) go to /var/log/heft, which LogsDirectory=heft creates.
 for cfg in "$ROOT"/etc/heft/*.yaml "$ROOT"/usr/share/heft/sim/*.yaml; do
   [ -f "$cfg" ] || continue
   while read -r key path; do
@@ -116,7 +118,9 @@ for cfg in "$ROOT"/etc/heft/*.yaml; do
   while read -r key path; do
     [[ "$path" == /var/log/heft/* ]] && ok "${cfg#"$ROOT"} $key in /var/log/heft (LogsDirectory=heft)" ||
       fail "${cfg#"$ROOT"} $key '$path' is not under /var/log/heft (LogsDirectory=heft)"
-  done < <(sed -n 's/^ *\(telemetry\|log_file\): *\([^ #]*\).*/\1 \2/p' "$cfg")
+  # `key: PATH` or `key: {path: PATH, ...}` (telemetry and candump rotate: config/README.md).
+  done < <(sed -n -e 's/^ *\(telemetry\|log_file\|candump\): *{ *path: *\([^ ,}#]*\).*/\1 \2/p' \
+                  -e 's/^ *\(telemetry\|log_file\|candump\): *\([^ {#][^ #]*\).*/\1 \2/p' "$cfg")
 done
 [ -f "$ROOT/etc/heft/heft.yaml" ] || fail "no /etc/heft/heft.yaml"
 if [ -x "$ROOT/usr/bin/heftd" ]; then

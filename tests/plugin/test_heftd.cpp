@@ -31,36 +31,56 @@ using Result = heft::test::HeftdResult;
 
 const std::string kConfigDir = HEFT_CONFIG_DIR;
 
+// A telemetry CSV read by its header's names (plugin/host/telemetry.hpp: units in the names, time
+// in integer nanoseconds, enumerations as names).
+struct Csv {
+  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> rows;
+  std::size_t col(const std::string& name) const {
+    const auto it = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(it, names.end()) << "no column " << name;
+    return static_cast<std::size_t>(it - names.begin());
+  }
+  double number(std::size_t row, const std::string& name) const {
+    return std::stod(rows[row][col(name)]);
+  }
+  double seconds(std::size_t row) const { return 1e-9 * number(row, "t_ns"); }
+  const std::string& text(std::size_t row, const std::string& name) const {
+    return rows[row][col(name)];
+  }
+};
+Csv ReadCsv(const std::string& path) {
+  Csv csv;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::stringstream hs(line);
+  for (std::string c; std::getline(hs, c, ',');) csv.names.push_back(c);
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    EXPECT_EQ(cells.size(), csv.names.size()) << line;
+    csv.rows.push_back(std::move(cells));
+  }
+  return csv;
+}
+
 TEST(Heftd, BoundedLockstepRunOnTheSimulatedRobot) {
   const std::string csv = testing::TempDir() + "/heftd_telemetry.csv";
+  std::filesystem::remove(csv);
   const Result r = RunHeftSim(
       {"--config", kConfigDir + "/sim/dumbbell-curl.yaml", "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("→ estimating at t = "));
   EXPECT_THAT(r.output, HasSubstr("control tick compute"));
   // Telemetry: a header and one row per 3 ms; the handed mass converges towards the truth.
-  std::ifstream in(csv);
-  std::string header, line;
-  std::getline(in, header);
-  EXPECT_THAT(header, HasSubstr("left_forearm_m,"));
-  EXPECT_THAT(header, HasSubstr("left_forearm_true_m"));
-  std::vector<std::string> cols;
-  std::stringstream hs(header);
-  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-  const auto col = [&](const std::string& name) {
-    return std::find(cols.begin(), cols.end(), name) - cols.begin();
-  };
-  const auto m = col("left_forearm_m"), truth = col("left_forearm_true_m");
+  const Csv t = ReadCsv(csv);
   std::vector<double> err;
-  int rows = 0;
-  while (std::getline(in, line)) {
-    std::vector<double> v;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
-    err.push_back(std::abs(v[m] - v[truth]));
-    ++rows;
-  }
-  EXPECT_NEAR(rows, 4000 / 3, 2);
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    err.push_back(
+        std::abs(t.number(i, "left_forearm_mass_kg") - t.number(i, "left_forearm_true_mass_kg")));
+  EXPECT_NEAR(static_cast<double>(t.rows.size()), 4000 / 3, 2);
   ASSERT_GT(err.size(), 100u);
   EXPECT_GT(err.front(), 4.0);  // the dumbbell is unknown at first
   EXPECT_LT(err.back(), 0.5);   // the estimate has caught up
@@ -76,24 +96,22 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
   const std::string cfg = testing::TempDir() + "/heftd_fault.yaml",
                     csv = testing::TempDir() + "/heftd_fault.csv";
   std::ofstream(cfg) << text;
+  std::filesystem::remove(csv);
   const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.0"));
-  EXPECT_THAT(r.output, HasSubstr("(hold reason 0x2)"));  // joint torques
+  EXPECT_THAT(r.output, HasSubstr("(hold reason 0x2: torques)"));  // joint torques
+  EXPECT_THAT(r.output, HasSubstr("[warning] estimator: estimating → holding"));
   EXPECT_THAT(r.output, HasSubstr("holding → estimating at t = 2.5"));
-  // While holding, the handed mass does not move.
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
+  // While holding (and saying why), the handed mass does not move.
+  const Csv t = ReadCsv(csv);
   int holding_rows = 0;
   double held = -1;
-  while (std::getline(in, line)) {
-    std::vector<double> v;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
-    if (v[0] < 1.0 || v[2] != 4) continue;  // column 0: t; column 2: state, 4 = holding
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (t.seconds(i) < 1.0 || t.text(i, "state") != "holding") continue;
     ++holding_rows;
-    const double mass = v[12];  // first link's handed mass
+    EXPECT_EQ(t.text(i, "hold_reason"), "torques");
+    const double mass = t.number(i, "left_forearm_mass_kg");
     if (held < 0) held = mass;
     EXPECT_EQ(mass, held);
   }
@@ -175,26 +193,20 @@ Summary ParseSummary(const std::string& out) {
   return s;
 }
 
-// Telemetry rows: column 0 time, 2 state (3 estimating, 4 holding), 9 hold reason, 12 the first
-// link's handed mass; and the first link's true mass.
+// Telemetry rows of the dumbbell curl: time [s], state and hold reason (names), the forearm's
+// handed and true mass.
 struct Row {
-  double t, state, hold_reason, mass, true_mass;
+  double t;
+  std::string state, hold_reason;
+  double mass, true_mass;
 };
-std::vector<Row> ReadTelemetry(const std::string& csv) {
-  std::ifstream in(csv);
-  std::string header, line;
-  std::getline(in, header);
-  std::vector<std::string> cols;
-  std::stringstream hs(header);
-  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-  const auto truth = std::find(cols.begin(), cols.end(), "left_forearm_true_m") - cols.begin();
+std::vector<Row> ReadTelemetry(const std::string& path) {
+  const Csv csv = ReadCsv(path);
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::vector<double> v;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
-    rows.push_back({v[0], v[2], v[9], v[12], v[static_cast<std::size_t>(truth)]});
-  }
+  for (std::size_t i = 0; i < csv.rows.size(); ++i)
+    rows.push_back({csv.seconds(i), csv.text(i, "state"), csv.text(i, "hold_reason"),
+                    csv.number(i, "left_forearm_mass_kg"),
+                    csv.number(i, "left_forearm_true_mass_kg")});
   return rows;
 }
 
@@ -203,6 +215,7 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   constexpr double kLoss = 0.03;
   const std::string cfg = FaultConfig("loss", "  faults:\n    - {device: loss, probability: 0.03}");
   const std::string csv = testing::TempDir() + "/heftd_loss.csv";
+  std::filesystem::remove(csv);
   const Result r = RunHeftSim({"--config", cfg, "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   const Summary s = ParseSummary(r.output);
@@ -235,7 +248,7 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   for (const Row& row : rows) {
     if (row.t < 0.6) continue;
     ++after_start;
-    estimating += row.state == 3;
+    estimating += row.state == "estimating";
   }
   ASSERT_GT(after_start, 1000);
   EXPECT_GT(estimating, after_start * 99 / 100);
@@ -248,10 +261,11 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
   const std::string cfg =
       FaultConfig("bus_off", "  faults:\n    - {device: bus_off, name: can0, from: 2.0, to: 2.3}");
   const std::string csv = testing::TempDir() + "/heftd_bus_off.csv";
+  std::filesystem::remove(csv);
   const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.00"));
-  EXPECT_THAT(r.output, HasSubstr("(hold reason 0x3)"));  // encoders and joint torques
+  EXPECT_THAT(r.output, HasSubstr("(hold reason 0x3: encoders+torques)"));
   EXPECT_THAT(r.output, HasSubstr("drivers: restarted 1 bus(es) on request"));
   // It resumes once a restart after the window has brought the frames back.
   double resumed = -1;
@@ -280,11 +294,12 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
   int holding_rows = 0;
   double held = -1;
   for (const Row& row : ReadTelemetry(csv)) {
-    if (row.state != 4 || row.t < 1.0) continue;  // not the start-up hold (history filling)
+    if (row.state != "holding" || row.t < 1.0) continue;  // not the start-up hold (history)
     ++holding_rows;
     // Encoders and torques while can0 is off; encoders alone for the ticks after the restart
     // whose finite-difference window still reaches back into the outage.
-    EXPECT_TRUE(row.hold_reason == 3 || row.hold_reason == 1) << row.t << " " << row.hold_reason;
+    EXPECT_TRUE(row.hold_reason == "encoders+torques" || row.hold_reason == "encoders")
+        << row.t << " " << row.hold_reason;
     if (held < 0) held = row.mass;
     EXPECT_EQ(row.mass, held);
   }
@@ -425,6 +440,12 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
       {"bus fault without a bus", "  seed: 1",
        "  seed: 1\n  faults: [{device: bus_off, from: 1, to: 2}]",
        "simulation.faults[0]: missing required key 'name'"},
+      {"telemetry files smaller than a row or two", "host:\n",
+       "host:\n  telemetry: {path: t.csv, max_bytes: 10}\n",
+       "host.telemetry.max_bytes: at least 1024 bytes per file (0: never rotate)"},
+      {"unknown key of the candump log", "host:\n",
+       "host:\n  candump: {path: frames.log, size: 1000000}\n",
+       "unknown key 'size'; allowed: path, max_bytes, keep, append"},
   };
   for (const Case& c : cases) {
     std::string text = good;
@@ -435,18 +456,18 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
     std::ofstream(path) << text;
     const Result r = RunHeftSim({"--config", path, "--duration", "0.1"});
     std::filesystem::remove(path);
-    EXPECT_EQ(r.code, 2) << c.name << "\n" << r.output;
+    EXPECT_EQ(r.code, 78) << c.name << "\n" << r.output;  // EX_CONFIG: systemd does not restart
     EXPECT_THAT(r.output, HasSubstr(c.message)) << c.name;
     EXPECT_THAT(r.output, HasSubstr(".yaml")) << c.name;
   }
 }
 
-// heftd (the service, no simulator) refuses a simulated configuration and names heft-sim. Fails
-// if heftd tried to run it (or died with another message).
+// heftd (the service, no simulator) refuses a simulated configuration and names heft-sim, with
+// the configuration's exit code. Fails if heftd tried to run it (or died with another message).
 TEST(Heftd, TheServiceRefusesASimulatedConfigurationAndNamesHeftSim) {
   const Result r =
       heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"});
-  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.code, 78) << r.output;
   EXPECT_THAT(r.output, HasSubstr("forearm-load.yaml:"));
   EXPECT_THAT(r.output, HasSubstr("backend: "));
   EXPECT_THAT(r.output, HasSubstr("runs in heft-sim"));
@@ -484,7 +505,7 @@ TEST(Heftd, RealtimeCpusBeyondTheMachineAreRefusedWithFileAndLine) {
   std::ofstream(cfg) << text;
   const Result r = heft::test::RunProgram(HEFT_HEFTD, {"--config", cfg});
   std::filesystem::remove(cfg);
-  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.code, 78) << r.output;
   EXPECT_THAT(r.output, HasSubstr(cfg + ":"));
   EXPECT_THAT(r.output,
               HasSubstr("host.realtime.cpus[1]: CPU 1000 does not exist: this machine has "));
@@ -498,6 +519,8 @@ TEST(Heftd, BothProgramsPrintHelpAndVersion) {
     const Result help = heft::test::RunProgram(program, {"--help"});
     EXPECT_EQ(help.code, 0) << help.output;
     EXPECT_THAT(help.output, HasSubstr("usage: " + name + " --config FILE"));
+    EXPECT_THAT(help.output, HasSubstr("  78  configuration refused"));
+    EXPECT_THAT(help.output, HasSubstr("   2  usage"));
     const Result version = heft::test::RunProgram(program, {"--version"});
     EXPECT_EQ(version.code, 0) << version.output;
     EXPECT_EQ(version.output, name + " " + HEFT_VERSION_STRING + "\n");

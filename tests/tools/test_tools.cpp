@@ -95,14 +95,18 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
   auto write = [&](const std::string& name, const std::string& link, const std::string& error,
                    double error_value, double com_offset) {
     std::ofstream f(dir + "/" + name);
-    f << "t,state,tick_status,rate_limited,consistent,compute_us," << error;
+    // The host's telemetry layout (plugin/host/telemetry.hpp): names with units, time in integer
+    // nanoseconds, enumerations as names.
+    f << "t_ns,state,tick_status,rate_limited,consistent,compute_us," << error;
     for (const char* kind : {"_est_", "_true_", "_"})
-      for (const char* p : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
+      for (const char* p : {"mass_kg", "hx_kg_m", "hy_kg_m", "hz_kg_m", "ixx_kg_m2", "ixy_kg_m2",
+                            "ixz_kg_m2", "iyy_kg_m2", "iyz_kg_m2", "izz_kg_m2"})
         f << "," << link << kind << p;
     f << "\n";
     for (int i = 0; i < 400; ++i) {
-      const double t = 0.003 * i, m = 2.0;
-      f << t << "," << (i == 0 ? 1 : 3) << ",1,0,1,20," << error_value * (i % 2 ? 1 : -1);
+      const double m = 2.0;
+      f << 3'000'000LL * i << "," << (i == 0 ? "wait_for_walking" : "estimating")
+        << ",updated,0,1,20," << error_value * (i % 2 ? 1 : -1);
       for (int k = 0; k < 3; ++k) {
         const double cx = k == 0 ? com_offset : 0.0;  // the estimate's CoM is off by com_offset
         f << "," << m << "," << m * (0.05 + cx) << ",0,0,0.1,0,0,0.1,0,0.1";
@@ -110,12 +114,12 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
       f << "\n";
     }
   };
-  write("forearm-load-adaptive.csv", "left_forearm", "left_elbow_error", 0.01, 0.001);
-  write("forearm-load-nominal.csv", "left_forearm", "left_elbow_error", 0.1, 0.001);
-  write("dumbbell-curl-adaptive.csv", "left_forearm", "left_elbow_error", 0.01, 0.002);
-  write("dumbbell-curl-nominal.csv", "left_forearm", "left_elbow_error", 0.1, 0.002);
-  write("walk-adaptive.csv", "torso", "pelvis_height_error", 0.01, 0.3);
-  write("walk-nominal.csv", "torso", "pelvis_height_error", 0.006, 0.3);
+  write("forearm-load-adaptive.csv", "left_forearm", "left_elbow_error_rad", 0.01, 0.001);
+  write("forearm-load-nominal.csv", "left_forearm", "left_elbow_error_rad", 0.1, 0.001);
+  write("dumbbell-curl-adaptive.csv", "left_forearm", "left_elbow_error_rad", 0.01, 0.002);
+  write("dumbbell-curl-nominal.csv", "left_forearm", "left_elbow_error_rad", 0.1, 0.002);
+  write("walk-adaptive.csv", "torso", "pelvis_height_error_m", 0.01, 0.3);
+  write("walk-nominal.csv", "torso", "pelvis_height_error_m", 0.006, 0.3);
   const Outcome r = Exec(HEFT_REPORT, {dir});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string md = Slurp(dir + "/report.md");
@@ -138,6 +142,8 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
   EXPECT_THAT(gp, HasSubstr("lw 3.5"));
   EXPECT_THAT(gp, HasSubstr("dt (8,5)"));
   EXPECT_THAT(gp, HasSubstr("set ylabel 'torso mass m [kg]'"));
+  // Time is integer nanoseconds in the telemetry; the figures plot seconds.
+  EXPECT_THAT(gp, HasSubstr("using (column('t_ns') * 1e-9):'torso_est_mass_kg'"));
 }
 
 // heftd records the fixed-base dumbbell curl; heft-identify with its default methods must

@@ -37,6 +37,12 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+// The x axis in seconds: a column of integer nanoseconds (`t_ns`, telemetry's time) is scaled.
+std::string XColumn(const std::string& name) {
+  if (name.size() > 3 && name.ends_with("_ns")) return "(column(" + Quote(name) + ") * 1e-9)";
+  return Quote(name);
+}
+
 }  // namespace
 
 bool Plot(const std::string& dir, const std::string& png, const std::string& title,
@@ -57,7 +63,7 @@ bool Plot(const std::string& dir, const std::string& png, const std::string& tit
     << "set ylabel " << Quote(ylabel) << "\nplot ";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
-    g << (i ? ", \\\n     " : "") << Quote(s.file) << " using " << Quote(s.x_column) << ":"
+    g << (i ? ", \\\n     " : "") << Quote(s.file) << " using " << XColumn(s.x_column) << ":"
       << Quote(s.y_column) << " with lines " << StyleText(s.style) << " title " << Quote(s.title);
   }
   g << "\n";

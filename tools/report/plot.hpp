@@ -16,7 +16,7 @@ enum class Style {
 };
 
 struct Series {
-  std::string file, x_column, y_column, title;
+  std::string file, x_column, y_column, title;  // an x column named *_ns is plotted in seconds
   Style style = Style::kPrimary;
 };
 

@@ -1,0 +1,214 @@
+// The host as systemd and an operator see it, on the simulated robot (heft-sim: heftd's host,
+// threads, drivers and plugin): log lines with journald priorities when the output is the journal
+// stream, STATUS= through sd_notify once a second, the drivers' counters logged periodically, and
+// the candump log of every received frame (host.candump), rotated by size.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "heft/test/heftd_run.hpp"
+
+namespace {
+
+using heft::test::Slurp;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Result = heft::test::HeftdResult;
+
+const std::string kConfigDir = HEFT_CONFIG_DIR;
+
+// heft-sim with its stdout/stderr in a file and `env` ("NAME=value") added; with `journal` its
+// $JOURNAL_STREAM names that file, as systemd names the journal's stream.
+Result RunWith(const std::vector<std::string>& args, bool journal,
+               const std::vector<std::string>& env = {}) {
+  const std::string out = testing::TempDir() + "/service_" + std::to_string(getpid()) + ".log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!std::freopen(out.c_str(), "w", stdout)) _exit(126);
+    dup2(fileno(stdout), fileno(stderr));
+    unsetenv("JOURNAL_STREAM");
+    if (journal) {
+      struct stat st {};
+      fstat(fileno(stdout), &st);
+      setenv("JOURNAL_STREAM",
+             (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)).c_str(), 1);
+    }
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv{const_cast<char*>(HEFT_HEFT_SIM)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(HEFT_HEFT_SIM, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
+}
+
+// dumbbell-curl (fixed base, can0 and can1) with `simulation` lines after `seed: 1` and `host`
+// lines in its host section.
+std::string Config(const std::string& tag, const std::string& simulation, const std::string& host) {
+  std::string text = Slurp(kConfigDir + "/sim/dumbbell-curl.yaml");
+  text.replace(text.find("urdf: ../robots"), 15, "urdf: " + kConfigDir + "/robots");
+  text.replace(text.find("  seed: 1"), 9, "  seed: 1\n" + simulation);
+  text.replace(text.find("host:\n"), 6, "host:\n" + host);
+  const std::string cfg = testing::TempDir() + "/service_" + tag + ".yaml";
+  std::ofstream(cfg) << text;
+  return cfg;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// Under the journal every log line starts with its sd-daemon priority and carries no time of its
+// own; a sensor fault's hold is a warning (<4>); a refused configuration is an error (<3>) with
+// exit code 78. On a terminal (no $JOURNAL_STREAM) the format stays "[time] [program] [level]".
+// Fails if a line lacks its priority, a warning or the fatal error is filed at info, or the
+// terminal format changed.
+TEST(HeftdService, JournalLinesCarryTheirPriority) {
+  const std::string cfg = Config(
+      "journal", "  faults:\n    - {device: torque, name: left_elbow, from: 0.3, to: 0.4}\n", "");
+  const Result r = RunWith({"--config", cfg, "--duration", "0.6"}, true);
+  ASSERT_EQ(r.code, 0) << r.output;
+  int info = 0, warning = 0;
+  for (const std::string& line : Lines(r.output)) {
+    ASSERT_TRUE(line.size() > 3 && line[0] == '<' && line[2] == '>') << line;
+    EXPECT_THAT(line, Not(HasSubstr("[heft-sim]")));
+    info += line.starts_with("<6>");
+    warning += line.starts_with("<4>estimator: estimating → holding");
+  }
+  EXPECT_GT(info, 5);
+  EXPECT_EQ(warning, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("<4>estimator: estimating → holding at t = 0.30"));
+
+  std::string bad = Slurp(cfg);
+  bad.replace(bad.find("filter: ekf"), 11, "filter: ukf");
+  const std::string bad_cfg = testing::TempDir() + "/service_bad.yaml";
+  std::ofstream(bad_cfg) << bad;
+  const Result refused = RunWith({"--config", bad_cfg, "--check"}, true);
+  EXPECT_EQ(refused.code, 78) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("<3>" + bad_cfg + ":"));
+  EXPECT_THAT(refused.output, HasSubstr("estimator.filter: 'ukf' is not allowed"));
+
+  const Result terminal = RunWith({"--config", bad_cfg, "--check"}, false);
+  EXPECT_EQ(terminal.code, 78);
+  EXPECT_THAT(terminal.output, HasSubstr("heft-sim: " + bad_cfg + ":"));
+  EXPECT_THAT(terminal.output, Not(HasSubstr("<3>")));
+  const Result check = RunWith({"--config", cfg, "--check"}, false);
+  EXPECT_EQ(check.code, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr("] [heft-sim] [info] plugin heft_estimator loaded"));
+}
+
+// sd_notify: READY=1, then STATUS= once a second with the state and the handed mass; the counters
+// every host.counters_period seconds, at warning priority when samples were lost in the period
+// (1 % random frame loss here). heft-sim in real time for 2.5 s, its $NOTIFY_SOCKET a datagram
+// socket of the test's. Fails if STATUS= is missing, says nothing of the state or the mass, or
+// the counters are only logged at exit.
+TEST(HeftdService, StatusThroughSdNotifyAndCountersWhileRunning) {
+  const std::string sock = testing::TempDir() + "/notify_" + std::to_string(getpid()) + ".sock";
+  std::filesystem::remove(sock);
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof(addr.sun_path));
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string cfg = Config("notify", "  faults:\n    - {device: loss, probability: 0.01}\n",
+                                 "  counters_period: 1\n");
+  const Result r = RunWith({"--config", cfg, "--realtime", "--duration", "2.5"}, false,
+                           {"NOTIFY_SOCKET=" + sock});
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::vector<std::string> status;
+  bool ready = false;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0;) {
+    for (const std::string& m : Lines(std::string(buf, static_cast<std::size_t>(n)))) {
+      ready = ready || m == "READY=1";
+      if (m.starts_with("STATUS=")) status.push_back(m);
+    }
+  }
+  close(fd);
+  std::filesystem::remove(sock);
+  EXPECT_TRUE(ready);
+  ASSERT_GE(status.size(), 2u) << r.output;
+  // Once estimating (from 0.5 s), the state and the handed mass; a sample may land on a short
+  // hold caused by the frame loss, so any one of them will do.
+  int estimating = 0;
+  for (const std::string& m : status) {
+    estimating += m.starts_with("STATUS=estimating; left_forearm ");
+    if (m != "STATUS=starting") {
+      EXPECT_THAT(m, HasSubstr(" kg; holds ")) << m;
+    }
+  }
+  EXPECT_GE(estimating, 1) << status.back();
+  // The counters, while running (not only the summary at exit), as warnings: samples were lost.
+  int periodic = 0;
+  for (const std::string& line : Lines(r.output))
+    if (line.find("[warning] counters (last 1 s): drivers ") != std::string::npos) {
+      ++periodic;
+      EXPECT_THAT(line, HasSubstr("lost samples"));
+      EXPECT_THAT(line, HasSubstr("; bus can0: "));
+      EXPECT_THAT(line, HasSubstr("; bus can1: "));
+    }
+  EXPECT_GE(periodic, 1) << r.output;
+}
+
+// host.candump: every frame the driver thread received is in the rotated candump files or
+// counted as left out. Fails if frames go missing uncounted, a file outgrows max_bytes, more
+// files are kept than `keep`, or a line is not candump's.
+TEST(HeftdService, CandumpLogOfTheReceivedFramesRotates) {
+  const std::string log = testing::TempDir() + "/service_rx.log";
+  for (int n = 0; n <= 4; ++n) std::filesystem::remove(n ? log + "." + std::to_string(n) : log);
+  const std::string cfg =
+      Config("candump", "", "  candump: {path: " + log + ", max_bytes: 300000, keep: 2}\n");
+  const Result r = RunWith({"--config", cfg, "--duration", "0.5"}, false);
+  ASSERT_EQ(r.code, 0) << r.output;
+  unsigned long long written = 0, dropped = 0, rotations = 0, frames = 0;
+  for (const std::string& line : Lines(r.output)) {
+    const auto at = line.find("candump log of the received frames: ");
+    if (at != std::string::npos)
+      std::sscanf(line.c_str() + at,
+                  "candump log of the received frames: %llu frames in %*s (%llu left out: queue "
+                  "full; %llu rotations)",
+                  &written, &dropped, &rotations);
+    unsigned long long bus_frames = 0, error_frames = 0;
+    const auto bus = line.find("] bus can");
+    if (bus != std::string::npos &&
+        std::sscanf(line.c_str() + bus, "] bus can%*d: %llu frames, %llu error frames", &bus_frames,
+                    &error_frames) == 2)
+      frames += bus_frames + error_frames;
+  }
+  EXPECT_GT(frames, 25000u) << r.output;
+  EXPECT_EQ(written + dropped, frames) << r.output;
+  EXPECT_GE(rotations, 2u) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(log + ".3"));
+  std::uint64_t lines = 0;
+  for (const std::string& f : {log + ".2", log + ".1", log}) {
+    ASSERT_TRUE(std::filesystem::exists(f)) << f;
+    EXPECT_LE(std::filesystem::file_size(f), 300000u) << f;
+    for (const std::string& line : Lines(Slurp(f))) {
+      ++lines;
+      ASSERT_TRUE(line.starts_with("(") && line.find(") can") == 18) << line;
+    }
+  }
+  EXPECT_GT(lines, 0u);
+  EXPECT_LE(lines, written);
+}
+
+}  // namespace
