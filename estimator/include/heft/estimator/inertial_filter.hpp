@@ -48,7 +48,8 @@
 // dumbbell's CoM along an axis the curl barely excites), and it is information the filter counts
 // although it is not new.
 //
-// Set-up allocates; Predict, Evaluate, Apply and Inflate do not (sizes fixed at construction).
+// Set-up allocates; Predict, Evaluate, Apply, Inflate and PullToPrior do not (sizes fixed at
+// construction).
 #pragma once
 
 #include <Eigen/Cholesky>
