@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "heft/test/heftd_run.hpp"
 
@@ -462,15 +463,18 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
   }
 }
 
+// A refusal: EX_CONFIG (78: systemd does not restart it) and every one of `messages` in the output.
+void ExpectRefused(const Result& r, const std::vector<std::string>& messages) {
+  EXPECT_EQ(r.code, 78) << r.output;
+  for (const std::string& m : messages) EXPECT_THAT(r.output, HasSubstr(m));
+}
+
 // heftd (the service, no simulator) refuses a simulated configuration and names heft-sim, with
 // the configuration's exit code. Fails if heftd tried to run it (or died with another message).
 TEST(Heftd, TheServiceRefusesASimulatedConfigurationAndNamesHeftSim) {
-  const Result r =
-      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"});
-  EXPECT_EQ(r.code, 78) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("forearm-load.yaml:"));
-  EXPECT_THAT(r.output, HasSubstr("backend: "));
-  EXPECT_THAT(r.output, HasSubstr("runs in heft-sim"));
+  ExpectRefused(
+      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"}),
+      {"forearm-load.yaml:", "backend: ", "runs in heft-sim"});
 }
 
 // Numbers on the command line are checked with a message naming the option and what it expects
@@ -509,6 +513,44 @@ TEST(Heftd, RealtimeCpusBeyondTheMachineAreRefusedWithFileAndLine) {
   EXPECT_THAT(r.output, HasSubstr(cfg + ":"));
   EXPECT_THAT(r.output,
               HasSubstr("host.realtime.cpus[1]: CPU 1000 does not exist: this machine has "));
+}
+
+// heftd refuses to run as root (exit 78, EX_CONFIG: systemd does not restart it) unless
+// host.allow_root or --allow-root says so; then it goes on (here: to the SocketCAN buses this
+// machine does not have, exit 1). heft-sim, a developer's tool, runs as root (every other test
+// here). Fails if root is accepted silently, refused without the way out in the message, or
+// refused although allowed. Skipped when the tests do not run as root (CI and the main job do).
+TEST(Heftd, RootIsRefusedUnlessTheConfigurationOrTheCommandLineAllowsIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: nothing to refuse";
+  ExpectRefused(
+      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/heft.yaml"}),
+      {"heft.yaml: heftd refuses to run as root (uid 0)", "host.allow_root: true or --allow-root"});
+
+  // Allowed: the robot's configuration with everything it would create kept in the test's own
+  // directory, without the machine-wide CPU latency request.
+  const std::string dir = testing::TempDir() + "/heftd_root_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string text = Slurp(kConfigDir + "/heft.yaml");
+  text.replace(text.find("urdf: robots/"), 13, "urdf: " + kConfigDir + "/robots/");
+  text.erase(text.find("\nhost:\n") + 1);
+  const std::string input = "heft_root_test_" + std::to_string(getpid());
+  const std::string host = "host:\n  framework_input: {name: " + input +
+                           "}\n  control_socket: " + dir +
+                           "/heftd.sock\n  persistence: {file: " + dir +
+                           "/estimate.yaml}\n  realtime: {lock_memory: false, cpu_dma_latency_us: "
+                           "-1}\n";
+  const std::string cfg = dir + "/heft.yaml", allowing = dir + "/heft-root.yaml";
+  std::ofstream(cfg) << text << host;
+  std::ofstream(allowing) << text << host << "  allow_root: true\n";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--config", allowing}, {"--config", cfg, "--allow-root"}}) {
+    const Result r = heft::test::RunProgram(HEFT_HEFTD, args);
+    EXPECT_THAT(r.output, Not(HasSubstr("refuses to run as root"))) << args.back();
+    EXPECT_THAT(r.output, HasSubstr("configuration " + args[1])) << r.output;  // went on
+    EXPECT_NE(r.code, 78) << r.output;
+  }
+  std::filesystem::remove("/dev/shm/" + input);
+  std::filesystem::remove_all(dir);
 }
 
 // Both programs print their usage and the project's version. Fails on a missing or wrong line or a
