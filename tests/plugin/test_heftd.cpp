@@ -553,6 +553,65 @@ TEST(Heftd, RootIsRefusedUnlessTheConfigurationOrTheCommandLineAllowsIt) {
   std::filesystem::remove_all(dir);
 }
 
+// In real time each thread gets its own host.realtime.driver_cpus / control_cpus and SCHED_FIFO at
+// host.realtime.priority, read from /proc while heft-sim runs. Fails if the per-thread keys are
+// not applied (no task pinned to CPU 0 alone and one to CPU 1 alone, or not SCHED_FIFO 80), or if
+// a per-thread CPU beyond the machine is accepted. Needs 2 CPUs and root (CI's machine has both).
+TEST(Heftd, DriverAndControlThreadsGetTheirOwnCpusAndFifoPriority) {
+  if (geteuid() != 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    GTEST_SKIP() << "needs root (SCHED_FIFO) and 2 CPUs";
+  const std::string cfg = FaultConfig("affinity", "");
+  std::string text = Slurp(cfg);
+  const std::string realtime = "realtime: {priority: 80, lock_memory: true}";
+  ASSERT_NE(text.find(realtime), std::string::npos);
+  text.replace(text.find(realtime), realtime.size(),
+               "realtime: {priority: 80, lock_memory: true, driver_cpus: [0], control_cpus: [1]}");
+  std::ofstream(cfg) << text;
+  const std::string log = testing::TempDir() + "/heftd_affinity.log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+    (void)f;
+    dup2(fileno(stdout), fileno(stderr));
+    execl(HEFT_HEFT_SIM, HEFT_HEFT_SIM, "--config", cfg.c_str(), "--realtime", "--duration", "2",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Per task: its CPU list and (stat fields 40, 41) real-time priority and policy.
+  std::map<std::string, std::string> pinned;  // CPU list → "priority policy"
+  for (int attempt = 0; attempt < 40 && pinned.size() < 2; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pinned.clear();
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+      std::string cpus;
+      std::istringstream status(Slurp(t.path().string() + "/status"));
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("Cpus_allowed_list:", 0) == 0)
+          cpus = line.substr(line.find_last_of("\t ") + 1);
+      if (cpus != "0" && cpus != "1") continue;
+      const std::string stat = Slurp(t.path().string() + "/stat");
+      std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // field 3 onwards
+      std::vector<std::string> f;
+      for (std::string x; fields >> x;) f.push_back(x);
+      if (f.size() > 38) pinned[cpus] = f[37] + " " + f[38];  // rt_priority, policy
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log);
+  EXPECT_EQ(pinned["0"], "80 1") << "the driver thread: CPU 0 alone, SCHED_FIFO (1) 80";
+  EXPECT_EQ(pinned["1"], "80 1") << "the control thread: CPU 1 alone, SCHED_FIFO (1) 80";
+
+  text.replace(text.find("control_cpus: [1]"), 17, "control_cpus: [1000]");
+  std::ofstream(cfg) << text;
+  ExpectRefused(RunHeftSim({"--config", cfg, "--duration", "0.1"}),
+                {"host.realtime.control_cpus[0]: CPU 1000 does not exist"});
+  std::filesystem::remove(cfg);
+  std::filesystem::remove(log);
+}
+
 // Both programs print their usage and the project's version. Fails on a missing or wrong line or a
 // non-zero exit.
 TEST(Heftd, BothProgramsPrintHelpAndVersion) {
