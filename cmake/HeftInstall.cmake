@@ -23,8 +23,10 @@ set(HEFT_INSTALL_CONFIG_DIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/heft)  # /etc/heft 
 # pkg-config --variable=systemdsystemunitdir systemd agree). Elsewhere: under the prefix.
 if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   set(_unitdir /lib/systemd/system)
+  set(_udevdir /lib/udev/rules.d)
 else()
   set(_unitdir ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+  set(_udevdir ${CMAKE_INSTALL_PREFIX}/lib/udev/rules.d)
 endif()
 set(HEFT_SYSTEMD_UNIT_DIR ${_unitdir} CACHE PATH "Where the systemd units are installed")
 set(HEFT_SYSUSERS_DIR ${CMAKE_INSTALL_PREFIX}/lib/sysusers.d)
@@ -65,6 +67,9 @@ if(TARGET heftd AND EXISTS ${CMAKE_BINARY_DIR}/systemd/heftd.service)  # no unit
   install(FILES ${CMAKE_BINARY_DIR}/systemd/heftd.service ${CMAKE_SOURCE_DIR}/systemd/robot-walking.target
           DESTINATION ${HEFT_SYSTEMD_UNIT_DIR} COMPONENT service)
   install(FILES ${CMAKE_SOURCE_DIR}/systemd/heft.sysusers DESTINATION ${HEFT_SYSUSERS_DIR} RENAME heft.conf
+          COMPONENT service)
+  # Group heft's rw on /dev/cpu_dma_latency (host.realtime.cpu_dma_latency_us).
+  install(FILES ${CMAKE_SOURCE_DIR}/systemd/60-heft.rules DESTINATION ${_udevdir}
           COMPONENT service)
 endif()
 

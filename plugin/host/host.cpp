@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "periodic.hpp"
 #include "persistence.hpp"
 #include "plugin_loader.hpp"
+#include "realtime.hpp"
 #include "recorder.hpp"
 #include "schedule.hpp"
 #include "shared_memory.hpp"
@@ -105,6 +107,14 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   HostConfig host = ParseHostConfig(doc.root(), program.simulator);
   ApplyCommandLine(cli, host);
   factory.Configure(doc.root(), cli, host);
+  // heftd is a service with a user of its own (heftd.service: User=heft): as root, a bug in it or
+  // in a plugin it loads owns the robot's computer. heft-sim (a developer's tool) and --check
+  // (opens nothing) are not refused.
+  if (!program.simulator && !cli.check && geteuid() == 0 && !host.allow_root)
+    throw config::ConfigError(
+        cli.config_path +
+        ": heftd refuses to run as root (uid 0): run it as its own user (the installed "
+        "heftd.service has User=heft), or say so with host.allow_root: true or --allow-root");
   const plugin::PluginConfig pcfg =
       plugin::LoadPluginConfig(cli.config_path);  // validates drivers vs URDF
 
@@ -125,9 +135,27 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
             factory.lockstep() ? "lockstep on simulated time" : "real time");
 
-  if (host.lock_memory && !cli.check && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-    log->warn("mlockall refused ({}): memory may page — give the service LimitMEMLOCK=infinity",
-              std::strerror(errno));
+  const bool realtime = !cli.check && !factory.lockstep();
+  if (host.lock_memory && !cli.check) {
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+      log->warn("mlockall refused ({}): memory may page — give the service LimitMEMLOCK=infinity",
+                std::strerror(errno));
+    else
+      PrefaultHeap(kPrefaultHeapBytes);
+  }
+  // The CPUs' exit latency from idle states, held for the whole run (real time only): without it
+  // a deep C-state delays the control thread's wake-up by milliseconds (README "Real time").
+  std::unique_ptr<CpuLatencyRequest> cpu_latency;
+  if (realtime && host.cpu_dma_latency_us >= 0) {
+    cpu_latency = std::make_unique<CpuLatencyRequest>(host.cpu_dma_latency_us);
+    if (cpu_latency->ok())
+      log->info("CPU latency request: /dev/cpu_dma_latency held at {} µs", host.cpu_dma_latency_us);
+    else
+      log->warn(
+          "CPU latency request refused ({}): wake-ups may be late by the CPUs' idle exit latency "
+          "— give heftd's group rw on /dev/cpu_dma_latency (the package's udev rule does)",
+          cpu_latency->error());
+  }
 
   hal::StateBuffer state;
   plugin::HandOffMailbox hand_off;
@@ -214,7 +242,10 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   plug->activate();
 
   Schedule schedule(*backend, loop, *plug, hand_off, recorder.get(), shared.get(), input.get(),
-                    host.input_base, ThreadSettings{host.priority, host.cpus}, log);
+                    host.input_base,
+                    ThreadSettings{host.priority, host.driver_cpus, host.control_cpus,
+                                   host.lock_memory ? kPrefaultStackBytes : 0},
+                    log);
 
   // heftctl's socket: commands to the plugin, the status from the latest hand-off and counters.
   std::unique_ptr<CommandServer> server;
@@ -314,12 +345,17 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
       "overruns {}",
       1e-3 * Percentile(stats.compute_ns, 0.5), 1e-3 * Percentile(stats.compute_ns, 0.999),
       1e-3 * Percentile(stats.compute_ns, 1.0), stats.overruns);
+  // The line tools/heft rt-check puts beside cyclictest's (same percentiles, same units).
   if (!schedule.lockstep())
     log->info(
-        "control wake-up lateness: median {:.1f} µs, 99.9th {:.1f} µs, worst {:.1f} µs (no "
-        "real-time kernel here)",
-        1e-3 * Percentile(stats.lateness_ns, 0.5), 1e-3 * Percentile(stats.lateness_ns, 0.999),
-        1e-3 * Percentile(stats.lateness_ns, 1.0));
+        "control wake-up lateness: median {:.1f} µs, 99th {:.1f} µs, 99.9th {:.1f} µs, worst "
+        "{:.1f} "
+        "µs over {} ticks; overruns {} (CPU latency request: {})",
+        1e-3 * Percentile(stats.lateness_ns, 0.5), 1e-3 * Percentile(stats.lateness_ns, 0.99),
+        1e-3 * Percentile(stats.lateness_ns, 0.999), 1e-3 * Percentile(stats.lateness_ns, 1.0),
+        stats.lateness_ns.size(), stats.overruns,
+        cpu_latency && cpu_latency->ok() ? fmt::format("{} µs", host.cpu_dma_latency_us)
+                                         : std::string("none"));
   LogDriverSummary(*log, loop, pcfg, buses);
   backend->LogSummary(*log, pcfg.drivers.buses);
   hal::InertialEstimate last;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +35,24 @@ void ParseRotatingFile(const config::Node& host, const char* key, std::string& p
   rotation.append = n->Get<bool>("append", rotation.append, {});
 }
 
+// host.realtime.<key>: a list of CPUs this machine has (online or not): an affinity to a CPU
+// beyond them is refused at start-up rather than silently ignored by the kernel. Absent: `cpus`
+// kept.
+void ParseCpus(const config::Node& realtime, const char* key, std::vector<int>& cpus) {
+  const auto list = realtime.Optional(key);
+  if (!list) return;
+  const long configured = sysconf(_SC_NPROCESSORS_CONF);
+  const int n_cpus = configured > 0 ? static_cast<int>(std::min(configured, 1024L)) : 1024;
+  cpus.clear();
+  for (const auto& c : list->Elements()) {
+    const int cpu = c.As<int>({0, 1023});
+    if (cpu >= n_cpus)
+      c.Fail(fmt::format("CPU {} does not exist: this machine has {} CPU(s); allowed: 0 to {}", cpu,
+                         n_cpus, n_cpus - 1));
+    cpus.push_back(cpu);
+  }
+}
+
 }  // namespace
 
 HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
@@ -48,8 +67,8 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
                                                                                  : "socketcan";
   if (auto n = root.Optional("host")) {
     n->AllowOnly({"plugin", "telemetry", "log_file", "shm", "realtime", "recording",
-                  "framework_input", "control_socket", "persistence", "candump",
-                  "counters_period"});
+                  "framework_input", "control_socket", "persistence", "candump", "counters_period",
+                  "allow_root"});
     if (auto ps = n->Optional("persistence")) {
       ps->AllowOnly({"file", "max_age", "interval", "covariance_inflation"});
       h.persistence.file = ps->Get<std::string>("file", h.persistence.file, {});
@@ -79,24 +98,18 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
     ParseRotatingFile(*n, "candump", h.candump, h.candump_rotation);
     h.counters_period = n->Get<double>("counters_period", h.counters_period, {0.0, 86400.0});
     h.log_file = n->Get<std::string>("log_file", std::string(), {});
+    h.allow_root = n->Get<bool>("allow_root", false, {});
     if (auto rt = n->Optional("realtime")) {
-      rt->AllowOnly({"priority", "cpus", "lock_memory"});
+      rt->AllowOnly(
+          {"priority", "cpus", "driver_cpus", "control_cpus", "lock_memory", "cpu_dma_latency_us"});
       h.priority = rt->Get<int>("priority", 80, {1, 99});
       h.lock_memory = rt->Get<bool>("lock_memory", true, {});
-      if (auto cpus = rt->Optional("cpus")) {
-        // The CPUs this machine has (online or not): an affinity to a CPU beyond them is refused
-        // at start-up rather than silently ignored by the kernel.
-        const long configured = sysconf(_SC_NPROCESSORS_CONF);
-        const int n_cpus = configured > 0 ? static_cast<int>(std::min(configured, 1024L)) : 1024;
-        for (const auto& c : cpus->Elements()) {
-          const int cpu = c.As<int>({0, 1023});
-          if (cpu >= n_cpus)
-            c.Fail(
-                fmt::format("CPU {} does not exist: this machine has {} CPU(s); allowed: 0 to {}",
-                            cpu, n_cpus, n_cpus - 1));
-          h.cpus.push_back(cpu);
-        }
-      }
+      h.cpu_dma_latency_us = rt->Get<int>("cpu_dma_latency_us", 0, {-1, 10'000'000});
+      ParseCpus(*rt, "cpus", h.cpus);
+      h.driver_cpus = h.cpus;
+      h.control_cpus = h.cpus;
+      ParseCpus(*rt, "driver_cpus", h.driver_cpus);
+      ParseCpus(*rt, "control_cpus", h.control_cpus);
     }
   }
   return h;
@@ -130,6 +143,8 @@ CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator) 
       cli.telemetry = next();
     } else if (a == "--shm") {
       cli.shm = next();
+    } else if (!simulator && a == "--allow-root") {
+      cli.allow_root = true;
     } else if (a == "--check") {
       cli.check = true;
     } else if (a == "--help" || a == "-h") {
@@ -177,12 +192,13 @@ std::string Usage(const std::string& program, bool simulator) {
            "  --version      print the version\n" +
            std::string(kExit);
   return "usage: " + program +
-         " --config FILE [--telemetry FILE.csv] [--shm NAME]\n"
+         " --config FILE [--telemetry FILE.csv] [--shm NAME] [--allow-root]\n"
          "  Runs heft's host on the robot's SocketCAN buses (backend: socketcan) until SIGTERM.\n"
          "  Configurations with backend: simulated run in heft-sim.\n"
          "  --telemetry F  one CSV row per control tick (overrides host.telemetry's path)\n"
          "  --shm NAME     hand-off also in /dev/shm/NAME (overrides host.shm)\n"
          "  --check        validate the configuration (and the URDF, the plugin) and exit\n"
+         "  --allow-root   run as root (uid 0) anyway (host.allow_root: true); otherwise refused\n"
          "  --version      print the version\n"
          "Under systemd ($JOURNAL_STREAM) every log line carries its syslog priority\n"
          "(journalctl -u heftd -p warning); STATUS= shows the estimator's state and masses.\n" +
@@ -193,6 +209,7 @@ void ApplyCommandLine(const CommandLine& cli, HostConfig& host) {
   if (cli.duration >= 0) host.duration = cli.duration;
   if (!cli.telemetry.empty()) host.telemetry = cli.telemetry;
   if (!cli.shm.empty()) host.shm = cli.shm;
+  if (cli.allow_root) host.allow_root = true;
 }
 
 }  // namespace heft::host

@@ -35,8 +35,11 @@ struct HostConfig {
   std::string shm;                // shared-memory hand-off name (/dev/shm/<shm>), empty: none
   double duration = 0.0;          // s (simulated time, heft-sim); 0: the backend's
   int priority = 80;              // SCHED_FIFO priority of the driver and control threads
-  std::vector<int> cpus;          // their CPU affinity; empty: any
-  bool lock_memory = true;        // mlockall
+  std::vector<int> cpus;          // host.realtime.cpus: both threads' CPU affinity; empty: any
+  std::vector<int> driver_cpus, control_cpus;  // per thread (default: `cpus`)
+  bool lock_memory = true;                     // mlockall, pre-faulted heap and stacks
+  int cpu_dma_latency_us = 0;  // /dev/cpu_dma_latency held at this while running; -1: no request
+  bool allow_root = false;     // host.allow_root / --allow-root: heftd runs as uid 0 only then
   // host.framework_input: the controller framework's input segment (hal/framework_input.h):
   // its commands always, the floating base's state when `input_base`.
   std::string input_name;   // /dev/shm/<name>; empty: none
@@ -83,7 +86,8 @@ struct CommandLine {
   int lockstep = -1;       // -1: the configuration's; 0: real time; 1: lockstep
   bool help = false;
   bool version = false;
-  bool check = false;  // validate the configuration (plugin init included) and exit
+  bool check = false;       // validate the configuration (plugin init included) and exit
+  bool allow_root = false;  // heftd --allow-root
 };
 CommandLine ParseCommandLine(int argc, const char* const* argv, bool simulator);
 std::string Usage(const std::string& program, bool simulator);

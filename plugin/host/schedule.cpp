@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "realtime.hpp"
+
 namespace heft::host {
 namespace {
 
@@ -80,10 +82,26 @@ Schedule::~Schedule() {
 
 void Schedule::Start(const std::atomic<bool>& stop) {
   stop_ = &stop;
-  t0_ = Now();
   driver_ = std::thread([this] { DriverThread(); });
   control_ = std::thread([this] { ControlThread(); });
-  if (backend_.steps()) stepper_ = std::thread([this] { StepperThread(); });
+  int threads = 2;
+  if (backend_.steps()) {
+    stepper_ = std::thread([this] { StepperThread(); });
+    ++threads;
+  }
+  // The clock starts once every thread is set up (stack mapped and locked, scheduling and affinity
+  // set): started before, the first ticks were due while the threads were still being created and
+  // woke tens of milliseconds "late" (every overrun of a real-time run was one of them).
+  while (threads_ready_.load(std::memory_order_acquire) < threads)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  t0_ = Now();
+  started_.store(true, std::memory_order_release);  // publishes t0_
+}
+
+void Schedule::WaitForStart() {
+  threads_ready_.fetch_add(1, std::memory_order_release);
+  while (!started_.load(std::memory_order_acquire))
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 bool Schedule::stopping() const noexcept {
@@ -98,7 +116,8 @@ void Schedule::Stop() {
 }
 
 // Real-time set-up: says clearly what it could not get.
-void Schedule::RealtimeSetup(const char* thread) {
+void Schedule::RealtimeSetup(const char* thread, const std::vector<int>& cpus) {
+  if (settings_.prefault_stack_bytes > 0) PrefaultStack(settings_.prefault_stack_bytes);
   sched_param sp{};
   sp.sched_priority = settings_.priority;
   if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
@@ -107,17 +126,18 @@ void Schedule::RealtimeSetup(const char* thread) {
         "service "
         "CAP_SYS_NICE / LimitRTPRIO for real-time behaviour",
         thread, settings_.priority, std::strerror(errno));
-  if (!settings_.cpus.empty()) {
+  if (!cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    for (int c : settings_.cpus) CPU_SET(c, &set);
+    for (int c : cpus) CPU_SET(c, &set);
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
       log_->warn("{}: CPU affinity refused ({})", thread, std::strerror(errno));
   }
 }
 
 void Schedule::DriverThread() {
-  if (!lockstep_) RealtimeSetup("driver thread");
+  if (!lockstep_) RealtimeSetup("driver thread", settings_.driver_cpus);
+  WaitForStart();
   const auto stopping = [this] { return this->stopping(); };
   for (std::int64_t k = 1; !stopping(); ++k) {
     if (lockstep_) {
@@ -147,7 +167,8 @@ void Schedule::DriverThread() {
 }
 
 void Schedule::ControlThread() {
-  if (!lockstep_) RealtimeSetup("control thread");
+  if (!lockstep_) RealtimeSetup("control thread", settings_.control_cpus);
+  WaitForStart();
   const auto stopping = [this] { return this->stopping(); };
   for (std::int64_t k = 3;; k += 3) {
     std::int64_t wake = 0;
@@ -184,6 +205,7 @@ void Schedule::ControlThread() {
 }
 
 void Schedule::StepperThread() {
+  WaitForStart();
   StepContext context{hand_off_};
   // Only a stop request (or Stop()) interrupts it; it ends the run itself after its duration.
   const auto interrupted = [this] { return this->stopping(); };

@@ -2,7 +2,8 @@
 // the 333 Hz control thread (the plugin's update(), the shared-memory hand-off) and, for a stepping
 // backend, its stepper thread (Backend::Step once per millisecond).
 //
-// Real time: absolute-time sleeps on CLOCK_MONOTONIC, SCHED_FIFO and CPU affinity when allowed;
+// Real time: absolute-time sleeps on CLOCK_MONOTONIC, SCHED_FIFO, a pre-faulted stack and each
+// thread's CPU affinity when allowed;
 // the stepper puts millisecond k's frames on the buses 0.2 ms before the driver tick of k.
 // Lockstep (a stepping backend that asks for it): the "clock" is the simulated millisecond counter;
 // the stepper publishes k, the driver thread ticks for it, the control thread runs on every third,
@@ -16,6 +17,7 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -45,8 +47,10 @@ struct TickStats {
 double Percentile(std::vector<std::int64_t> v, double p);
 
 struct ThreadSettings {
-  int priority = 80;      // SCHED_FIFO (real time only)
-  std::vector<int> cpus;  // affinity; empty: any
+  int priority = 80;                     // SCHED_FIFO (real time only)
+  std::vector<int> driver_cpus;          // the driver thread's affinity; empty: any
+  std::vector<int> control_cpus;         // the control thread's affinity; empty: any
+  std::size_t prefault_stack_bytes = 0;  // touched on each real-time thread's start
 };
 
 class Schedule {
@@ -62,7 +66,8 @@ class Schedule {
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
 
-  // Starts the threads; they run until `stop` is set or the stepping backend's duration is over.
+  // Starts the threads and, once each is set up, the clock (start_ns()); they run until `stop` is
+  // set or the stepping backend's duration is over.
   void Start(const std::atomic<bool>& stop);
   // True once stop was requested or the backend's run is over.
   bool stopping() const noexcept;
@@ -94,7 +99,9 @@ class Schedule {
   void DriverThread();
   void ControlThread();
   void StepperThread();
-  void RealtimeSetup(const char* thread);
+  void RealtimeSetup(const char* thread, const std::vector<int>& cpus);
+  // Each thread, once set up: counts itself ready and waits for Start() to start the clock.
+  void WaitForStart();
 
   Backend& backend_;
   drivers::DriverLoop& loop_;
@@ -114,6 +121,8 @@ class Schedule {
   const std::atomic<bool>* stop_ = nullptr;
   std::atomic<std::int64_t> ms_ready_{0}, ms_driven_{0}, ms_controlled_{0};
   std::atomic<bool> done_{false};
+  std::atomic<int> threads_ready_{0};
+  std::atomic<bool> started_{false};
   std::atomic<std::int64_t> control_heartbeat_ns_{0};
   std::int64_t t0_ = 0;
   TickStats stats_;

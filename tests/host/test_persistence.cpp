@@ -1,11 +1,14 @@
 // Persistence of the last settled estimate (plugin/host/persistence.hpp, host.persistence): the
 // estimator's start from given parameters and covariance, the file (atomic write, exact round
 // trip, malformed files named), which files are refused and why, what counts as settled, the
-// model hash; then heft-sim killed with SIGKILL and restarted on the same file: its first handed
-// estimate is the persisted one, and a stale or mismatched file is refused with a line naming why.
+// model hash; then heft-sim killed with SIGKILL mid-run while a reader of its shared-memory
+// hand-off polls (never a torn, non-finite or dead writer's estimate; the writer reported gone) and
+// restarted on the same file: its first handed estimate is the persisted one, and a stale or
+// mismatched file is refused with a line naming why.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,11 +22,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "heft/config/yaml.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/model.hpp"
+#include "heft/hal/shared_hand_off.h"
 #include "heft/test/heftd_run.hpp"
 #include "persistence.hpp"
 #include "sim_config.hpp"
@@ -229,8 +234,12 @@ double FirstHandedMass(const std::string& csv) {
 TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
   const std::string state = TempPath("state");
   std::filesystem::remove(state);
+  // The hand-off in shared memory too, read like the controller reads it while heft-sim runs and
+  // after the SIGKILL.
+  const std::string shm = "heft_persist_kill_" + std::to_string(getpid());
   const std::string config = heft::test::SimConfigWithHost(
-      "dumbbell-curl", "  persistence: {file: " + state + ", interval: 0.5}\n", TempPath("config"));
+      "dumbbell-curl", "  persistence: {file: " + state + ", interval: 0.5}\n  shm: " + shm + "\n",
+      TempPath("config"));
   const std::string csv = TempPath("telemetry") + ".csv";
   // The forearm's nominal mass, and how far the handed mass may move in the first control tick:
   // the configuration's mass rate limit (600 kg/s) over one 3 ms period.
@@ -250,16 +259,60 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
+  heft_handoff_reader reader;
+  heft_handoff_reader_init(&reader, shm.c_str(), HEFT_HANDOFF_DEFAULT_MAX_AGE_NS);
+  int live = 0, bad = 0;
+  std::uint64_t last_sequence = 0;
+  // One poll of the controller's reader: every estimate it hands on is whole, finite and newer.
+  const auto poll = [&] {
+    heft_inertial_estimate e;
+    const std::int64_t now = heft_handoff_now_ns();
+    const int result = heft_handoff_reader_poll(&reader, now, &e);
+    if (result == HEFT_HANDOFF_OK) {
+      ++live;
+      bool whole = e.num_links == 1 && e.sequence >= last_sequence;
+      for (double x : e.links[0].parameters) whole = whole && std::isfinite(x);
+      for (double x : e.links[0].covariance) whole = whole && std::isfinite(x);
+      bad += !whole;
+      last_sequence = e.sequence;
+    }
+    return std::make_pair(result, now);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(state) &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+    poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   const double appeared =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // one more write, probably
+  for (const auto end = t0 + std::chrono::duration<double>(appeared + 0.6);
+       std::chrono::steady_clock::now() < end;)  // one more write, probably
+    poll(), std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // SIGKILL mid-run: the reader never hands on the dead writer's estimate later than its age
+  // bound after the kill, and says GONE (a zombie first, then no such process).
+  const std::int64_t killed = heft_handoff_now_ns();
   kill(pid, SIGKILL);
+  std::int64_t gone_at = 0;
+  while (gone_at == 0 && heft_handoff_now_ns() - killed < 1'000'000'000) {
+    const auto [result, now] = poll();
+    if (result == HEFT_HANDOFF_OK)
+      EXPECT_LE(now - killed, HEFT_HANDOFF_DEFAULT_MAX_AGE_NS) << "a dead heft-sim handed on";
+    else if (result == HEFT_HANDOFF_GONE)
+      gone_at = now;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
   int status = 0;
   waitpid(pid, &status, 0);
+  EXPECT_EQ(poll().first, HEFT_HANDOFF_GONE);
+  heft_handoff_reader_close(&reader);
+  shm_unlink(("/" + shm).c_str());
+  EXPECT_GT(live, 100) << "the reader never saw heft-sim live";
+  EXPECT_EQ(bad, 0) << "torn, non-finite or older estimates handed on";
+  ASSERT_NE(gone_at, 0) << "the killed heft-sim was never reported gone";
+  EXPECT_LE(gone_at - killed, HEFT_HANDOFF_DEFAULT_MAX_AGE_NS + 10'000'000);
+  std::printf("[   info   ] %d live hand-off reads, none bad; gone %.1f ms after SIGKILL\n", live,
+              1e-6 * static_cast<double>(gone_at - killed));
   ASSERT_TRUE(std::filesystem::exists(state)) << heft::test::Slurp(log);
   const PersistedEstimate persisted = ReadEstimateFile(state);  // whole, despite the kill
   const double mass = persisted.estimate.links[0].parameters[0];

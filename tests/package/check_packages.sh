@@ -4,7 +4,7 @@
 #   1. file names (heft_0.1.0-1_amd64.deb), control fields, conffiles, maintainer scripts;
 #   2. layout: every path the unit and the installed configurations name exists in the root;
 #   3. systemd-analyze verify --root (ExecStart must exist there) and security --offline with
-#      exposure <= 2.0 on the installed unit;
+#      exposure <= 1.5 on the installed unit, and the udev rule for /dev/cpu_dma_latency;
 #   4. lintian (when installed): no error tags;
 #   5. consumers of heft-dev: the C framework example with pkg-config heft-hal, a C++ project with
 #      find_package(heft) → heft::hal, both from the scratch root only;
@@ -145,11 +145,13 @@ rm "$sysroot$heftd_path" 2>/dev/null
 SYSTEMD_LOG_LEVEL=info systemd-analyze verify --root="$sysroot" heftd.service >/dev/null 2>&1 &&
   fail "systemd-analyze verify passes without heftd: it does not check ExecStart here"
 exposure=$(systemd-analyze security --offline=yes --root="$ROOT" heftd.service 2>&1 | sed -n 's/.*Overall exposure level for heftd.service: \([0-9.]*\).*/\1/p')
-if systemd-analyze security --offline=yes --root="$ROOT" --threshold=20 heftd.service >/dev/null 2>&1; then
-  ok "systemd-analyze security exposure $exposure <= 2.0"
+if systemd-analyze security --offline=yes --root="$ROOT" --threshold=15 heftd.service >/dev/null 2>&1; then
+  ok "systemd-analyze security exposure $exposure <= 1.5"
 else
-  fail "systemd-analyze security exposure ${exposure:-?} > 2.0"
+  fail "systemd-analyze security exposure ${exposure:-?} > 1.5"
 fi
+grep -qs 'KERNEL=="cpu_dma_latency", GROUP="heft"' "$ROOT"/lib/udev/rules.d/60-heft.rules "$ROOT"/usr/lib/udev/rules.d/60-heft.rules &&
+  ok "udev rule: group heft may hold /dev/cpu_dma_latency" || fail "no udev rule 60-heft.rules for /dev/cpu_dma_latency"
 
 echo "== lintian"
 if command -v lintian >/dev/null; then

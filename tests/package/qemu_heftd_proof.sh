@@ -28,7 +28,8 @@
 #     canplayer (can-utils) and ip (iproute2) from the host, the stand-in, the log.
 #  5. Boot (--accel tcg -icount shift=0,sleep=off -smp 1 -m 1024 by default; kernel argument
 #     mitigations=off). /init: modules, vcan0/vcan1 (mtu 72, up),
-#     `heftd --config /etc/heft/heft.yaml --shm NAME`, the stand-in, then the replay in real time:
+#     `heftd --config /etc/heft/heft.yaml --shm NAME --allow-root` (root in the guest), the
+#     stand-in, then the replay in real time:
 #     can_replay (--player can_replay, default: the log parsed first, one sendmmsg per instant) or
 #     `canplayer -I frames.log vcan0=can0 vcan1=can1` (--player canplayer), the stand-in's verdict,
 #     SIGTERM to heftd (its summary: lost samples, stale events, frames per bus), power off.
@@ -255,7 +256,8 @@ for pair in $MAP; do
   /usr/sbin/ip link add dev $dev type vcan && /usr/sbin/ip link set $dev mtu 72 && /usr/sbin/ip link set $dev up ||
     echo "HEFT-QEMU: cannot create $dev"
 done
-/usr/bin/heftd --config /etc/heft/heft.yaml --shm $SHM >/heft/heftd.out 2>&1 &
+# The proof's init runs everything as root: heftd is told that this is meant (--allow-root).
+/usr/bin/heftd --config /etc/heft/heft.yaml --shm $SHM --allow-root >/heft/heftd.out 2>&1 &
 HEFTD=$!
 /heft/standin $STANDIN_ARGS >/heft/standin.out 2>&1 &
 STANDIN=$!

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "heft/test/heftd_run.hpp"
 
@@ -462,15 +463,18 @@ TEST(Heftd, EveryMalformedConfigurationGetsItsOwnMessage) {
   }
 }
 
+// A refusal: EX_CONFIG (78: systemd does not restart it) and every one of `messages` in the output.
+void ExpectRefused(const Result& r, const std::vector<std::string>& messages) {
+  EXPECT_EQ(r.code, 78) << r.output;
+  for (const std::string& m : messages) EXPECT_THAT(r.output, HasSubstr(m));
+}
+
 // heftd (the service, no simulator) refuses a simulated configuration and names heft-sim, with
 // the configuration's exit code. Fails if heftd tried to run it (or died with another message).
 TEST(Heftd, TheServiceRefusesASimulatedConfigurationAndNamesHeftSim) {
-  const Result r =
-      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"});
-  EXPECT_EQ(r.code, 78) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("forearm-load.yaml:"));
-  EXPECT_THAT(r.output, HasSubstr("backend: "));
-  EXPECT_THAT(r.output, HasSubstr("runs in heft-sim"));
+  ExpectRefused(
+      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/sim/forearm-load.yaml"}),
+      {"forearm-load.yaml:", "backend: ", "runs in heft-sim"});
 }
 
 // Numbers on the command line are checked with a message naming the option and what it expects
@@ -509,6 +513,103 @@ TEST(Heftd, RealtimeCpusBeyondTheMachineAreRefusedWithFileAndLine) {
   EXPECT_THAT(r.output, HasSubstr(cfg + ":"));
   EXPECT_THAT(r.output,
               HasSubstr("host.realtime.cpus[1]: CPU 1000 does not exist: this machine has "));
+}
+
+// heftd refuses to run as root (exit 78, EX_CONFIG: systemd does not restart it) unless
+// host.allow_root or --allow-root says so; then it goes on (here: to the SocketCAN buses this
+// machine does not have, exit 1). heft-sim, a developer's tool, runs as root (every other test
+// here). Fails if root is accepted silently, refused without the way out in the message, or
+// refused although allowed. Skipped when the tests do not run as root (CI and the main job do).
+TEST(Heftd, RootIsRefusedUnlessTheConfigurationOrTheCommandLineAllowsIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "not root: nothing to refuse";
+  ExpectRefused(
+      heft::test::RunProgram(HEFT_HEFTD, {"--config", kConfigDir + "/heft.yaml"}),
+      {"heft.yaml: heftd refuses to run as root (uid 0)", "host.allow_root: true or --allow-root"});
+
+  // Allowed: the robot's configuration with everything it would create kept in the test's own
+  // directory, without the machine-wide CPU latency request.
+  const std::string dir = testing::TempDir() + "/heftd_root_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string text = Slurp(kConfigDir + "/heft.yaml");
+  text.replace(text.find("urdf: robots/"), 13, "urdf: " + kConfigDir + "/robots/");
+  text.erase(text.find("\nhost:\n") + 1);
+  const std::string input = "heft_root_test_" + std::to_string(getpid());
+  const std::string host = "host:\n  framework_input: {name: " + input +
+                           "}\n  control_socket: " + dir +
+                           "/heftd.sock\n  persistence: {file: " + dir +
+                           "/estimate.yaml}\n  realtime: {lock_memory: false, cpu_dma_latency_us: "
+                           "-1}\n";
+  const std::string cfg = dir + "/heft.yaml", allowing = dir + "/heft-root.yaml";
+  std::ofstream(cfg) << text << host;
+  std::ofstream(allowing) << text << host << "  allow_root: true\n";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--config", allowing}, {"--config", cfg, "--allow-root"}}) {
+    const Result r = heft::test::RunProgram(HEFT_HEFTD, args);
+    EXPECT_THAT(r.output, Not(HasSubstr("refuses to run as root"))) << args.back();
+    EXPECT_THAT(r.output, HasSubstr("configuration " + args[1])) << r.output;  // went on
+    EXPECT_NE(r.code, 78) << r.output;
+  }
+  std::filesystem::remove("/dev/shm/" + input);
+  std::filesystem::remove_all(dir);
+}
+
+// In real time each thread gets its own host.realtime.driver_cpus / control_cpus and SCHED_FIFO at
+// host.realtime.priority, read from /proc while heft-sim runs. Fails if the per-thread keys are
+// not applied (no task pinned to CPU 0 alone and one to CPU 1 alone, or not SCHED_FIFO 80), or if
+// a per-thread CPU beyond the machine is accepted. Needs 2 CPUs and root (CI's machine has both).
+TEST(Heftd, DriverAndControlThreadsGetTheirOwnCpusAndFifoPriority) {
+  if (geteuid() != 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    GTEST_SKIP() << "needs root (SCHED_FIFO) and 2 CPUs";
+  const std::string cfg = FaultConfig("affinity", "");
+  std::string text = Slurp(cfg);
+  const std::string realtime = "realtime: {priority: 80, lock_memory: true}";
+  ASSERT_NE(text.find(realtime), std::string::npos);
+  text.replace(text.find(realtime), realtime.size(),
+               "realtime: {priority: 80, lock_memory: true, driver_cpus: [0], control_cpus: [1]}");
+  std::ofstream(cfg) << text;
+  const std::string log = testing::TempDir() + "/heftd_affinity.log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+    (void)f;
+    dup2(fileno(stdout), fileno(stderr));
+    execl(HEFT_HEFT_SIM, HEFT_HEFT_SIM, "--config", cfg.c_str(), "--realtime", "--duration", "2",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Per task: its CPU list and (stat fields 40, 41) real-time priority and policy.
+  std::map<std::string, std::string> pinned;  // CPU list → "priority policy"
+  for (int attempt = 0; attempt < 40 && pinned.size() < 2; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pinned.clear();
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+      std::string cpus;
+      std::istringstream status(Slurp(t.path().string() + "/status"));
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("Cpus_allowed_list:", 0) == 0)
+          cpus = line.substr(line.find_last_of("\t ") + 1);
+      if (cpus != "0" && cpus != "1") continue;
+      const std::string stat = Slurp(t.path().string() + "/stat");
+      std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // field 3 onwards
+      std::vector<std::string> f;
+      for (std::string x; fields >> x;) f.push_back(x);
+      if (f.size() > 38) pinned[cpus] = f[37] + " " + f[38];  // rt_priority, policy
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log);
+  EXPECT_EQ(pinned["0"], "80 1") << "the driver thread: CPU 0 alone, SCHED_FIFO (1) 80";
+  EXPECT_EQ(pinned["1"], "80 1") << "the control thread: CPU 1 alone, SCHED_FIFO (1) 80";
+
+  text.replace(text.find("control_cpus: [1]"), 17, "control_cpus: [1000]");
+  std::ofstream(cfg) << text;
+  ExpectRefused(RunHeftSim({"--config", cfg, "--duration", "0.1"}),
+                {"host.realtime.control_cpus[0]: CPU 1000 does not exist"});
+  std::filesystem::remove(cfg);
+  std::filesystem::remove(log);
 }
 
 // Both programs print their usage and the project's version. Fails on a missing or wrong line or a
