@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+// The linker names these (--wrap=malloc: __wrap_malloc, __real_malloc, ...).
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __real_malloc(std::size_t size);
 void* __real_calloc(std::size_t n, std::size_t size);
@@ -13,6 +15,7 @@ void* __real_aligned_alloc(std::size_t alignment, std::size_t size);
 int __real_posix_memalign(void** p, std::size_t alignment, std::size_t size);
 void* __real_memalign(std::size_t alignment, std::size_t size);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 thread_local int g_active = 0;
@@ -58,6 +61,7 @@ std::uint64_t AllocationScope::malloc_count() const noexcept {
 }
 }  // namespace heft::test
 
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __wrap_malloc(std::size_t size) {
   NoteMalloc();
@@ -86,6 +90,7 @@ void* __wrap_memalign(std::size_t alignment, std::size_t size) {
   NoteMalloc();
   return __real_memalign(alignment, size);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 }
 
 void* operator new(std::size_t size) {
