@@ -2,9 +2,9 @@
 #include "heft/estimator/dynamics.hpp"
 
 #include <Eigen/Geometry>
-#include <cassert>
 
 #include "heft/estimator/regressor.hpp"
+#include "heft/hal/assert.hpp"
 #include "spatial.hpp"
 
 namespace heft::dyn {
@@ -94,7 +94,7 @@ void BackwardPass(const Model& model, Workspace& ws, Eigen::Ref<Eigen::VectorXd>
 
 void ForwardKinematics(const Model& model, Workspace& ws,
                        const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {
-  assert(q.size() == model.nq);
+  HEFT_ASSERT(q.size() == model.nq, "q has the model's nq coordinates");
   detail::RelativePoses(model, ws, q);
   for (int i = 0; i < model.num_bodies(); ++i) {
     const int parent = model.bodies[i].parent;
@@ -118,8 +118,9 @@ Pose FramePose(const Model& model, const Workspace& ws, int frame) noexcept {
 void Rnea(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::VectorXd>& q,
           const Eigen::Ref<const Eigen::VectorXd>& v, const Eigen::Ref<const Eigen::VectorXd>& a,
           Eigen::Ref<Eigen::VectorXd> tau) noexcept {
-  assert(q.size() == model.nq && v.size() == model.nv && a.size() == model.nv &&
-         tau.size() == model.nv);
+  HEFT_ASSERT(q.size() == model.nq && v.size() == model.nv && a.size() == model.nv &&
+                  tau.size() == model.nv,
+              "q, v, a and tau sized to the model");
   detail::RelativePoses(model, ws, q);
   detail::ForwardPass(model, ws, v, a);
   for (int i = 0; i < model.num_bodies(); ++i)
@@ -129,7 +130,7 @@ void Rnea(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
 
 void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::VectorXd>& q,
           Eigen::Ref<Eigen::MatrixXd> M) noexcept {
-  assert(M.rows() == model.nv && M.cols() == model.nv);
+  HEFT_ASSERT(M.rows() == model.nv && M.cols() == model.nv, "M is nv × nv");
   detail::RelativePoses(model, ws, q);
   const int nb = model.num_bodies();
   for (int i = 0; i < nb; ++i) ws.Ic[i] = SpatialInertia(model.bodies[i].parameters);
@@ -174,7 +175,7 @@ void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
 
 void FrameJacobian(const Model& model, const Workspace& ws, int frame,
                    Eigen::Ref<Matrix6X> J) noexcept {
-  assert(J.cols() == model.nv);
+  HEFT_ASSERT(J.cols() == model.nv, "J has the model's nv columns");
   J.setZero();
   const Frame& fr = model.frames[frame];
   if (fr.body == kWorld) return;
@@ -206,7 +207,8 @@ void FrameJacobian(const Model& model, const Workspace& ws, int frame,
 
 void ContactTerm(const Model& model, Workspace& ws, std::span<const int> frames,
                  std::span<const Vector6> wrenches, Eigen::Ref<Eigen::VectorXd> out) noexcept {
-  assert(frames.size() == wrenches.size() && out.size() == model.nv);
+  HEFT_ASSERT(frames.size() == wrenches.size() && out.size() == model.nv,
+              "one wrench a frame, out sized nv");
   for (auto& f : ws.f) f.setZero();
   for (std::size_t i = 0; i < frames.size(); ++i) {
     const Frame& fr = model.frames[frames[i]];

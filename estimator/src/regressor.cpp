@@ -1,7 +1,6 @@
 #include "heft/estimator/regressor.hpp"
 
-#include <cassert>
-
+#include "heft/hal/assert.hpp"
 #include "spatial.hpp"
 
 namespace heft::dyn {
@@ -56,8 +55,9 @@ void CondensedRegressor(const Model& model, Workspace& ws, const RegressorSelect
                         const Eigen::Ref<const Eigen::VectorXd>& a,
                         Eigen::Ref<Eigen::MatrixXd> Y_est,
                         Eigen::Ref<Eigen::VectorXd> tau_nom) noexcept {
-  assert(Y_est.rows() == model.nv && Y_est.cols() == 10 * selection.size() &&
-         tau_nom.size() == model.nv);
+  HEFT_ASSERT(Y_est.rows() == model.nv && Y_est.cols() == 10 * selection.size() &&
+                  tau_nom.size() == model.nv,
+              "Y_est is nv × 10·(selected bodies), tau_nom nv");
   detail::RelativePoses(model, ws, q);
   detail::ForwardPass(model, ws, v, a);
   const auto& mask = selection.mask();

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+// The linker names these (--wrap=malloc: __wrap_malloc, __real_malloc, ...).
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __real_malloc(std::size_t size);
 void* __real_calloc(std::size_t n, std::size_t size);
@@ -13,12 +15,17 @@ void* __real_aligned_alloc(std::size_t alignment, std::size_t size);
 int __real_posix_memalign(void** p, std::size_t alignment, std::size_t size);
 void* __real_memalign(std::size_t alignment, std::size_t size);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 thread_local int g_active = 0;
 thread_local std::uint64_t g_count = 0;
+thread_local std::uint64_t g_malloc_count = 0;  // the malloc family's share of g_count
 inline void Note() noexcept {
   if (g_active > 0) ++g_count;
+}
+inline void NoteMalloc() noexcept {
+  if (g_active > 0) ++g_count, ++g_malloc_count;
 }
 void* NewImpl(std::size_t size) {
   Note();
@@ -40,7 +47,7 @@ namespace heft::test {
 std::uint64_t ThreadAllocationCount() noexcept {
   return g_count;
 }
-AllocationScope::AllocationScope() noexcept : start_(g_count) {
+AllocationScope::AllocationScope() noexcept : start_(g_count), malloc_start_(g_malloc_count) {
   ++g_active;
 }
 AllocationScope::~AllocationScope() {
@@ -49,36 +56,41 @@ AllocationScope::~AllocationScope() {
 std::uint64_t AllocationScope::count() const noexcept {
   return g_count - start_;
 }
+std::uint64_t AllocationScope::malloc_count() const noexcept {
+  return g_malloc_count - malloc_start_;
+}
 }  // namespace heft::test
 
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __wrap_malloc(std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_malloc(size);
 }
 void* __wrap_calloc(std::size_t n, std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_calloc(n, size);
 }
 void* __wrap_realloc(void* p, std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_realloc(p, size);
 }
 void __wrap_free(void* p) {
   __real_free(p);
 }
 void* __wrap_aligned_alloc(std::size_t alignment, std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_aligned_alloc(alignment, size);
 }
 int __wrap_posix_memalign(void** p, std::size_t alignment, std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_posix_memalign(p, alignment, size);
 }
 void* __wrap_memalign(std::size_t alignment, std::size_t size) {
-  Note();
+  NoteMalloc();
   return __real_memalign(alignment, size);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 }
 
 void* operator new(std::size_t size) {
