@@ -133,6 +133,7 @@ def row(c):
 
 
 def main():
+    global FROM
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sim", required=True, help="the heft-sim program")
     p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -145,7 +146,6 @@ def main():
     p.add_argument("--out", default="", help="also write the table here")
     p.add_argument("--work", default="", help="keep configurations, telemetry and logs here")
     args = p.parse_args()
-    global FROM
     FROM = args.start
     args.keep = bool(args.work)
     if args.seconds < FROM + args.window + 1.0:
