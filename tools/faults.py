@@ -122,11 +122,13 @@ def row(c):
         return f"| {c['scenario']} | {fault} | void (MuJoCo reset) | | | | |"
     if v is None:
         return f"| {c['scenario']} | {fault} | **exit {c['rc']}** | | | | |"
-    held = "+".join(sorted(v.hold_reasons)) if v.held else "no hold"
-    if v.window_rows:
-        held += f" ({100 * v.window_held / v.window_rows:.0f} %)"
+    held = "no hold"
+    if v.held:
+        held = "+".join(sorted(v.hold_reasons))
+        if v.window_rows:
+            held += f" ({100 * v.window_held / v.window_rows:.0f} %)"
     resumed = "**never**" if v.resumed_at is None else \
-        f"{1e3 * (v.resumed_at - (FROM + c['window'])):.0f} ms"
+        f"{1e3 * (v.resumed_at - (FROM + c['window'])):.0f} ms" if v.held else "—"
     verdict = "ok" if not failures(c) else "**" + "; ".join(failures(c)) + "**"
     return (f"| {c['scenario']} | {fault} | {'0' if c['rc'] == 0 else c['rc']} | "
             f"{v.non_finite} / {v.inconsistent} of {v.rows} | {held} | {resumed} | {verdict} |")

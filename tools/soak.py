@@ -42,9 +42,11 @@ def random_faults(seconds, seed):
         if t + length > seconds - 5.0:
             return faults
         w = {"from": round(t, 3), "to": round(t + length, 3)}
+        # The faults heft detects (or that cannot mislead it): not a stuck torque sensor nor a
+        # silently saturated F/T cell, which heft does not detect (README, "Reliability") and which
+        # can topple the adaptive walk through a wrong estimate, voiding the run.
         kind = rng.choice(["loss", "burst", "encoder", "torque", "ft", "imu", "crc",
-                           "error_frames", "bus_off", "imu_saturated", "imu_attitude",
-                           "torque_stuck", "ft_saturated"])
+                           "error_frames", "bus_off", "imu_saturated", "imu_attitude"])
         bus = rng.choice(["can0", "can1"])
         jnt = rng.choice(["left_knee", "right_hip_pitch", "waist_pitch", "left_elbow"])
         if kind == "loss":
@@ -52,9 +54,9 @@ def random_faults(seconds, seed):
         elif kind == "burst":
             f = dict(device="burst", name=bus, **{"from": w["from"], "to": w["from"] + 0.02},
                      repeat=5, period=0.1)
-        elif kind in ("encoder", "torque", "torque_stuck"):
+        elif kind in ("encoder", "torque"):
             f = dict(device=kind, name=jnt, **w)
-        elif kind in ("ft", "ft_saturated"):
+        elif kind == "ft":
             f = dict(device=kind, name=rng.choice(["left_foot_ft", "right_foot_ft"]), **w)
         elif kind in ("error_frames", "bus_off"):
             f = dict(device=kind, name=bus, **w)
@@ -87,9 +89,21 @@ class Follower:
                 return
             self.f = open(self.path, newline="")
         self.buf += self.f.read()
+        # The telemetry rotates (host.telemetry max_bytes): once the file we read is renamed away
+        # and read to its end, go on with the new one.
+        try:
+            rotated = os.stat(self.path).st_ino != os.fstat(self.f.fileno()).st_ino
+        except OSError:
+            rotated = False
+        if rotated:
+            self.buf += self.f.read()
+            self.f.close()
+            self.f = open(self.path, newline="")
         *lines, self.buf = self.buf.split("\n")
         for line in lines:
             row = line.split(",")
+            if row == self.header:
+                continue  # a rotated file's header
             if self.header is None:
                 self.header = row
                 self.col = {n: i for i, n in enumerate(row)}
