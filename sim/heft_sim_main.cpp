@@ -26,6 +26,7 @@ class SimulatedFactory final : public host::BackendFactory {
     config_ = ParseSimulation(root);
     deviations_ = root["simulation"].Has("deviations");
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;
+    config_.options.base_from_input = host.input_base;  // the simulated framework writes it
   }
   bool lockstep() const override { return config_.lockstep; }
   // The simulation went unstable during the run (MuJoCo reset it): the run is void.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "heft/drivers/error_frames.hpp"
@@ -54,6 +55,15 @@ class SimulatedRobot::Link final : public hal::CanTransport {
   hal::CanBusStats stats() const noexcept override { return bus_.stats(); }
   bool restart() noexcept override { return bus_.restart(); }
 
+  // An error frame of a storm (kErrorFrames) on the bus (and in the log); lost while off.
+  void ErrorStorm(std::int64_t now_ns) noexcept {
+    if (bus_.bus_off()) return;
+    const hal::CanFrame f =
+        drivers::ErrorFrame(drivers::kErrProtocol | drivers::kErrBusError, now_ns);
+    if (bus_.send(f) != hal::IoStatus::kOk) return;
+    ++counters_.error_frames;
+    Logged(f);
+  }
   // The bus goes off now: its error frame is on the bus (and in the log).
   void BusOff(std::int64_t now_ns) noexcept {
     if (!bus_.enter_bus_off(now_ns)) return;
@@ -127,10 +137,10 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
     imu_ = true;
     R_BI_ = f.R;
     p_BI_ = f.p;
-  } else if (scenario_.floating_base) {
-    throw std::invalid_argument(
-        "simulation: the floating-base scenario '" + options.scenario +
-        "' needs drivers.imu (the simulated base IMU is the only source of the base's state)");
+  } else if (scenario_.floating_base && !options.base_from_input) {
+    throw std::invalid_argument("simulation: the floating-base scenario '" + options.scenario +
+                                "' needs drivers.imu or host.framework_input.base (the simulated "
+                                "IMU or the simulated framework's input)");
   }
   ApplyDeviations(options, drivers);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
@@ -154,6 +164,8 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   tau_.assign(plant_->num_joints(), 0.0);
   encoder_on_.assign(drivers.joints.size(), 1);
   torque_on_.assign(drivers.joints.size(), 1);
+  stuck_torque_.assign(drivers.joints.size(), std::numeric_limits<double>::quiet_NaN());
+  stuck_now_.assign(drivers.joints.size(), 0);
   ft_on_.assign(drivers.ft_cells.size(), 1);
   for (const SimFault& f : faults_) {
     using K = SimFault::Kind;
@@ -312,6 +324,8 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
     link->loss = 0.0;
     link->burst = false;
   }
+  std::fill(stuck_now_.begin(), stuck_now_.end(), 0);
+  clock_offset_ns_ = 0;
   for (const SimFault& f : faults_) {
     if (!f.Active(t)) continue;
     switch (f.kind) {
@@ -338,18 +352,45 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
       case SimFault::Kind::kBusOff:
         links_[f.device]->BusOff(now_ns_);  // again after a restart inside the window
         break;
+      case SimFault::Kind::kTorqueStuck: {
+        double& stuck = stuck_torque_[f.device];
+        if (std::isnan(stuck)) stuck = measured_.joints[f.device].torque;  // the window opens
+        measured_.joints[f.device].torque = stuck;
+        stuck_now_[f.device] = 1;
+        break;
+      }
+      case SimFault::Kind::kFtSaturated:
+        // Far past the cell's range on every axis: every gauge clamps at its rail.
+        for (double& x : measured_.wrenches[f.device].wrench) x = x >= 0.0 ? 1e9 : -1e9;
+        break;
+      case SimFault::Kind::kErrorFrames:
+        for (int e = 0; e < kErrorFramesPerMs; ++e) links_[f.device]->ErrorStorm(now_ns_);
+        break;
+      case SimFault::Kind::kClockStep:
+        clock_offset_ns_ += std::llround(f.step * 1e9);
+        break;
       case SimFault::Kind::kImu:
       case SimFault::Kind::kImuSaturated:
       case SimFault::Kind::kImuAttitude:
-        break;  // EmitImu
+      case SimFault::Kind::kInputStale:
+      case SimFault::Kind::kInputGarbage:
+        break;  // EmitImu; the framework's input (SimulatedBackend)
     }
   }
+  for (std::size_t j = 0; j < stuck_now_.size(); ++j)
+    if (!stuck_now_[j]) stuck_torque_[j] = std::numeric_limits<double>::quiet_NaN();
   emit.encoder_enabled = encoder_on_;
   emit.torque_enabled = torque_on_;
   emit.ft_enabled = ft_on_;
-  encoder_->Emit(measured_, now_ns_, link_ptrs_, emit);
+  encoder_->Emit(measured_, now_ns_ + clock_offset_ns_, link_ptrs_, emit);
   if (imu_) EmitImu(t);
   ++tick_;
+}
+
+bool SimulatedRobot::FaultActive(SimFault::Kind kind, double t) const noexcept {
+  for (const SimFault& f : faults_)
+    if (f.kind == kind && f.Active(t)) return true;
+  return false;
 }
 
 void SimulatedRobot::EmitImu(double t) noexcept {
@@ -379,7 +420,7 @@ void SimulatedRobot::EmitImu(double t) noexcept {
   if (silent)
     encoder_->SkipImu();
   else
-    encoder_->EmitImu(v, now_ns_, link_ptrs_, status);
+    encoder_->EmitImu(v, now_ns_ + clock_offset_ns_, link_ptrs_, status);
 }
 
 }  // namespace heft::sim

@@ -7,24 +7,44 @@
 #include "heft/scenarios/scenario.hpp"
 
 namespace heft::sim {
+namespace {
+
+// Faults that name no device or bus.
+bool NoName(SimFault::Kind k) {
+  using K = SimFault::Kind;
+  return k == K::kCrc || k == K::kImu || k == K::kImuSaturated || k == K::kImuAttitude ||
+         k == K::kClockStep || k == K::kInputStale || k == K::kInputGarbage;
+}
+
+}  // namespace
 
 SimFault ParseFault(const config::Node& f, std::string& name) {
   using K = SimFault::Kind;
-  static constexpr K kinds[] = {K::kEncoder,      K::kTorque,     K::kForceTorque, K::kCrc,
-                                K::kLoss,         K::kBurst,      K::kBusOff,      K::kImu,
-                                K::kImuSaturated, K::kImuAttitude};
+  static constexpr K kinds[] = {
+      K::kEncoder,      K::kTorque,      K::kForceTorque, K::kCrc,
+      K::kLoss,         K::kBurst,       K::kBusOff,      K::kImu,
+      K::kImuSaturated, K::kImuAttitude, K::kTorqueStuck, K::kFtSaturated,
+      K::kErrorFrames,  K::kClockStep,   K::kInputStale,  K::kInputGarbage};
   SimFault fault;
-  fault.kind = kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off",
-                                       "imu", "imu_saturated", "imu_attitude"})];
-  const bool no_name = fault.kind == K::kCrc || fault.kind == K::kImu ||
-                       fault.kind == K::kImuSaturated || fault.kind == K::kImuAttitude;
+  fault.kind =
+      kinds[f.Enum("device", {"encoder", "torque", "ft", "crc", "loss", "burst", "bus_off", "imu",
+                              "imu_saturated", "imu_attitude", "torque_stuck", "ft_saturated",
+                              "error_frames", "clock_step", "input_stale", "input_garbage"})];
+  const bool no_name = NoName(fault.kind);
   constexpr config::Range kTime{0.0, 1e6};
   switch (fault.kind) {
     case K::kCrc:
     case K::kImu:
     case K::kImuSaturated:
     case K::kImuAttitude:
+    case K::kInputStale:
+    case K::kInputGarbage:
       f.AllowOnly({"device", "from", "to"});
+      break;
+    case K::kClockStep:
+      f.AllowOnly({"device", "from", "to", "step"});
+      fault.step = f.Get<double>("step", {-1e6, 1e6});
+      if (fault.step == 0.0) f["step"].Fail("a clock step of 0 s changes nothing");
       break;
     case K::kLoss:
       f.AllowOnly({"device", "name", "probability", "from", "to"});
@@ -99,7 +119,7 @@ SimulationConfig ParseSimulation(const config::Node& root) {
     s["scenario"].Fail("unknown scenario '" + sim.options.scenario + "'; allowed: " + allowed);
   }
   sim.options.adaptation = s.Get<bool>("adaptation", true, {});
-  sim.options.duration_scale = s.Get<double>("duration_scale", 1.0, {0.001, 100.0});
+  sim.options.duration_scale = s.Get<double>("duration_scale", 1.0, {0.001, 1000.0});
   sim.lockstep = s.Get<bool>("lockstep", true, {});
   sim.options.seed = static_cast<std::uint64_t>(s.Get<int>("seed", 1, {0, 1 << 30}));
   sim.walking_after = s.Get<double>("walking_after", 0.5, {0.0, 60.0});
@@ -146,7 +166,9 @@ void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d) {
   for (std::size_t i = 0; i < sim.options.faults.size(); ++i) {
     SimFault& f = sim.options.faults[i];
     const std::string& name = sim.fault_names[i];
-    if (f.kind == K::kCrc) continue;
+    if (NoName(f.kind) && f.kind != K::kImu && f.kind != K::kImuSaturated &&
+        f.kind != K::kImuAttitude)
+      continue;
     if (f.kind == K::kImu || f.kind == K::kImuSaturated || f.kind == K::kImuAttitude) {
       if (!d.imu) sim.fault_nodes[i]["device"].Fail("an IMU fault needs drivers.imu");
       continue;
@@ -157,10 +179,11 @@ void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d) {
     }
     std::vector<std::string> candidates;
     const char* what = "a joint of drivers.joints";
-    if (f.kind == K::kForceTorque) {
+    if (f.kind == K::kForceTorque || f.kind == K::kFtSaturated) {
       for (const auto& c : d.ft_cells) candidates.push_back(c.frame);
       what = "an F/T frame of drivers.ft_cells";
-    } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff) {
+    } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff ||
+               f.kind == K::kErrorFrames) {
       candidates = d.buses;
       what = "a bus of drivers.buses";
     } else {

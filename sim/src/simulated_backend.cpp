@@ -4,6 +4,7 @@
 
 #include <Eigen/Cholesky>
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "telemetry.hpp"  // the host's π column names
@@ -34,10 +35,16 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
   if (fresh) UpdateNees();
   robot_->Step(fresh ? &estimate_ : nullptr);
 
-  // The simulated controller framework tells the estimator that the robot walks, once, at the
-  // first millisecond at or past walking_after, the way a robot's framework does: a "walking"
-  // command written into the framework input segment heftd's host reads.
-  if (!walking_sent_ && input_ && static_cast<double>(k) * 1e-3 >= config_.walking_after) {
+  // The simulated controller framework writes the floating base's state into its input segment
+  // every millisecond (heftd takes it with host.framework_input.base) and tells the estimator
+  // that the robot walks, once, at the first millisecond at or past walking_after, the way a
+  // robot's framework does: a "walking" command written into the segment heftd's host reads. A
+  // stale framework (kInputStale) writes neither: the command waits for the window's end.
+  const double t = static_cast<double>(k - 1) * 1e-3;  // the robot's time during this step
+  const bool stale = robot_->FaultActive(SimFault::Kind::kInputStale, t);
+  if (input_ && !stale) WriteFrameworkInput(k, t);
+  if (!walking_sent_ && input_ && !stale &&
+      static_cast<double>(k) * 1e-3 >= config_.walking_after) {
     input_->Command(plugin::Command::kRobotWalking);
     walking_sent_ = true;
   }
@@ -56,6 +63,27 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
       tr.errors[e] = errors[e];
     truth_queue_->push(tr);
   }
+}
+
+void SimulatedBackend::WriteFrameworkInput(std::int64_t k, double t) noexcept {
+  heft_input_sample sample{};
+  if (robot_->FaultActive(SimFault::Kind::kInputGarbage, t)) {
+    // A broken framework: random bytes where its base sample belongs.
+    std::array<std::uint64_t, sizeof(sample) / sizeof(std::uint64_t)> words;
+    for (std::uint64_t& w : words) w = garbage_rng_();
+    std::memcpy(&sample, words.data(), sizeof(sample));
+    input_->Write(sample);
+    return;
+  }
+  const hal::RobotStateSample& truth = robot_->truth();
+  if (!truth.has_base) return;  // a fixed base: the framework sends commands only
+  sample.sequence = ++input_sequence_;
+  sample.stamp_ns = k * 1'000'000 + robot_->clock_offset_ns();
+  sample.flags = HEFT_INPUT_HAS_LINEAR_VELOCITY;
+  std::copy_n(truth.base.orientation.begin(), 4, sample.orientation);
+  std::copy_n(truth.base.angular_velocity.begin(), 3, sample.angular_velocity);
+  std::copy_n(truth.base.linear_velocity.begin(), 3, sample.linear_velocity);
+  input_->Write(sample);
 }
 
 void SimulatedBackend::UpdateNees() noexcept {
@@ -113,8 +141,9 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
     const SimBusCounters& sc = robot_->bus_counters()[b];
     log.info(
         "simulated bus {}: {} frames put on the bus; lost {} at random, {} in bursts, {} while "
-        "off; {} bus-off events",
-        bus_names[b], sc.frames, sc.lost_random, sc.lost_burst, sc.lost_bus_off, sc.bus_off);
+        "off; {} bus-off events; {} error frames of storms",
+        bus_names[b], sc.frames, sc.lost_random, sc.lost_burst, sc.lost_bus_off, sc.bus_off,
+        sc.error_frames);
   }
   if (robot_->candump()) {
     robot_->CloseCandump();

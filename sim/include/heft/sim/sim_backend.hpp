@@ -48,7 +48,16 @@ struct SimNoise {
 // bus-off, then silence) for the window — a restart inside it finds the bus off again, the first
 // restart after it brings the frames back. IMU faults (drivers.imu; no device): kImu the IMU falls
 // silent, kImuSaturated its frames carry GYRO_SATURATED and ACCEL_SATURATED, kImuAttitude they
-// carry ATTITUDE_NOT_CONVERGED (the drivers mark the base as faulty in both).
+// carry ATTITUDE_NOT_CONVERGED (the drivers mark the base as faulty in both). The fault matrix's
+// (tools/faults.py): kTorqueStuck a torque sensor keeps sending the value it measured when the
+// window opened (valid frames, no noise); kFtSaturated every gauge of a cell sits at its int16
+// rail (an overload; the cell's status stays OK, as a cell that does not flag saturation);
+// kErrorFrames the bus (device) carries an error-frame storm, kErrorFramesPerMs bus/protocol
+// error frames each millisecond beside the devices' frames; kClockStep the clocks that stamp
+// frames and the framework's samples jump by `step` seconds for the window (then back); kInputStale
+// the simulated framework writes nothing into its input segment (no base sample, no command: a
+// command due then waits for the window's end); kInputGarbage it writes random bytes as its base
+// sample every millisecond.
 struct SimFault {
   enum class Kind {
     kEncoder,
@@ -60,7 +69,13 @@ struct SimFault {
     kBusOff,
     kImu,
     kImuSaturated,
-    kImuAttitude
+    kImuAttitude,
+    kTorqueStuck,
+    kFtSaturated,
+    kErrorFrames,
+    kClockStep,
+    kInputStale,
+    kInputGarbage
   };
   Kind kind = Kind::kTorque;
   int device = 0;  // joint index (drivers order), F/T cell index or bus index
@@ -68,17 +83,21 @@ struct SimFault {
   double probability = 0.0;  // kLoss
   int repeat = 1;            // kBurst
   double period = 0.0;       // kBurst, s between the starts of back-to-back bursts
+  double step = 0.0;         // kClockStep, s the clocks jump by (negative: back)
   // True while the fault is active at simulated time t.
   bool Active(double t) const noexcept;
 };
 
 // What the simulator did to its frames, per bus (for the summary and the tests).
+inline constexpr int kErrorFramesPerMs = 4;
+
 struct SimBusCounters {
   std::uint64_t frames = 0;        // put on the bus (what a candump on it would see)
   std::uint64_t lost_random = 0;   // kLoss
   std::uint64_t lost_burst = 0;    // kBurst
   std::uint64_t lost_bus_off = 0;  // not sent: the bus was off
   std::uint64_t bus_off = 0;       // bus-off events raised
+  std::uint64_t error_frames = 0;  // kErrorFrames: error frames put on the bus
 };
 
 struct SimOptions {
@@ -92,6 +111,9 @@ struct SimOptions {
   SimNoise noise;
   DeviationConfig deviations;  // the simulated robot vs its URDF (default: ideal, the URDF)
   std::vector<SimFault> faults;
+  // The host takes the floating base from the framework's input segment (host.framework_input
+  // .base), which the simulated framework writes: a floating robot then needs no drivers.imu.
+  bool base_from_input = false;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
@@ -132,6 +154,11 @@ class SimulatedRobot {
   double unstable_at() const { return unstable_at_; }
   // What the faults did, per bus (drivers order). Read after the run (or between steps).
   const std::vector<SimBusCounters>& bus_counters() const { return bus_counters_; }
+  // True while a fault of `kind` is active at simulated time t (the framework's faults, which the
+  // backend injects into its input segment).
+  bool FaultActive(SimFault::Kind kind, double t) const noexcept;
+  // What the stepped clocks add to the true time now (kClockStep), ns.
+  std::int64_t clock_offset_ns() const noexcept { return clock_offset_ns_; }
   // The state after the last step as MuJoCo has it (truth; the base is not on the buses: with
   // drivers.imu the IMU's frames carry it, see imu_truth()).
   const hal::RobotStateSample& truth() const { return truth_; }
@@ -172,6 +199,9 @@ class SimulatedRobot {
   std::vector<double> tau_;
   std::vector<SimFault> faults_;
   std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
+  std::vector<double> stuck_torque_;      // per joint: the stuck value, NaN while not stuck
+  std::vector<unsigned char> stuck_now_;  // per joint: kTorqueStuck active this millisecond
+  std::int64_t clock_offset_ns_ = 0;      // kClockStep
   std::mt19937_64 rng_;
   std::mt19937_64 fault_rng_;  // its own stream: frame loss does not change the sensor noise
   std::mt19937_64 imu_rng_;    // the IMU's noise: the other sensors' noise is the same with it

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <memory>
+#include <random>
 
 #include "backend.hpp"
 #include "framework_input.hpp"
@@ -55,6 +56,10 @@ class SimulatedBackend final : public host::Backend {
   };
   // The NEES of the latest hand-off against the truth now (stepper thread, no allocation).
   void UpdateNees() noexcept;
+  // The simulated framework's base sample of millisecond k (stepper thread; the input faults).
+  void WriteFrameworkInput(std::int64_t k, double t) noexcept;
+  std::uint64_t input_sequence_ = 0;                    // stepper thread
+  std::mt19937_64 garbage_rng_{0x5EED};                 // kInputGarbage's bytes
   std::array<double, hal::kMaxEstimatedLinks> nees_{};  // stepper thread
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
