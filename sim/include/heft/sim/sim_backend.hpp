@@ -6,6 +6,7 @@
 // frame put on the buses (written by its own thread, never in Step()).
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
@@ -92,6 +93,9 @@ struct SimOptions {
   SimNoise noise;
   DeviationConfig deviations;  // the simulated robot vs its URDF (default: ideal, the URDF)
   std::vector<SimFault> faults;
+  // The simulated controllers' joint friction model: heft-sim passes robot.parameters' `friction`
+  // (heft-identify's, identified on this robot); empty: none (the URDF has none).
+  std::vector<est::JointFriction> controller_friction;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
@@ -127,6 +131,8 @@ class SimulatedRobot {
   void TruePayload(Eigen::VectorXd& out) const noexcept;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
+  // The pelvis's lowest height so far [m] (floating base; +inf for a fixed one).
+  double lowest_pelvis() const { return lowest_pelvis_; }
   // The simulated time at which MuJoCo found the simulation unstable (and reset it: everything
   // after is void), or a negative number while it has not.
   double unstable_at() const { return unstable_at_; }
@@ -169,6 +175,7 @@ class SimulatedRobot {
   std::vector<Eigen::Matrix<double, 6, 1>> ft_bias_;  // per cell: force (+ force_bias), moment
   Eigen::Vector3d gyro_bias_ = Eigen::Vector3d::Zero(), accel_bias_ = Eigen::Vector3d::Zero();
   hal::RobotStateSample truth_, measured_;
+  double lowest_pelvis_ = std::numeric_limits<double>::infinity();
   std::vector<double> tau_;
   std::vector<SimFault> faults_;
   std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
