@@ -8,6 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "heft/plugin/plugin_config.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
 #include "host.hpp"
@@ -34,12 +35,20 @@ class SimulatedFactory final : public host::BackendFactory {
   std::unique_ptr<host::Backend> Create(const host::HostConfig& host,
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
-    auto backend = std::make_unique<SimulatedBackend>(WithRobotsDir(config_, config.urdf_path),
-                                                      host.duration, config.drivers, model);
+    SimulationConfig sim = WithRobotsDir(config_, config.urdf_path);
+    // The controllers' friction model is the identified one (robot.parameters), as on a robot.
+    if (!config.parameters_path.empty())
+      sim.options.controller_friction = plugin::ReadNominalFriction(config.parameters_path, model);
+    const std::size_t friction_joints = sim.options.controller_friction.size();
+    auto backend =
+        std::make_unique<SimulatedBackend>(std::move(sim), host.duration, config.drivers, model);
     log.info("simulated robot: scenario {} ({}), adaptation {}, {:.1f} s", config_.options.scenario,
              backend->robot().scenario().description, config_.options.adaptation ? "on" : "off",
              backend->duration());
     backend->ReportVoidRunTo(&void_run_);
+    if (friction_joints > 0)
+      log.info("simulated controllers: the identified friction of {} joints fed forward ({})",
+               friction_joints, config.parameters_path);
     if (deviations_)
       WriteDeviations(backend->robot(), host.telemetry, log);
     else

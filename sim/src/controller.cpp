@@ -56,6 +56,9 @@ Controller::Controller(const std::string& urdf_path, std::span<const std::string
   for (const auto& name : estimated_links) {
     links_.push_back(Link{name, model_.body(name)});
   }
+  joint_names_.assign(state_joint_names.begin(), state_joint_names.end());
+  coulomb_.setZero(model_.nv());
+  viscous_.setZero(model_.nv());
   q_.setZero(model_.nq());
   if (model_.floating_base()) q_[3] = 1.0;
   v_.setZero(model_.nv());
@@ -66,6 +69,29 @@ void Controller::SetTaskErrorNames(std::vector<std::string> names) {
   if (names.size() > kMaxTaskErrors) throw std::invalid_argument("too many task errors");
   error_names_ = std::move(names);
   num_errors_ = error_names_.size();
+}
+
+void Controller::SetFrictionModel(std::span<const est::JointFriction> friction) {
+  coulomb_.setZero();
+  viscous_.setZero();
+  for (const est::JointFriction& f : friction) {
+    const auto it = std::find(joint_names_.begin(), joint_names_.end(), f.joint);
+    if (it == joint_names_.end())
+      throw std::invalid_argument("friction model: '" + f.joint + "' is not a joint of the robot");
+    if (!std::isfinite(f.coulomb + f.viscous))
+      throw std::invalid_argument("friction model: '" + f.joint + "' is not finite");
+    // A negative coefficient (an identification's noise on a joint that hardly moved) would feed
+    // energy in: none is fed forward.
+    const int v = joint_v_[static_cast<std::size_t>(it - joint_names_.begin())];
+    coulomb_[v] = std::max(f.coulomb, 0.0);
+    viscous_[v] = std::max(f.viscous, 0.0);
+  }
+}
+
+double Controller::FrictionFeedForward(int v, double qd_ref) const noexcept {
+  // The model heft-identify fits and the estimator's τ_nom uses (config/README.md).
+  constexpr double kVelocityScale = 0.01;  // rad/s
+  return coulomb_[v] * std::tanh(qd_ref / kVelocityScale) + viscous_[v] * qd_ref;
 }
 
 Vector10 Controller::model_parameters(std::size_t i) const noexcept {
@@ -177,11 +203,23 @@ bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStat
       const double qd_ref = A * (de * sn + e * w * cs);
       qdd_ref_[v] = A * (dde * sn + 2.0 * de * w * cs - e * w * w * sn);
       task_error = q_ref - q;
-      task_torque = config_.task_kp * task_error + config_.task_kd * (qd_ref - qd);
+      // The friction model's feed-forward, its Coulomb part adapted online (JointTaskConfig).
+      const double fc_model = model_coulomb(v);
+      if (coulomb_estimate_ < 0.0) coulomb_estimate_ = fc_model;
+      const double direction = std::tanh(qd_ref / 0.01);
+      const double dt = std::clamp(t - last_t_, 0.0, 0.01);
+      coulomb_estimate_ =
+          std::clamp(coulomb_estimate_ +
+                         dt * (config_.friction_gain * ((qd_ref - qd) + task_error) * direction -
+                               config_.friction_leak * (coulomb_estimate_ - fc_model)),
+                     0.0, config_.friction_max);
+      task_torque = config_.task_kp * task_error + config_.task_kd * (qd_ref - qd) +
+                    FrictionFeedForward(v, qd_ref) + (coulomb_estimate_ - fc_model) * direction;
     } else {
       qdd_ref_[v] = config_.kp * (config_.home[i] - q) - config_.kd * qd;
     }
   }
+  last_t_ = t;
   tau.noalias() = model_.M() * qdd_ref_;
   tau += model_.h();
   tau[joint_v_[task_sample_index_]] += task_torque;
@@ -225,6 +263,7 @@ BalanceController::BalanceController(const std::string& urdf_path,
       posture_weight_[curl_v_] = config_.w_curl;  // a task, not a posture preference
     }
   }
+  friction_ff_.setZero(nv);
   wave_of_v_.assign(nv, -1);
   for (std::size_t k = 0; k < config_.excitation.waves.size(); ++k) {
     const std::string& joint = config_.excitation.waves[k].joint;
@@ -407,6 +446,7 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
                      config_.posture_kd * (ref_vel - v_[v]);
     H_(v, v) += posture_weight_[v];
     g_[v] += posture_weight_[v] * a;
+    friction_ff_[v] = FrictionFeedForward(v, ref_vel);
   }
   // Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g.
   Eigen::Vector2d com_ref = com_goal_;
@@ -529,6 +569,7 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
   for (int foot = 0; foot < 2; ++foot) {
     tau.noalias() -= Jc_[foot].transpose() * sol_.segment<6>(nv + 6 * foot);
   }
+  tau += friction_ff_;
   return true;
 }
 

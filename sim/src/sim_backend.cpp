@@ -143,6 +143,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
                                 "IMU or the simulated framework's input)");
   }
   ApplyDeviations(options, drivers);
+  scenario_.controller->SetFrictionModel(options.controller_friction);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
   if (!options.candump.empty())
     candump_ = std::make_unique<drivers::CandumpWriter>(
@@ -295,6 +296,7 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   plant_->Step(tau_);
   if (unstable_at_ < 0.0 && plant_->unstable()) unstable_at_ = t;
   plant_->Sample(truth_);
+  if (scenario_.floating_base) lowest_pelvis_ = std::min(lowest_pelvis_, truth_.base.position[2]);
   // What the sensors report of the state after the step.
   measured_ = truth_;
   for (std::size_t i = 0; i < measured_.num_joints; ++i) {

@@ -137,6 +137,17 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
         robot_->unstable_at());
     if (void_run_) *void_run_ = true;
   }
+  if (robot_->scenario().floating_base) {
+    // Did the controllers hold the robot: its lowest pelvis, a fall, the gait's progress.
+    const auto* balance =
+        dynamic_cast<const scenarios::BalanceController*>(robot_->scenario().controller.get());
+    log.info(
+        "simulated robot: pelvis lowest {:.3f} m (fall below {:.3f} m), fell {}; "
+        "touchdowns {}; pelvis x {:.3f} m",
+        robot_->lowest_pelvis(), robot_->scenario().fall_height,
+        robot_->lowest_pelvis() < robot_->scenario().fall_height ? "yes" : "no",
+        balance ? balance->touchdowns() : 0, robot_->truth().base.position[0]);
+  }
   for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
     const SimBusCounters& sc = robot_->bus_counters()[b];
     log.info(

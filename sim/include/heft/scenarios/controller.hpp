@@ -11,12 +11,14 @@
 
 #include <Eigen/Core>
 #include <Eigen/LU>
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "heft/estimator/inertial_estimator.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/hal/robot_state.hpp"
 #include "heft/scenarios/control_model.hpp"
@@ -39,6 +41,14 @@ class Controller {
   /// Latest hand-off. Used (from the next Compute on) when adaptation is on and the estimator is
   /// estimating or holding; a link whose π is not physically consistent keeps its last value.
   void OnInertialEstimate(const hal::InertialEstimate& estimate) noexcept;
+
+  /// The controller's joint friction model (a real controller's: the identified one, heft-identify
+  /// --friction, or a datasheet's; never the simulated robot's truth): τ_f = fc·tanh(q̇_ref / 0.01)
+  /// + fv·q̇_ref is fed forward on every joint that follows a reference velocity (the arm task,
+  /// the curl, the excitation's waves), so that dry friction does not stall a low-gain task.
+  /// Joints not listed get none, nor do negative coefficients; by default there is none. Throws
+  /// std::invalid_argument for an unknown joint or a non-finite coefficient.
+  void SetFrictionModel(std::span<const est::JointFriction> friction);
 
   /// Joint torques (sample joint order) for the state at time t. False if the state is unusable
   /// (then tau is zero).
@@ -65,6 +75,9 @@ class Controller {
   virtual bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
                                        Eigen::Ref<Eigen::VectorXd> tau) noexcept = 0;
   void SetTaskErrorNames(std::vector<std::string> names);
+  /// The friction model's torque on model coordinate v at reference velocity qd_ref.
+  [[nodiscard]] double FrictionFeedForward(int v, double qd_ref) const noexcept;
+  [[nodiscard]] double model_coulomb(int v) const noexcept { return coulomb_[v]; }
 
   ControlModel model_;
   Eigen::VectorXd q_, v_;
@@ -82,6 +95,8 @@ class Controller {
   };
   std::vector<Link> links_;
   std::vector<std::string> error_names_;
+  std::vector<std::string> joint_names_;  // sample order
+  Eigen::VectorXd coulomb_, viscous_;     // friction model, model v order (0: none)
   Eigen::VectorXd tau_;
   bool adaptation_ = false;
   std::uint64_t received_ = 0, applied_ = 0, rejected_ = 0;
@@ -101,6 +116,14 @@ struct JointTaskConfig {
   double task_kp = 2.0, task_kd = 0.3;  ///< [Nm/rad], [Nm s/rad] on the task joint
   double start = 0.0;  ///< [s] the task's time origin (the load's arrival): home held before it
   double kp = 100.0, kd = 20.0;  ///< [1/s²], [1/s] on every other joint
+  /// Adaptive dry-friction compensation on the task joint: its Coulomb coefficient ĉ (starting at
+  /// the friction model's) follows ċ = γ (ė + λ e) tanh(q̇_ref / 0.01) − σ (ĉ − fc_model), λ = 1/s,
+  /// ĉ in [0, max]: a velocity deficit or lag that keeps the sign of the reference velocity (a
+  /// stalled joint: ė = q̇_ref) is friction the model lacks; a payload's error (gravity: even in
+  /// q̇_ref; inertia: ∝ q̈_ref) averages out over a period. γ = 0: off.
+  double friction_gain = 2.0;   ///< γ [N·m/(rad·s)]
+  double friction_leak = 0.05;  ///< σ [1/s]
+  double friction_max = 3.0;    ///< [N·m]
 };
 
 class JointTaskController final : public Controller {
@@ -113,9 +136,17 @@ class JointTaskController final : public Controller {
   bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
                                Eigen::Ref<Eigen::VectorXd> tau) noexcept override;
 
+ public:
+  /// ĉ, the task joint's adapted Coulomb coefficient [N·m].
+  [[nodiscard]] double coulomb_estimate() const noexcept {
+    return std::max(coulomb_estimate_, 0.0);
+  }
+
  private:
   JointTaskConfig config_;
   int task_sample_index_ = 0;
+  double coulomb_estimate_ = -1.0;  // ĉ [N·m] (negative: not started)
+  double last_t_ = 0.0;
   Eigen::VectorXd qdd_ref_;
 };
 
@@ -210,6 +241,7 @@ class BalanceController final : public Controller {
   Eigen::VectorXd posture_weight_;
   int curl_v_ = -1, curl_q_ = -1;  // model v / q index of the curl joint (-1: none)
   std::vector<int> wave_of_v_;     // model v index → excitation wave (-1: none)
+  Eigen::VectorXd friction_ff_;    // the friction model's feed-forward (joints with a reference)
   // Gait state.
   Phase phase_ = Phase::kStand;
   int swing_ = 1;  // 0 left, 1 right

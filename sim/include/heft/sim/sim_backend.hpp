@@ -6,6 +6,7 @@
 // frame put on the buses (written by its own thread, never in Step()).
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
@@ -114,6 +115,9 @@ struct SimOptions {
   // The host takes the floating base from the framework's input segment (host.framework_input
   // .base), which the simulated framework writes: a floating robot then needs no drivers.imu.
   bool base_from_input = false;
+  // The simulated controllers' joint friction model: heft-sim passes robot.parameters' `friction`
+  // (heft-identify's, identified on this robot); empty: none (the URDF has none).
+  std::vector<est::JointFriction> controller_friction;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
@@ -149,6 +153,8 @@ class SimulatedRobot {
   void TruePayload(Eigen::VectorXd& out) const noexcept;
   std::span<const double> task_errors() const { return scenario_.controller->task_errors(); }
   bool fell() const;
+  // The pelvis's lowest height so far [m] (floating base; +inf for a fixed one).
+  double lowest_pelvis() const { return lowest_pelvis_; }
   // The simulated time at which MuJoCo found the simulation unstable (and reset it: everything
   // after is void), or a negative number while it has not.
   double unstable_at() const { return unstable_at_; }
@@ -196,6 +202,7 @@ class SimulatedRobot {
   std::vector<Eigen::Matrix<double, 6, 1>> ft_bias_;  // per cell: force (+ force_bias), moment
   Eigen::Vector3d gyro_bias_ = Eigen::Vector3d::Zero(), accel_bias_ = Eigen::Vector3d::Zero();
   hal::RobotStateSample truth_, measured_;
+  double lowest_pelvis_ = std::numeric_limits<double>::infinity();
   std::vector<double> tau_;
   std::vector<SimFault> faults_;
   std::vector<unsigned char> encoder_on_, torque_on_, ft_on_;
