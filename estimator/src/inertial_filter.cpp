@@ -32,7 +32,11 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       w_(Eigen::VectorXd::Zero(rows)),
       pi_trial_(Eigen::VectorXd::Zero(n_)),
       res_(Eigen::VectorXd::Zero(rows)),
-      llt_(n_) {}
+      llt_(n_) {
+  prior_mask_ = Eigen::VectorXd::Ones(n_);
+  if (kind_ == FilterKind::kLogCholesky)
+    for (int j = 0; j < k_; ++j) prior_mask_[10 * j] = 0.0;
+}
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
                            const dyn::Vector10& sigma0) {
@@ -107,10 +111,12 @@ bool InertialFilter::PullToPrior(double w) noexcept {
   if (llt_.info() != Eigen::Success) return false;
   A_.setIdentity();
   llt_.solveInPlace(A_);
-  A_.diagonal() += w * p0_diagonal_.cwiseInverse();
+  // W = w P₀⁻¹, without the EKF's scale α: its pseudo-measurement holds the body's shape (θ's
+  // d, s, t: the centre of mass and the inertia per unit mass), not its mass.
+  A_.diagonal() += w * p0_diagonal_.cwiseInverse().cwiseProduct(prior_mask_);
   llt_.compute(A_);
   if (llt_.info() != Eigen::Success) return false;
-  b_ = w * (x0_ - x_).cwiseQuotient(p0_diagonal_);
+  b_ = w * (x0_ - x_).cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
   llt_.solveInPlace(b_);
   T_.setIdentity();
   llt_.solveInPlace(T_);

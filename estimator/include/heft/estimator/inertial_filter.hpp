@@ -90,6 +90,10 @@ class InertialFilter {
   // The prior as a pseudo-measurement (header: "Where the data say nothing"): the state x₀ of
   // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact):
   //   P⁺ = (P⁻¹ + W)⁻¹,  x⁺ = x + P⁺ W (x₀ − x),  W = w P₀⁻¹ (diagonal).
+  // The EKF leaves α out of W: a change of α scales the whole pseudo-inertia (mass, first moment,
+  // inertia alike), so the pull holds each body's centre of mass and inertia per unit mass where
+  // the data leave them free and lets the mass follow the data. (With α pulled too, a load's mass
+  // is met partly through t, m = e^{2α}(1 + |t|²), and the CoM moves: tests/filter/test_prior.cpp.)
   // Where the data have made P ≪ P₀ this moves nothing; where they have not (P ≈ P₀) it pulls x
   // back to x₀ at the rate w per call. w = dt/τ per period dt gives the prior's information a
   // renewal time τ. Returns false (nothing changed) if a factorisation fails. Allocates nothing.
@@ -156,6 +160,7 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
+  Eigen::VectorXd prior_mask_;  // 1 where PullToPrior pulls (the EKF: not α)
   Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
