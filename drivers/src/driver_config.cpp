@@ -7,10 +7,12 @@
 #include <set>
 #include <string_view>
 
+#include "heft/config/schema.hpp"
+
 namespace heft::drivers {
 
 DriverConfig ParseDriverConfig(const config::Node& node) {
-  node.AllowOnly({"timeout_ms", "buses", "joints", "ft_cells", "imu"});
+  node.AllowOnly(config::schema::kDrivers);
   DriverConfig cfg;
   const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
   std::map<std::string, int> bus_index;
@@ -37,9 +39,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     return it->second;
   };
   for (const config::Node& j : node["joints"].Elements()) {
-    j.AllowOnly({"name", "bus", "node", "encoder_node", "torque_node", "counts_per_rev",
-                 "zero_offset", "direction", "velocity_lsb", "torque_offset", "nm_per_count",
-                 "torque_direction", "timeout_ms"});
+    j.AllowOnly(config::schema::kDriversJoint);
     JointDevice d;
     d.joint = j.Get<std::string>("name");
     d.bus = bus_of(j);
@@ -66,7 +66,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   }
   if (auto cells = node.Optional("ft_cells")) {
     for (const config::Node& c : cells->Elements()) {
-      c.AllowOnly({"frame", "bus", "base_id", "calibration", "tare", "timeout_ms"});
+      c.AllowOnly(config::schema::kDriversFtCell);
       FtDevice d;
       d.frame = c.Get<std::string>("frame");
       d.bus = bus_of(c);
@@ -83,7 +83,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     }
   }
   if (auto imu = node.Optional("imu")) {
-    imu->AllowOnly({"bus", "base_id", "frame", "gyro_lsb", "accel_lsb", "timeout_ms"});
+    imu->AllowOnly(config::schema::kDriversImu);
     ImuDevice d;
     d.bus = bus_of(*imu);
     d.imu.base_id = static_cast<std::uint32_t>(imu->Get<int>(

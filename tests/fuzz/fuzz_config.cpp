@@ -1,5 +1,5 @@
 // heft's YAML configuration: the config::Node reader (config/src/yaml.cpp) walked over every node
-// of a fuzzed document with each accessor, then the plugin's parser (plugin/src/plugin_config.cpp:
+// of a fuzzed document with each accessor, then the plugin's parser (config/src/plugin_config.cpp:
 // robot, drivers, estimator sections) and its check against the URDF, and the identified-parameter
 // file reader on a chain model. The only exception allowed out is config::ConfigError (the
 // documented error with file, line and key); anything else escaping is a bug and aborts.
@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <string>
 
+#include "heft/config/plugin_config.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/estimator/model.hpp"
-#include "heft/plugin/plugin_config.hpp"
 
 namespace {
 

@@ -10,12 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "heft/plugin/plugin_config.hpp"
+#include "heft/config/configuration.hpp"
 
 namespace heft::plugin {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The plugin's part of the file as every program reads it (config::LoadConfiguration).
+PluginConfig LoadPluginConfig(const std::string& path) {
+  return config::LoadConfiguration(path, config::Reader::kTool).plugin;
+}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
