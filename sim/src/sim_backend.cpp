@@ -43,7 +43,7 @@ std::optional<FaultProblem> CheckFault(const SimFault& f, const FaultTargets& ta
                             : on_bus                  ? targets.buses
                                                       : targets.joints;
   const int lowest = f.kind == K::kLoss ? -1 : 0;
-  if (f.device < lowest || f.device >= static_cast<int>(limit))
+  if (f.device < lowest || (f.device >= 0 && static_cast<std::size_t>(f.device) >= limit))
     return FaultProblem{"name", "device index " + std::to_string(f.device) + " out of range (" +
                                     std::to_string(limit) + " of its kind)"};
   return std::nullopt;

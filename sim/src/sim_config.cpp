@@ -1,6 +1,7 @@
 #include "heft/sim/sim_config.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "heft/config/schema.hpp"
 #include "heft/scenarios/scenario.hpp"
@@ -10,8 +11,8 @@ namespace heft::sim {
 namespace {
 
 // Before the names are resolved against the drivers: every device and bus may exist.
-constexpr FaultTargets kAnyTarget{~std::size_t{0} >> 1, ~std::size_t{0} >> 1, ~std::size_t{0} >> 1,
-                                  true};
+constexpr std::size_t kAny = std::numeric_limits<int>::max();
+constexpr FaultTargets kAnyTarget{kAny, kAny, kAny, true};
 
 // A problem of simulation.faults[i] at its key (or at the entry when the key is not written).
 [[noreturn]] void Fail(const config::Node& fault, const FaultProblem& problem) {
