@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "heft/config/driver_check.hpp"
 #include "heft/config/schema.hpp"
 
 namespace heft::plugin {
@@ -173,10 +174,11 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
 PluginConfig ReadPluginConfig(const config::Node& root) {
   PluginConfig cfg =
       ParsePluginConfig(root, std::filesystem::path(root.file()).parent_path().string());
-  // Cross-checks against the URDF, each error at the entry's line and key.
-  drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, root["drivers"]);
+  // Cross-checks against the URDF (read once, by the model loader), each error at the entry's
+  // line and key.
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+  drivers::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, root["drivers"]);
   if (auto frames = root["estimator"].Optional("contact_frames")) {
     const std::vector<config::Node> f = frames->Elements();
     for (std::size_t k = 0; k < f.size(); ++k) {
