@@ -123,7 +123,8 @@ endforeach()
 set(HEFT_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_DATADIR}/cmake/heft)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/hal/include/heft/hal DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft
         COMPONENT dev FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
-# The plugin interface only (plugin_config.hpp is heftd's private configuration reader).
+# The plugin interface only (config/include/heft/config/plugin_config.hpp is heftd's private
+# configuration; the interface only forward-declares PluginConfig, which a framework leaves null).
 install(FILES ${CMAKE_SOURCE_DIR}/plugin/include/heft/plugin/controller_interface.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft/plugin COMPONENT dev)
 if(TARGET heft_hal)

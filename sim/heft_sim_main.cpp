@@ -19,11 +19,8 @@ namespace {
 class SimulatedFactory final : public host::BackendFactory {
  public:
   void Configure(const config::Node& root, const host::CommandLine& cli,
-                 host::HostConfig& host) override {
-    if (host.backend != "simulated")
-      root["backend"].Fail(
-          "heft-sim runs the simulated robot (backend: simulated); the robot's buses (backend: "
-          "socketcan) run in heftd");
+                 host::HostConfig&) override {
+    // backend: simulated is checked by config::LoadConfiguration (Reader::kSimulator).
     config_ = ParseSimulation(root);
     deviations_ = root["simulation"].Has("deviations");
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;

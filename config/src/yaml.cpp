@@ -12,7 +12,7 @@
 namespace heft::config {
 namespace {
 
-std::string Join(std::initializer_list<const char*> items) {
+std::string Join(std::span<const char* const> items) {
   std::string out;
   for (const char* s : items) out += (out.empty() ? "" : ", ") + std::string(s);
   return out;
@@ -213,6 +213,10 @@ std::vector<std::string> Node::Keys() const {
 }
 
 void Node::AllowOnly(std::initializer_list<const char*> keys) const {
+  AllowOnly(std::span<const char* const>(keys.begin(), keys.size()));
+}
+
+void Node::AllowOnly(std::span<const char* const> keys) const {
   if (!node_.IsMap()) Fail("expected a map, found " + Describe(node_));
   for (const auto& kv : node_) {
     const std::string key = KeyText(kv.first);
@@ -291,7 +295,8 @@ std::size_t Node::Enum(const std::string& key, std::initializer_list<const char*
     if (value == a) return i;
     ++i;
   }
-  child->Fail("'" + value + "' is not allowed; allowed: " + Join(allowed));
+  child->Fail("'" + value +
+              "' is not allowed; allowed: " + Join({allowed.begin(), allowed.size()}));
 }
 
 Document Document::Parse(const std::string& text, const std::string& name) {

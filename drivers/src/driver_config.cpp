@@ -1,16 +1,16 @@
 #include "heft/drivers/driver_config.hpp"
 
-#include <urdf_parser/urdf_parser.h>
-
 #include <Eigen/Geometry>
 #include <map>
 #include <set>
 #include <string_view>
 
+#include "heft/config/schema.hpp"
+
 namespace heft::drivers {
 
 DriverConfig ParseDriverConfig(const config::Node& node) {
-  node.AllowOnly({"timeout_ms", "buses", "joints", "ft_cells", "imu"});
+  node.AllowOnly(config::schema::kDrivers);
   DriverConfig cfg;
   const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
   std::map<std::string, int> bus_index;
@@ -37,9 +37,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     return it->second;
   };
   for (const config::Node& j : node["joints"].Elements()) {
-    j.AllowOnly({"name", "bus", "node", "encoder_node", "torque_node", "counts_per_rev",
-                 "zero_offset", "direction", "velocity_lsb", "torque_offset", "nm_per_count",
-                 "torque_direction", "timeout_ms"});
+    j.AllowOnly(config::schema::kDriversJoint);
     JointDevice d;
     d.joint = j.Get<std::string>("name");
     d.bus = bus_of(j);
@@ -66,7 +64,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   }
   if (auto cells = node.Optional("ft_cells")) {
     for (const config::Node& c : cells->Elements()) {
-      c.AllowOnly({"frame", "bus", "base_id", "calibration", "tare", "timeout_ms"});
+      c.AllowOnly(config::schema::kDriversFtCell);
       FtDevice d;
       d.frame = c.Get<std::string>("frame");
       d.bus = bus_of(c);
@@ -83,7 +81,7 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     }
   }
   if (auto imu = node.Optional("imu")) {
-    imu->AllowOnly({"bus", "base_id", "frame", "gyro_lsb", "accel_lsb", "timeout_ms"});
+    imu->AllowOnly(config::schema::kDriversImu);
     ImuDevice d;
     d.bus = bus_of(*imu);
     d.imu.base_id = static_cast<std::uint32_t>(imu->Get<int>(
@@ -97,140 +95,6 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     cfg.imu = d;
   }
   return cfg;
-}
-
-namespace {
-
-// The IMU frame's pose in the floating base's link: up the fixed joints from `frame` to the base.
-void ResolveImuPose(const urdf::ModelInterface& urdf, const std::string& urdf_path,
-                    const std::string& where, ImuDevice& imu) {
-  const std::string what = (imu.where.empty() ? where + "drivers.imu.frame" : imu.where) +
-                           ": frame '" + imu.frame + "' ";
-  const urdf::LinkConstSharedPtr root = urdf.getRoot();
-  if (!root) throw config::ConfigError(urdf_path + ": the URDF has no root link");
-  urdf::LinkConstSharedPtr base = root;  // a URDF without a floating joint: its root link
-  for (const auto& j : root->child_joints)
-    if (j->type == urdf::Joint::FLOATING) base = urdf.getLink(j->child_link_name);
-  urdf::LinkConstSharedPtr link = urdf.getLink(imu.frame);
-  if (!link) throw config::ConfigError(what + "is not a link of " + urdf_path);
-  Eigen::Isometry3d X_BI = Eigen::Isometry3d::Identity();
-  while (link != base) {
-    const urdf::JointConstSharedPtr joint = link->parent_joint;
-    if (!joint)
-      throw config::ConfigError(what + "is not on the floating base '" + base->name + "' of " +
-                                urdf_path + " (it is above it in the tree)");
-    if (joint->type != urdf::Joint::FIXED)
-      throw config::ConfigError(what + "is not rigidly attached to the floating base '" +
-                                base->name + "' of " + urdf_path + ": joint '" + joint->name +
-                                "' between them is not fixed");
-    const urdf::Pose& o = joint->parent_to_joint_origin_transform;
-    double x = 0, y = 0, z = 0, w = 1;
-    o.rotation.getQuaternion(x, y, z, w);
-    Eigen::Isometry3d X_PC = Eigen::Isometry3d::Identity();
-    X_PC.linear() = Eigen::Quaterniond(w, x, y, z).normalized().toRotationMatrix();
-    X_PC.translation() = Eigen::Vector3d(o.position.x, o.position.y, o.position.z);
-    X_BI = X_PC * X_BI;
-    link = urdf.getLink(joint->parent_link_name);
-  }
-  imu.R_BI = X_BI.linear();
-  imu.p_BI = X_BI.translation();
-}
-
-// `drivers`, when given, is the section `config` was read from: each message then starts with the
-// offending entry's file:line:column and key path; otherwise with `config_file`.
-void Check(DriverConfig& cfg, const std::string& urdf_path, const std::string& config_file,
-           const config::Node* drivers) {
-  const std::string where = config_file.empty() ? "" : config_file + ": ";
-  // The error at drivers.<list>[index].<key> (the first of `keys` present), or at the list: thrown
-  // from here when the section is at hand, else returned for the caller to throw.
-  auto fail = [&](const char* list, std::size_t index, std::initializer_list<const char*> keys,
-                  const std::string& what) -> config::ConfigError {
-    if (drivers) {
-      const config::Node section = (*drivers)[list];
-      if (std::string_view(list) == "imu") {  // a map, not a list
-        for (const char* k : keys)
-          if (section.Has(k)) section[k].Fail(what);
-        section.Fail(what);
-      }
-      if (index >= section.Elements().size()) section.Fail(what);
-      const config::Node entry = section.Elements()[index];
-      for (const char* k : keys)
-        if (entry.Has(k)) entry[k].Fail(what);
-      entry.Fail(what);
-    }
-    return config::ConfigError(where + "drivers." + list + ": " + what);
-  };
-  constexpr std::size_t kList = static_cast<std::size_t>(-1);
-  urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDFFile(urdf_path);
-  if (!urdf) throw config::ConfigError(urdf_path + ": cannot read the URDF");
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-    const JointDevice& j = cfg.joints[i];
-    const auto joint = urdf->getJoint(j.joint);
-    if (!joint) throw fail("joints", i, {"name"}, "joint '" + j.joint + "' is not in " + urdf_path);
-    if (joint->type == urdf::Joint::FIXED || joint->type == urdf::Joint::FLOATING)
-      throw fail("joints", i, {"name"},
-                 "joint '" + j.joint + "' of " + urdf_path + " does not have one DoF");
-    if (!seen.insert(j.joint).second)
-      throw fail("joints", i, {"name"}, "joint '" + j.joint + "' listed twice");
-  }
-  for (const auto& [name, joint] : urdf->joints_) {
-    const bool moving = joint->type == urdf::Joint::REVOLUTE ||
-                        joint->type == urdf::Joint::CONTINUOUS ||
-                        joint->type == urdf::Joint::PRISMATIC;
-    if (moving && !seen.count(name))
-      throw fail("joints", kList, {},
-                 "joint '" + name + "' of " + urdf_path + " has no sensors configured");
-  }
-  for (std::size_t k = 0; k < cfg.ft_cells.size(); ++k)
-    if (!urdf->getLink(cfg.ft_cells[k].frame))
-      throw fail("ft_cells", k, {"frame"},
-                 "frame '" + cfg.ft_cells[k].frame + "' is not a link of " + urdf_path);
-  if (cfg.imu) ResolveImuPose(*urdf, urdf_path, where, *cfg.imu);
-  // Identifier clashes per bus; the message sits at the second claimant's identifier.
-  std::map<std::pair<int, std::uint32_t>, std::string> ids;
-  auto claim = [&](int bus, std::uint32_t id, const std::string& who, const char* list,
-                   std::size_t index, std::initializer_list<const char*> keys) {
-    auto [it, fresh] = ids.emplace(std::make_pair(bus, id), who);
-    if (!fresh) {
-      char hex[16];
-      std::snprintf(hex, sizeof(hex), "0x%03X", id);
-      throw fail(list, index, keys,
-                 "identifier " + std::string(hex) + " on bus '" + cfg.buses[bus] +
-                     "' is used by both " + it->second + " and " + who);
-    }
-  };
-  for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
-    const JointDevice& j = cfg.joints[i];
-    claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'", "joints", i,
-          {"encoder_node", "node"});
-    claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'", "joints", i,
-          {"torque_node", "node"});
-  }
-  for (std::size_t k = 0; k < cfg.ft_cells.size(); ++k) {
-    const FtDevice& c = cfg.ft_cells[k];
-    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'", "ft_cells", k, {"base_id"});
-    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)", "ft_cells", k,
-          {"base_id"});
-  }
-  if (const auto& imu = cfg.imu) {
-    const std::uint32_t id = imu->imu.base_id;
-    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)", "imu", kList, {"base_id"});
-    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)", "imu", kList, {"base_id"});
-    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)", "imu", kList, {"base_id"});
-  }
-}
-
-}  // namespace
-
-void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
-                       const std::string& config_file) {
-  Check(cfg, urdf_path, config_file, nullptr);
-}
-
-void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
-                       const config::Node& drivers) {
-  Check(cfg, urdf_path, drivers.file(), &drivers);
 }
 
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

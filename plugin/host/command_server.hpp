@@ -19,12 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "heft/config/host_defaults.hpp"  // kDefaultCommandSocket
 #include "heft/plugin/controller_interface.hpp"
 #include "status.hpp"
 
 namespace heft::host {
-
-inline constexpr const char* kDefaultCommandSocket = "/run/heft/heftd.sock";
 
 /// Owns a file descriptor (closed on destruction).
 class UniqueFd {

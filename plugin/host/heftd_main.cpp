@@ -1,8 +1,6 @@
 // heftd: the service that runs on the robot — the host (host.hpp: drivers, the estimator plugin,
 // the 1 kHz and 333 Hz threads, hand-off, telemetry, recorder, systemd) on the robot's SocketCAN
 // buses. No simulator here: a configuration with `backend: simulated` runs in heft-sim.
-#include <stdexcept>
-
 #include "host.hpp"
 #include "socketcan_backend.hpp"
 
@@ -11,14 +9,8 @@ namespace {
 
 class SocketCanFactory final : public BackendFactory {
  public:
-  void Configure(const config::Node& root, const CommandLine&, HostConfig& host) override {
-    if (host.backend == "socketcan") return;
-    const std::string why =
-        "heftd runs the robot's buses (backend: socketcan); a configuration with backend: "
-        "simulated runs in heft-sim (heft-sim --config FILE)";
-    if (root.Has("backend")) root["backend"].Fail(why);
-    throw config::ConfigError(root.file() + ": backend: not set (default: simulated); " + why);
-  }
+  // backend: socketcan is checked by config::LoadConfiguration (Reader::kHeftd).
+  void Configure(const config::Node&, const CommandLine&, HostConfig&) override {}
   bool lockstep() const override { return false; }
   std::unique_ptr<Backend> Create(const HostConfig&, const plugin::PluginConfig& config,
                                   const dyn::Model&, spdlog::logger&) override {

@@ -103,10 +103,13 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
     return 0;
   }
 
-  const config::Document doc = config::Document::Load(cli.config_path);
-  HostConfig host = ParseHostConfig(doc.root(), program.simulator);
+  // The file, read once: every section validated (against the URDF, and against each other).
+  const config::Configuration config = config::LoadConfiguration(
+      cli.config_path, program.simulator ? config::Reader::kSimulator : config::Reader::kHeftd);
+  HostConfig host = config.host;
   ApplyCommandLine(cli, host);
-  factory.Configure(doc.root(), cli, host);
+  factory.Configure(config.root(), cli, host);
+  const plugin::PluginConfig& pcfg = config.plugin;
   // heftd is a service with a user of its own (heftd.service: User=heft): as root, a bug in it or
   // in a plugin it loads owns the robot's computer. heft-sim (a developer's tool) and --check
   // (opens nothing) are not refused.
@@ -115,21 +118,6 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
         cli.config_path +
         ": heftd refuses to run as root (uid 0): run it as its own user (the installed "
         "heftd.service has User=heft), or say so with host.allow_root: true or --allow-root");
-  const plugin::PluginConfig pcfg =
-      plugin::LoadPluginConfig(cli.config_path);  // validates drivers vs URDF
-
-  // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
-  // estimator (host.framework_input.base); a robot with neither would hold on every tick.
-  if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
-    throw config::ConfigError(
-        cli.config_path +
-        ": robot.floating_base is true but nothing measures the base's motion: configure the "
-        "base IMU (drivers.imu) or take the base state from the controller framework "
-        "(host.framework_input: {base: true})");
-  if (pcfg.drivers.imu && host.input_base)
-    throw config::ConfigError(cli.config_path +
-                              ": two base sources: drivers.imu and host.framework_input.base "
-                              "(choose one)");
 
   if (!host.log_file.empty() && !cli.check) AddLogFile(*log, host.log_file);
   log->info("configuration {} ({} backend, {})", cli.config_path, host.backend,
@@ -161,7 +149,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   plugin::HandOffMailbox hand_off;
   const std::string plugin_path = FindPlugin(host.plugin, program.name);
   LoadedPlugin plug(plugin_path);
-  plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off});
+  plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off, &pcfg});
   log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
             plug->num_links());
   // host.persistence: start from an earlier run's last settled estimate when it is usable.
@@ -172,11 +160,6 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   }
   plug->configure();
   if (cli.check) {  // everything below opens devices, shared memory and sockets
-    if (pcfg.floating_base && !pcfg.drivers.imu && !host.input_base && !program.simulator)
-      throw config::ConfigError(cli.config_path +
-                                ": robot.floating_base is true but nothing "
-                                "measures the base's motion (drivers.imu or "
-                                "host.framework_input.base)");
     std::printf("%s: configuration OK (%zu joints, %zu F/T cells, %s, %zu estimated link(s))\n",
                 cli.config_path.c_str(), pcfg.drivers.joints.size(), pcfg.drivers.ft_cells.size(),
                 pcfg.drivers.imu  ? "base IMU on CAN"
@@ -229,7 +212,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   const std::vector<hal::CanTransport*> buses = tap ? tap->buses() : backend->buses();
   drivers::DriverLoop loop(pcfg.drivers, buses, state);
   std::unique_ptr<StateRecorder> recorder =
-      MakeRecorder(doc.root(), pcfg, model.floating_base, log);
+      MakeRecorder(host.recording, pcfg, model.floating_base, log);
   drivers::BusSupervisor supervisor(loop, buses);
   Telemetry telemetry(host.telemetry, host.telemetry_rotation, *plug, *backend, log);
   if (telemetry.writing())

@@ -11,10 +11,11 @@
 #include <string>
 
 #include "backend.hpp"
+#include "command_line.hpp"
+#include "heft/config/configuration.hpp"
+#include "heft/config/plugin_config.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/estimator/model.hpp"
-#include "heft/plugin/plugin_config.hpp"
-#include "host_config.hpp"
 
 namespace heft::host {
 

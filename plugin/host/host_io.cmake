@@ -7,5 +7,7 @@ add_library(heft_host_io STATIC
             ${CMAKE_CURRENT_LIST_DIR}/status.cpp
             ${CMAKE_CURRENT_LIST_DIR}/json.cpp
             ${CMAKE_CURRENT_LIST_DIR}/shared_memory.cpp)
-target_include_directories(heft_host_io PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/plugin/include)
+# config/include: heft/config/host_defaults.hpp (header only, no dependencies).
+target_include_directories(heft_host_io PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/plugin/include
+                           ${CMAKE_SOURCE_DIR}/config/include)
 target_link_libraries(heft_host_io PUBLIC heft::hal rt PRIVATE heft_warnings)

@@ -33,11 +33,11 @@
 #include <thread>
 #include <vector>
 
+#include "heft/config/host_config.hpp"  // PersistenceConfig
+#include "heft/config/plugin_config.hpp"
 #include "heft/estimator/model.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/plugin/controller_interface.hpp"
-#include "heft/plugin/plugin_config.hpp"
-#include "host_config.hpp"  // PersistenceConfig
 
 namespace heft::host {
 

@@ -6,17 +6,6 @@
 
 namespace heft::host {
 
-RecordingConfig ParseRecording(const config::Node& host) {
-  RecordingConfig cfg;
-  const auto r = host.Optional("recording");
-  if (!r) return cfg;
-  r->AllowOnly({"enabled", "path"});
-  cfg.enabled = r->Get<bool>("enabled", true, {});
-  cfg.path = r->Get<std::string>("path");
-  if (cfg.path.empty()) (*r)["path"].Fail("a file name is required");
-  return cfg;
-}
-
 StateRecorder::StateRecorder(const std::string& path, const ident::RecordingInfo& info,
                              std::shared_ptr<spdlog::logger> log)
     : log_(std::move(log)),
@@ -62,12 +51,9 @@ void StateRecorder::Run() {
   }
 }
 
-std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
+std::unique_ptr<StateRecorder> MakeRecorder(const RecordingConfig& rc,
                                             const plugin::PluginConfig& config, bool floating_base,
                                             std::shared_ptr<spdlog::logger> log) {
-  const auto host = root.Optional("host");
-  if (!host) return nullptr;
-  const RecordingConfig rc = ParseRecording(*host);
   if (!rc.enabled) return nullptr;
   const ident::RecordingInfo info = ident::InfoFromDrivers(config.drivers, floating_base);
   log->info("recording the robot state at 1 kHz to {} ({} joints, {} F/T cells)", rc.path,

@@ -14,20 +14,13 @@
 #include <string>
 #include <thread>
 
-#include "heft/config/yaml.hpp"
+#include "heft/config/host_config.hpp"
+#include "heft/config/plugin_config.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/hal/state_buffer.hpp"
 #include "heft/identification/recording.hpp"
-#include "heft/plugin/plugin_config.hpp"
 
 namespace heft::host {
-
-// host.recording: {enabled: bool (default true), path: FILE}. Absent: no recording.
-struct RecordingConfig {
-  bool enabled = false;
-  std::string path;
-};
-RecordingConfig ParseRecording(const config::Node& host);
 
 class StateRecorder {
  public:
@@ -57,7 +50,7 @@ class StateRecorder {
 
 // The recorder heftd's configuration asks for (host.recording), or null. Joint and F/T channels in
 // the drivers' order, named by URDF joint and frame. Throws when the file cannot be created.
-std::unique_ptr<StateRecorder> MakeRecorder(const config::Node& root,
+std::unique_ptr<StateRecorder> MakeRecorder(const RecordingConfig& recording,
                                             const plugin::PluginConfig& config, bool floating_base,
                                             std::shared_ptr<spdlog::logger> log);
 

@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
+#include "heft/config/configuration.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
-#include "heft/plugin/plugin_config.hpp"
 
 namespace heft::plugin {
 namespace {
@@ -34,7 +34,9 @@ class EstimatorPlugin final : public ControllerInterface {
       throw PluginError("init: the host gave no state buffer or hand-off");
     hw_ = hardware;
     try {
-      cfg_ = LoadPluginConfig(config_path);
+      // The host's reading of the file (heftd, heft-sim), or the file read here.
+      cfg_ = hardware.config ? *hardware.config
+                             : config::LoadConfiguration(config_path, config::Reader::kTool).plugin;
       dyn::ModelOptions opt;
       opt.floating_base = cfg_.floating_base;
       opt.repair_inertia = cfg_.repair_inertia;

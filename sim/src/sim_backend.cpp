@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -11,6 +12,48 @@
 #include "heft/estimator/inertia.hpp"
 
 namespace heft::sim {
+
+std::optional<FaultProblem> CheckFault(const SimFault& f, const FaultTargets& targets) {
+  using K = SimFault::Kind;
+  const auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
+  if (!(f.to > f.from)) return FaultProblem{"to", "must be after from (" + number(f.from) + " s)"};
+  if (f.kind == K::kBurst && f.repeat < 1) return FaultProblem{"repeat", "at least 1"};
+  if (f.kind == K::kBurst && f.repeat > 1 && !(f.period > f.to - f.from))
+    return FaultProblem{"period",
+                        "back-to-back bursts must start further apart than one burst lasts (" +
+                            number(f.to - f.from) + " s)"};
+  if (f.kind == K::kLoss && !(f.probability >= 0.0 && f.probability <= 1.0))
+    return FaultProblem{"probability", "allowed: 0 to 1"};
+  switch (f.kind) {
+    case K::kCrc:
+    case K::kClockStep:
+    case K::kInputStale:
+    case K::kInputGarbage:
+      return std::nullopt;
+    case K::kImu:
+    case K::kImuSaturated:
+    case K::kImuAttitude:
+      if (!targets.imu) return FaultProblem{"device", "an IMU fault needs drivers.imu"};
+      return std::nullopt;
+    default:
+      break;
+  }
+  const bool on_bus = f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff ||
+                      f.kind == K::kErrorFrames;
+  const bool on_cell = f.kind == K::kForceTorque || f.kind == K::kFtSaturated;
+  const std::size_t limit = on_cell ? targets.ft_cells
+                            : on_bus ? targets.buses
+                                     : targets.joints;
+  const int lowest = f.kind == K::kLoss ? -1 : 0;
+  if (f.device < lowest || (f.device >= 0 && static_cast<std::size_t>(f.device) >= limit))
+    return FaultProblem{"name", "device index " + std::to_string(f.device) + " out of range (" +
+                                    std::to_string(limit) + " of its kind)"};
+  return std::nullopt;
+}
 
 bool SimFault::Active(double t) const noexcept {
   if (kind != Kind::kBurst) return t >= from && t < to;
@@ -168,25 +211,11 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   stuck_torque_.assign(drivers.joints.size(), std::numeric_limits<double>::quiet_NaN());
   stuck_now_.assign(drivers.joints.size(), 0);
   ft_on_.assign(drivers.ft_cells.size(), 1);
-  for (const SimFault& f : faults_) {
-    using K = SimFault::Kind;
-    if (f.kind == K::kImu || f.kind == K::kImuSaturated || f.kind == K::kImuAttitude) {
-      if (!imu_) throw std::invalid_argument("simulation.faults: an IMU fault without drivers.imu");
-      if (f.to < f.from) throw std::invalid_argument("simulation.faults: inconsistent fault");
-      continue;
-    }
-    if (f.kind == K::kCrc) continue;
-    const bool on_bus = f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff;
-    const std::size_t limit = f.kind == K::kForceTorque ? ft_on_.size()
-                              : on_bus                  ? buses_.size()
-                                                        : encoder_on_.size();
-    const int lowest = f.kind == K::kLoss ? -1 : 0;
-    if (f.device < lowest || f.device >= static_cast<int>(limit))
-      throw std::invalid_argument("simulation.faults: device index out of range");
-    if (f.to < f.from || (f.kind == K::kBurst && (f.repeat < 1 || f.period < 0.0)) ||
-        (f.kind == K::kLoss && !(f.probability >= 0.0 && f.probability <= 1.0)))
-      throw std::invalid_argument("simulation.faults: inconsistent fault");
-  }
+  const FaultTargets targets{encoder_on_.size(), ft_on_.size(), buses_.size(), imu_};
+  for (std::size_t i = 0; i < faults_.size(); ++i)
+    if (const auto problem = CheckFault(faults_[i], targets))
+      throw std::invalid_argument("simulation.faults[" + std::to_string(i) + "]." + problem->key +
+                                  ": " + problem->what);
 }
 
 void SimulatedRobot::ApplyDeviations(const SimOptions& options,

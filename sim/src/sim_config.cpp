@@ -1,9 +1,9 @@
 #include "heft/sim/sim_config.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <limits>
 
+#include "heft/config/schema.hpp"
 #include "heft/scenarios/scenario.hpp"
 
 namespace heft::sim {
@@ -14,6 +14,20 @@ bool NoName(SimFault::Kind k) {
   using K = SimFault::Kind;
   return k == K::kCrc || k == K::kImu || k == K::kImuSaturated || k == K::kImuAttitude ||
          k == K::kClockStep || k == K::kInputStale || k == K::kInputGarbage;
+}
+
+}  // namespace
+
+namespace {
+
+// Before the names are resolved against the drivers: every device and bus may exist.
+constexpr std::size_t kAny = std::numeric_limits<int>::max();
+constexpr FaultTargets kAnyTarget{kAny, kAny, kAny, true};
+
+// A problem of simulation.faults[i] at its key (or at the entry when the key is not written).
+[[noreturn]] void Fail(const config::Node& fault, const FaultProblem& problem) {
+  if (fault.Has(problem.key)) fault[problem.key].Fail(problem.what);
+  fault.Fail(problem.what);
 }
 
 }  // namespace
@@ -65,26 +79,20 @@ SimFault ParseFault(const config::Node& f, std::string& name) {
     fault.to = f.Get<double>("to", kTime);
     if (!no_name) name = f.Get<std::string>("name");
   }
-  if (fault.to <= fault.from) f["to"].Fail(fmt::format("must be after from ({:g} s)", fault.from));
   if (fault.kind == K::kBurst) {
-    fault.repeat = f.Get<int>("repeat", 1, {1, 1000000});
-    if (fault.repeat > 1) {
+    fault.repeat = f.Get<int>("repeat", fault.repeat, {1, 1000000});
+    if (fault.repeat > 1)
       fault.period = f.Get<double>("period", kTime);
-      if (fault.period <= fault.to - fault.from)
-        f["period"].Fail(fmt::format(
-            "back-to-back bursts must start further apart than one burst lasts ({:g} s)",
-            fault.to - fault.from));
-    } else if (f.Has("period")) {
+    else if (f.Has("period"))
       f["period"].Fail("only with repeat > 1");
-    }
   }
+  // The fault's consistency: CheckFault (sim_backend.hpp), the same rules as the simulated robot's.
+  if (const auto problem = CheckFault(fault, kAnyTarget)) Fail(f, *problem);
   return fault;
 }
 
 DeviationConfig ParseDeviations(const config::Node& d) {
-  d.AllowOnly({"preset", "seed", "mass", "com", "inertia", "coulomb", "viscous", "torque_offset",
-               "torque_gain", "ft_force_offset", "ft_moment_offset", "gyro_bias",
-               "accelerometer_bias"});
+  d.AllowOnly(config::schema::kSimulationDeviations);
   DeviationConfig c;
   const std::size_t preset = d.Enum("preset", {"ideal", "default"});
   c.preset = preset == 0 ? "ideal" : "default";
@@ -109,8 +117,7 @@ DeviationConfig ParseDeviations(const config::Node& d) {
 SimulationConfig ParseSimulation(const config::Node& root) {
   SimulationConfig sim;
   const config::Node s = root["simulation"];  // throws: missing required key
-  s.AllowOnly({"scenario", "adaptation", "duration_scale", "lockstep", "seed", "walking_after",
-               "noise", "deviations", "faults", "candump", "load_after"});
+  s.AllowOnly(config::schema::kSimulation);
   sim.options.scenario = s.Get<std::string>("scenario");
   const auto names = scenarios::ScenarioNames();
   if (std::find(names.begin(), names.end(), sim.options.scenario) == names.end()) {
@@ -118,13 +125,15 @@ SimulationConfig ParseSimulation(const config::Node& root) {
     for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
     s["scenario"].Fail("unknown scenario '" + sim.options.scenario + "'; allowed: " + allowed);
   }
-  sim.options.adaptation = s.Get<bool>("adaptation", true, {});
-  sim.options.duration_scale = s.Get<double>("duration_scale", 1.0, {0.001, 1000.0});
-  sim.lockstep = s.Get<bool>("lockstep", true, {});
-  sim.options.seed = static_cast<std::uint64_t>(s.Get<int>("seed", 1, {0, 1 << 30}));
-  sim.walking_after = s.Get<double>("walking_after", 0.5, {0.0, 60.0});
+  sim.options.adaptation = s.Get<bool>("adaptation", sim.options.adaptation, {});
+  sim.options.duration_scale =
+      s.Get<double>("duration_scale", sim.options.duration_scale, {0.001, 1000.0});
+  sim.lockstep = s.Get<bool>("lockstep", sim.lockstep, {});
+  sim.options.seed = static_cast<std::uint64_t>(
+      s.Get<int>("seed", static_cast<int>(sim.options.seed), {0, 1 << 30}));
+  sim.walking_after = s.Get<double>("walking_after", sim.walking_after, {0.0, 60.0});
   // The operator's procedure: the scenario starts (load, task) this late (scenario.hpp).
-  sim.options.load_after = s.Get<double>("load_after", 0.0, {0.0, 600.0});
+  sim.options.load_after = s.Get<double>("load_after", sim.options.load_after, {0.0, 600.0});
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {
@@ -138,8 +147,7 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   if (auto d = s.Optional("deviations")) sim.options.deviations = ParseDeviations(*d);
   if (auto n = s.Optional("noise")) {
     SimNoise& noise = sim.options.noise;
-    n->AllowOnly({"joint_torque", "torque_bias", "velocity", "force", "moment", "force_bias",
-                  "gyro", "accel", "gyro_bias", "accel_bias", "attitude"});
+    n->AllowOnly(config::schema::kSimulationNoise);
     noise.joint_torque = n->Get<double>("joint_torque", noise.joint_torque, {0.0, 100.0});
     noise.torque_bias = n->Get<double>("torque_bias", noise.torque_bias, {-100.0, 100.0});
     noise.velocity = n->Get<double>("velocity", noise.velocity, {0.0, 10.0});
@@ -163,40 +171,37 @@ SimulationConfig ParseSimulation(const config::Node& root) {
 
 void ResolveFaultNames(SimulationConfig& sim, const drivers::DriverConfig& d) {
   using K = SimFault::Kind;
+  const FaultTargets targets{d.joints.size(), d.ft_cells.size(), d.buses.size(), d.imu.has_value()};
   for (std::size_t i = 0; i < sim.options.faults.size(); ++i) {
     SimFault& f = sim.options.faults[i];
     const std::string& name = sim.fault_names[i];
-    if (NoName(f.kind) && f.kind != K::kImu && f.kind != K::kImuSaturated &&
-        f.kind != K::kImuAttitude)
-      continue;
-    if (f.kind == K::kImu || f.kind == K::kImuSaturated || f.kind == K::kImuAttitude) {
-      if (!d.imu) sim.fault_nodes[i]["device"].Fail("an IMU fault needs drivers.imu");
-      continue;
-    }
+    const bool named = !NoName(f.kind);
     if (f.kind == K::kLoss && name.empty()) {
       f.device = -1;  // every bus
-      continue;
+    } else if (named) {
+      std::vector<std::string> candidates;
+      const char* what = "a joint of drivers.joints";
+      if (f.kind == K::kForceTorque || f.kind == K::kFtSaturated) {
+        for (const auto& c : d.ft_cells) candidates.push_back(c.frame);
+        what = "an F/T frame of drivers.ft_cells";
+      } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff ||
+                 f.kind == K::kErrorFrames) {
+        candidates = d.buses;
+        what = "a bus of drivers.buses";
+      } else {
+        for (const auto& j : d.joints) candidates.push_back(j.joint);
+      }
+      const auto it = std::find(candidates.begin(), candidates.end(), name);
+      if (it == candidates.end()) {
+        std::string allowed;
+        for (const auto& c : candidates) allowed += (allowed.empty() ? "" : ", ") + c;
+        sim.fault_nodes[i]["name"].Fail("'" + name + "' is not " + what + "; allowed: " +
+                                        (allowed.empty() ? std::string("none") : allowed));
+      }
+      f.device = static_cast<int>(it - candidates.begin());
     }
-    std::vector<std::string> candidates;
-    const char* what = "a joint of drivers.joints";
-    if (f.kind == K::kForceTorque || f.kind == K::kFtSaturated) {
-      for (const auto& c : d.ft_cells) candidates.push_back(c.frame);
-      what = "an F/T frame of drivers.ft_cells";
-    } else if (f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff ||
-               f.kind == K::kErrorFrames) {
-      candidates = d.buses;
-      what = "a bus of drivers.buses";
-    } else {
-      for (const auto& j : d.joints) candidates.push_back(j.joint);
-    }
-    const auto it = std::find(candidates.begin(), candidates.end(), name);
-    if (it == candidates.end()) {
-      std::string allowed;
-      for (const auto& c : candidates) allowed += (allowed.empty() ? "" : ", ") + c;
-      sim.fault_nodes[i]["name"].Fail("'" + name + "' is not " + what + "; allowed: " +
-                                      (allowed.empty() ? std::string("none") : allowed));
-    }
-    f.device = static_cast<int>(it - candidates.begin());
+    // Against this robot's devices (an IMU for the IMU's faults).
+    if (const auto problem = CheckFault(f, targets)) Fail(sim.fault_nodes[i], *problem);
   }
 }
 

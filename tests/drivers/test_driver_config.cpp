@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 
+#include "heft/config/driver_check.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
 

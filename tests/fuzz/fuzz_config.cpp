@@ -1,5 +1,5 @@
 // heft's YAML configuration: the config::Node reader (config/src/yaml.cpp) walked over every node
-// of a fuzzed document with each accessor, then the plugin's parser (plugin/src/plugin_config.cpp:
+// of a fuzzed document with each accessor, then the plugin's parser (config/src/plugin_config.cpp:
 // robot, drivers, estimator sections) and its check against the URDF, and the identified-parameter
 // file reader on a chain model. The only exception allowed out is config::ConfigError (the
 // documented error with file, line and key); anything else escaping is a bug and aborts.
@@ -9,10 +9,11 @@
 #include <filesystem>
 #include <string>
 
+#include "heft/config/driver_check.hpp"
+#include "heft/config/plugin_config.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/estimator/model.hpp"
-#include "heft/plugin/plugin_config.hpp"
 
 namespace {
 
@@ -71,8 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Relative file names resolve against config/ (where heft.yaml's robots/ lives).
     plugin::PluginConfig cfg = plugin::ParsePluginConfig(doc->root(), HEFT_FUZZ_CONFIG_DIR);
     // Only regular files: a fuzzed absolute path could name /dev/zero or a FIFO.
-    if (std::filesystem::is_regular_file(cfg.urdf_path))
-      drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, doc->root()["drivers"]);
+    if (std::filesystem::is_regular_file(cfg.urdf_path)) {
+      const dyn::Model model = dyn::LoadModelFromUrdfFile(
+          cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+      drivers::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, doc->root()["drivers"]);
+    }
   });
   Try([&] {
     dyn::Model model = Chain();

@@ -11,13 +11,13 @@
 #include <sstream>
 #include <string>
 
+#include "heft/config/configuration.hpp"
 #include "heft/drivers/candump.hpp"
 #include "heft/identification/candump_convert.hpp"
 #include "heft/identification/dataset.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/recording.hpp"
 #include "heft/identification/sdp.hpp"
-#include "heft/plugin/plugin_config.hpp"
 #include "heft/test/heftd_run.hpp"
 
 namespace heft::ident {
@@ -123,7 +123,7 @@ TEST(HeftdRecording, CandumpOfTheSimulatedBusesConvertsToWhatHeftdRecorded) {
   std::vector<drivers::CandumpError> errors;
   const auto records = drivers::ReadCandump(in, errors);
   EXPECT_TRUE(errors.empty());
-  const plugin::PluginConfig pc = plugin::LoadPluginConfig(cfg);
+  const plugin::PluginConfig pc = config::LoadConfiguration(cfg, config::Reader::kTool).plugin;
   const Recording conv = ConvertCandump(pc.drivers, records, true, log_path);
   ASSERT_FALSE(conv.samples.empty());
   const std::int64_t second = conv.samples.front().stamp_ns / 1'000'000'000 * 1'000'000'000;

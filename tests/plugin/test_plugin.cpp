@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "heft/config/configuration.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "robot_samples.hpp"
@@ -208,13 +209,17 @@ TEST(Plugin, CalibratesTheBiasBeforeEstimating) {
   EXPECT_EQ(rig.Latest().status.state, hal::EstimatorState::kCalibratingBias);
 }
 
+// A plugin made by the library's factory, destroyed by it.
+std::unique_ptr<ControllerInterface, void (*)(ControllerInterface*)> Create(Library& lib) {
+  char error[256];
+  return {lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>(
+              "heft_plugin_create")(kApiVersion, error, sizeof(error)),
+          lib.Get<void (*)(ControllerInterface*)>("heft_plugin_destroy")};
+}
+
 TEST(Plugin, InitRefusesABadConfigurationWithItsReason) {
   Library lib;
-  char error[256];
-  std::unique_ptr<ControllerInterface, void (*)(ControllerInterface*)> p(
-      lib.Get<ControllerInterface* (*)(std::uint32_t, char*, std::size_t)>("heft_plugin_create")(
-          kApiVersion, error, sizeof(error)),
-      lib.Get<void (*)(ControllerInterface*)>("heft_plugin_destroy"));
+  const auto p = Create(lib);
   hal::StateBuffer state;
   HandOffMailbox hand_off;
   try {
@@ -225,6 +230,21 @@ TEST(Plugin, InitRefusesABadConfigurationWithItsReason) {
                  "/nonexistent/heft.yaml: cannot open the configuration file: No such file or "
                  "directory");
   }
+}
+
+// heftd and heft-sim read the file once and hand the plugin its validated part
+// (HardwareInterface::config): init takes it and does not read the file again. Fails if the plugin
+// parsed `config_path` (here a file that does not exist) instead of taking the host's reading, or
+// took another configuration than the one handed.
+TEST(Plugin, InitTakesTheHostsReadingWithoutReadingTheFileAgain) {
+  Library lib;
+  const auto p = Create(lib);
+  hal::StateBuffer state;
+  HandOffMailbox hand_off;
+  config::Configuration c = config::LoadConfiguration(kConfig, config::Reader::kTool);
+  c.plugin.estimator.bodies.push_back("right_forearm");  // not what the file says
+  p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off, &c.plugin});
+  EXPECT_EQ(p->num_links(), c.plugin.estimator.bodies.size());
 }
 
 }  // namespace

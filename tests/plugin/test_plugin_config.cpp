@@ -10,12 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "heft/plugin/plugin_config.hpp"
+#include "heft/config/configuration.hpp"
 
 namespace heft::plugin {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The plugin's part of the file as every program reads it (config::LoadConfiguration).
+PluginConfig LoadPluginConfig(const std::string& path) {
+  return config::LoadConfiguration(path, config::Reader::kTool).plugin;
+}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -41,7 +46,7 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
       {"joint listed twice", "forearm-load", "name: left_elbow,", "name: left_shoulder_yaw,",
        "17:14: drivers.joints[6].name: joint 'left_shoulder_yaw' listed twice"},
       {"fixed joint", "forearm-load", "name: left_elbow,", "name: left_wrist_mount_joint,",
-       "17:14: drivers.joints[6].name: joint 'left_wrist_mount_joint' of "},
+       "17:14: drivers.joints[6].name: joint 'left_wrist_mount_joint' is not in "},
       {"joint without sensors", "forearm-load", "    - {name: left_elbow, bus: can0, node: 6}\n",
        "", "11:5: drivers.joints: joint 'left_elbow' of "},
       {"duplicate CAN node", "forearm-load", "name: left_elbow, bus: can0, node: 6",

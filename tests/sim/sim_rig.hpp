@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "heft/config/yaml.hpp"
+#include "heft/config/configuration.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/estimator/model.hpp"
@@ -23,14 +23,12 @@ struct SimRig {
   dyn::Model model;
 };
 inline SimRig LoadSetup(const std::string& scenario) {
-  const std::string path = kConfigDir + "/sim/" + scenario + ".yaml";
-  const config::Document doc = config::Document::Load(path);
+  const plugin::PluginConfig c =
+      config::LoadConfiguration(kConfigDir + "/sim/" + scenario + ".yaml", config::Reader::kTool)
+          .plugin;
   SimRig s;
-  s.drivers = drivers::ParseDriverConfig(doc.root()["drivers"]);
-  const bool floating = doc.root()["robot"].Get<bool>("floating_base");
-  const std::string urdf = kConfigDir + "/sim/" + doc.root()["robot"].Get<std::string>("urdf");
-  drivers::CheckDriverConfig(s.drivers, urdf, path);
-  s.model = dyn::LoadModelFromUrdfFile(urdf, dyn::ModelOptions{floating});
+  s.drivers = c.drivers;
+  s.model = dyn::LoadModelFromUrdfFile(c.urdf_path, dyn::ModelOptions{c.floating_base});
   return s;
 }
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "heft/config/configuration.hpp"
 #include "heft/identification/candump_convert.hpp"
 #include "heft/identification/output.hpp"
-#include "heft/plugin/plugin_config.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 
@@ -66,7 +66,8 @@ std::string ReadText(const std::string& path) {
 
 // candump logs + heftd's configuration → a recording, through heft's drivers.
 int Convert(const cli::ConvertOptions& o) {
-  const plugin::PluginConfig cfg = plugin::LoadPluginConfig(o.config_path);
+  const plugin::PluginConfig cfg =
+      config::LoadConfiguration(o.config_path, config::Reader::kTool).plugin;
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
   // The logs in the order given, each bus going forward in time through all of them: merging by

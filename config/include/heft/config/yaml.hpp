@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,6 +57,8 @@ class Node {
   std::vector<std::string> Keys() const;
   // Refuses keys of this map that are not listed.
   void AllowOnly(std::initializer_list<const char*> keys) const;
+  // The same with a key table of the schema (heft/config/schema.hpp).
+  void AllowOnly(std::span<const char* const> keys) const;
 
   // Scalars: required (no default) or optional (with default); numbers are range-checked.
   template <typename T>

@@ -54,17 +54,8 @@ struct DriverConfig {
 // Reads the `drivers:` section; throws config::ConfigError naming file, key and allowed values.
 DriverConfig ParseDriverConfig(const config::Node& drivers);
 
-// Checks every joint and frame name against the URDF (joints must exist and move, frames must be
-// links) and every identifier for clashes on its bus; throws config::ConfigError naming the entry.
-// `config_file` prefixes every message. Resolves the IMU's frame (it must be rigidly attached to
-// the floating base's link: the child of the root's floating joint, else the root link) into
-// config.imu->R_BI and p_BI by composing the fixed joints' origins.
-void CheckDriverConfig(DriverConfig& config, const std::string& urdf_path,
-                       const std::string& config_file = "");
-// The same, each message at the offending entry's file:line:column and key in `drivers`, the
-// section `config` was read from by ParseDriverConfig.
-void CheckDriverConfig(DriverConfig& config, const std::string& urdf_path,
-                       const config::Node& drivers);
+// The checks against the URDF (names, identifier clashes, the IMU's pose): CheckDriverConfig in
+// heft/config/driver_check.hpp, on the model loader's dyn::Model.
 
 // The reference robot's defaults for a list of joints and two foot cells (tests, simulator).
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

@@ -2,8 +2,9 @@
 // controller framework, or heftd) loads a shared library, checks its interface version through a
 // C entry point and drives the returned controller through a lifecycle:
 //
-//   init(config, hardware)   parse and validate the configuration, build the model, allocate
-//                            everything; throws PluginError with a message naming file/key/value
+//   init(config, hardware)   take the host's validated configuration (hardware.config) or read
+//                            the file `config`, build the model, allocate everything; throws
+//                            PluginError with a message naming file/key/value
 //   start_from(estimate)     optional, before configure(): start from a persisted estimate
 //   configure()              set-up that needs the hardware (e.g. wait for the first state sample)
 //   activate()               enter the real-time regime
@@ -26,15 +27,20 @@
 
 namespace heft::plugin {
 
-inline constexpr std::uint32_t kApiVersion = 2;  // 2: start_from
+inline constexpr std::uint32_t kApiVersion = 3;  // 2: start_from; 3: HardwareInterface::config
 
 // The wait-free hand-off to the whole-body controller (latest estimate; depth for history).
 using HandOffMailbox = hal::SeqlockRing<hal::InertialEstimate, 8>;
 
-// What the host lends the plugin: the hardware abstraction layer's buffers.
+struct PluginConfig;  // heft/config/plugin_config.hpp
+
+// What the host lends the plugin: the hardware abstraction layer's buffers and, from a host that
+// has read the configuration (heftd, heft-sim: config::LoadConfiguration), the plugin's part of
+// it. Without it (a framework that only names the file) init() reads the file itself.
 struct HardwareInterface {
   const hal::StateBuffer* state = nullptr;  // written by the 1 kHz driver thread
   HandOffMailbox* hand_off = nullptr;       // read by the whole-body controller
+  const PluginConfig* config = nullptr;  // robot, drivers, estimator, validated; copied by init()
 };
 
 enum class Command : std::uint8_t {

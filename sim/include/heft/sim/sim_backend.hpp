@@ -8,6 +8,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -88,6 +89,22 @@ struct SimFault {
   // True while the fault is active at simulated time t.
   bool Active(double t) const noexcept;
 };
+
+// What a fault may hit: the simulated robot's devices and buses (drivers order).
+struct FaultTargets {
+  std::size_t joints = 0, ft_cells = 0, buses = 0;
+  bool imu = false;
+};
+// What is wrong with a fault: the key of its simulation.faults entry and why.
+struct FaultProblem {
+  const char* key;
+  std::string what;
+};
+// The one check of a fault, for the configuration (simulation.faults, with file, line and key)
+// and for the simulated robot (SimOptions built in code): a window that ends after it starts,
+// back-to-back bursts that do not overlap, a probability in [0, 1], a device or bus that exists
+// (kLoss: -1, every bus) and an IMU for the IMU's faults. Nothing when the fault is sound.
+std::optional<FaultProblem> CheckFault(const SimFault& fault, const FaultTargets& targets);
 
 // What the simulator did to its frames, per bus (for the summary and the tests).
 inline constexpr int kErrorFramesPerMs = 4;

@@ -1,9 +1,12 @@
-#include "heft/plugin/plugin_config.hpp"
+#include "heft/config/plugin_config.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <system_error>
+
+#include "heft/config/driver_check.hpp"
+#include "heft/config/schema.hpp"
 
 namespace heft::plugin {
 namespace {
@@ -24,7 +27,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   PluginConfig cfg;
   cfg.file = root.file();
   const config::Node robot = root["robot"];
-  robot.AllowOnly({"urdf", "floating_base", "repair_inertia", "parameters"});
+  robot.AllowOnly(config::schema::kRobot);
   // A file named under robot: absolute, or relative to the configuration's folder; it must exist.
   const auto file = [&](const char* key) {
     const std::string p = robot.Get<std::string>(key);
@@ -41,8 +44,8 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     return resolved;
   };
   cfg.urdf_path = file("urdf");
-  cfg.floating_base = robot.Get<bool>("floating_base", true, {});
-  cfg.repair_inertia = robot.Get<bool>("repair_inertia", false, {});
+  cfg.floating_base = robot.Get<bool>("floating_base", cfg.floating_base, {});
+  cfg.repair_inertia = robot.Get<bool>("repair_inertia", cfg.repair_inertia, {});
   if (robot.Has("parameters")) cfg.parameters_path = file("parameters");
 
   cfg.drivers = drivers::ParseDriverConfig(root["drivers"]);
@@ -53,10 +56,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   for (const auto& c : cfg.drivers.ft_cells) cfg.mapping.wrench_frames.push_back(c.frame);
 
   const config::Node e = root["estimator"];
-  e.AllowOnly({"links", "filter", "measurement", "noise", "initial_sigma", "process_noise",
-               "gating", "rate_limits", "calibration", "difference_samples", "contact_force",
-               "wait_for_walking", "control_period", "min_mass_fraction", "max_added_mass",
-               "max_com_distance", "base_acceleration", "prior_time_constant", "contact_frames"});
+  e.AllowOnly(config::schema::kEstimator);
   est::EstimatorConfig& ec = cfg.estimator;
   for (const config::Node& l : e["links"].Elements()) ec.bodies.push_back(l.As<std::string>());
   if (ec.bodies.empty() || ec.bodies.size() > hal::kMaxEstimatedLinks)
@@ -92,15 +92,16 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
           "null_space");
   }
   ec.contact_frames = cfg.mapping.wrench_frames;
-  ec.control_period = e.Get<double>("control_period", 0.003, {1e-4, 0.1});
+  ec.control_period = e.Get<double>("control_period", ec.control_period, {1e-4, 0.1});
   if (auto n = e.Optional("noise")) {
-    n->AllowOnly({"joint_torque", "base_force", "base_torque", "ft", "gyro", "accelerometer",
-                  "joint_velocity"});
+    n->AllowOnly(config::schema::kEstimatorNoise);
     // The noise of the measured velocities and of the IMU's specific force (per 1 kHz sample):
     // the accelerations made from them enter R (EstimatorConfig::acceleration_sigma).
-    cfg.gyro_sigma = n->Get<double>("gyro", 0.0, {0.0, 10.0});
-    cfg.accelerometer_sigma = n->Get<double>("accelerometer", 0.0, {0.0, 100.0});
-    cfg.joint_velocity_sigma = n->Get<double>("joint_velocity", 0.0, {0.0, 10.0});
+    cfg.gyro_sigma = n->Get<double>("gyro", cfg.gyro_sigma, {0.0, 10.0});
+    cfg.accelerometer_sigma =
+        n->Get<double>("accelerometer", cfg.accelerometer_sigma, {0.0, 100.0});
+    cfg.joint_velocity_sigma =
+        n->Get<double>("joint_velocity", cfg.joint_velocity_sigma, {0.0, 10.0});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
@@ -110,7 +111,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
       for (const std::string& f : cfg.mapping.wrench_frames)
         frames += (frames.empty() ? "" : ", ") + f;
       for (const config::Node& cell : ft->Elements()) {
-        cell.AllowOnly({"frame", "force", "moment"});
+        cell.AllowOnly(config::schema::kEstimatorNoiseFt);
         est::FtNoise noise;
         noise.frame = cell.Get<std::string>("frame");
         if (std::find(cfg.mapping.wrench_frames.begin(), cfg.mapping.wrench_frames.end(),
@@ -131,11 +132,10 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   // say nothing"); the estimator library's default (0) is the paper's filter.
   ec.prior_time_constant = e.Get<double>("prior_time_constant", 2.0, {0.0, 1e6});
   if (auto g = e.Optional("gating")) {
-    g->AllowOnly({"enabled", "confidence", "gamma", "release_after", "inflation", "open_for",
-                  "max_covariance_factor"});
-    ec.gating.enabled = g->Get<bool>("enabled", true, {});
+    g->AllowOnly(config::schema::kEstimatorGating);
+    ec.gating.enabled = g->Get<bool>("enabled", ec.gating.enabled, {});
     ec.gating.confidence = g->Get<double>("confidence", ec.gating.confidence, {0.5, 0.999999});
-    ec.gating.gamma = g->Get<double>("gamma", 0.0, {0.0, 1e9});
+    ec.gating.gamma = g->Get<double>("gamma", ec.gating.gamma, {0.0, 1e9});
     ec.gating.release_after = g->Get<double>("release_after", ec.gating.release_after, {0.0, 60.0});
     ec.gating.inflation = g->Get<double>("inflation", ec.gating.inflation, {1.0, 1e6});
     ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
@@ -143,15 +143,15 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
         g->Get<double>("max_covariance_factor", ec.gating.max_covariance_factor, {1.0, 1e6});
   }
   if (auto r = e.Optional("rate_limits")) {
-    r->AllowOnly({"mass", "first_moment", "inertia"});
+    r->AllowOnly(config::schema::kEstimatorRateLimits);
     ec.rate_limits.mass = r->Get<double>("mass", ec.rate_limits.mass, {1e-6, 1e4});
     ec.rate_limits.first_moment =
         r->Get<double>("first_moment", ec.rate_limits.first_moment, {1e-6, 1e4});
     ec.rate_limits.inertia = r->Get<double>("inertia", ec.rate_limits.inertia, {1e-6, 1e4});
   }
   if (auto c = e.Optional("calibration")) {
-    c->AllowOnly({"enabled", "window", "max_speed", "max_motion", "timeout"});
-    ec.calibration.enabled = c->Get<bool>("enabled", true, {});
+    c->AllowOnly(config::schema::kEstimatorCalibration);
+    ec.calibration.enabled = c->Get<bool>("enabled", ec.calibration.enabled, {});
     ec.calibration.window = c->Get<double>("window", ec.calibration.window, {0.01, 600.0});
     ec.calibration.max_speed = c->Get<double>("max_speed", ec.calibration.max_speed, {0.0, 100.0});
     ec.calibration.max_motion =
@@ -164,22 +164,23 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.min_mass_fraction = e.Get<double>("min_mass_fraction", ec.min_mass_fraction, {0.0, 1.0});
   ec.max_added_mass = e.Get<double>("max_added_mass", ec.max_added_mass, {0.0, 1e4});
   ec.max_com_distance = e.Get<double>("max_com_distance", ec.max_com_distance, {1e-3, 100.0});
-  cfg.mapping.difference_samples = e.Get<int>("difference_samples", 2, {1, 31});
-  cfg.mapping.contact_force = e.Get<double>("contact_force", 50.0, {0.0, 1e5});
+  cfg.mapping.difference_samples =
+      e.Get<int>("difference_samples", cfg.mapping.difference_samples, {1, 31});
+  cfg.mapping.contact_force = e.Get<double>("contact_force", cfg.mapping.contact_force, {0.0, 1e5});
   cfg.mapping.base_acceleration = static_cast<est::BaseAcceleration>(
       e.Enum("base_acceleration", {"auto", "imu", "velocity"}, "auto"));
-  cfg.wait_for_walking = e.Get<bool>("wait_for_walking", true, {});
+  cfg.wait_for_walking = e.Get<bool>("wait_for_walking", cfg.wait_for_walking, {});
   return cfg;
 }
 
-PluginConfig LoadPluginConfig(const std::string& path) {
-  const config::Document doc = config::Document::Load(path);
-  const config::Node root = doc.root();
-  PluginConfig cfg = ParsePluginConfig(root, std::filesystem::path(path).parent_path().string());
-  // Cross-checks against the URDF, each error at the entry's line and key.
-  drivers::CheckDriverConfig(cfg.drivers, cfg.urdf_path, root["drivers"]);
+PluginConfig ReadPluginConfig(const config::Node& root) {
+  PluginConfig cfg =
+      ParsePluginConfig(root, std::filesystem::path(root.file()).parent_path().string());
+  // Cross-checks against the URDF (read once, by the model loader), each error at the entry's
+  // line and key.
   const dyn::Model model = dyn::LoadModelFromUrdfFile(
       cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+  drivers::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, root["drivers"]);
   if (auto frames = root["estimator"].Optional("contact_frames")) {
     const std::vector<config::Node> f = frames->Elements();
     for (std::size_t k = 0; k < f.size(); ++k) {

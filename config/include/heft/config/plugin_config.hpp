@@ -1,4 +1,4 @@
-// heft's YAML configuration as the estimator plugin reads it (schema: config/README.md):
+// The estimator plugin's part of heft's configuration (schema: config/README.md):
 //   robot:      urdf (relative to the file), floating_base
 //   drivers:    the sensors (drivers/README.md); their joint and cell order is the state sample's
 //   estimator:  links, filter, measurement, noise, gating, rate limits, calibration, start policy
@@ -26,14 +26,15 @@ struct PluginConfig {
   est::SampleMappingConfig mapping;
   bool wait_for_walking = true;
   // estimator.noise.gyro / accelerometer / joint_velocity: σ per 1 kHz sample [rad/s, m/s², rad/s]
-  // (0: not modelled); LoadPluginConfig turns them into estimator.acceleration_sigma.
+  // (0: not modelled); ReadPluginConfig turns them into estimator.acceleration_sigma.
   double gyro_sigma = 0.0, accelerometer_sigma = 0.0,
          joint_velocity_sigma = 0.0;  // false: estimation starts at activation
 };
 
-// Reads `robot`, `drivers` and `estimator` (other top-level sections are the host's and are
-// ignored here). Throws config::ConfigError.
-PluginConfig LoadPluginConfig(const std::string& path);
+// Reads `robot`, `drivers` and `estimator` of a parsed file (other top-level sections are the
+// host's and the simulator's) and checks them against the URDF. Throws config::ConfigError.
+// Programs and tests read the whole file with config::LoadConfiguration (configuration.hpp).
+PluginConfig ReadPluginConfig(const config::Node& root);
 // Replaces the π of every link listed under `links` (each with `pi: [10 numbers]`, the format
 // heft-identify writes) in `model`. Throws config::ConfigError naming the file, line and key for an
 // unknown link, a missing or malformed π, or a physically inconsistent one.
@@ -45,6 +46,7 @@ std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
                                                     const dyn::Model& model);
 // The same from a parsed document (file name from the document).
 void ApplyNominalParameters(const config::Document& doc, dyn::Model& model);
+// The sections alone, without the URDF's checks (file names resolved against `config_dir`).
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 
 }  // namespace heft::plugin

@@ -1,0 +1,46 @@
+#include "heft/config/configuration.hpp"
+
+#include "heft/config/schema.hpp"
+
+namespace heft::config {
+
+Configuration LoadConfiguration(const std::string& path, Reader reader) {
+  return ReadConfiguration(Document::Load(path), reader);
+}
+
+Configuration ReadConfiguration(Document document, Reader reader) {
+  const Node root = document.root();
+  root.AllowOnly(schema::kRoot);
+  Configuration c{std::move(document), {}, {}};
+  c.host = host::ParseHostConfig(root, reader == Reader::kSimulator);
+  // Each program runs one backend: heftd the robot's buses, heft-sim the simulated robot.
+  if (reader == Reader::kHeftd && c.host.backend != "socketcan") {
+    const std::string why =
+        "heftd runs the robot's buses (backend: socketcan); a configuration with backend: "
+        "simulated runs in heft-sim (heft-sim --config FILE)";
+    if (root.Has("backend")) root["backend"].Fail(why);
+    throw ConfigError(root.file() + ": backend: not set (default: simulated); " + why);
+  }
+  if (reader == Reader::kSimulator && c.host.backend != "simulated")
+    root["backend"].Fail(
+        "heft-sim runs the simulated robot (backend: simulated); the robot's buses (backend: "
+        "socketcan) run in heftd");
+  c.plugin = plugin::ReadPluginConfig(root);
+  // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
+  // estimator (host.framework_input.base); a robot with neither would hold on every tick.
+  const std::string& file = root.file();
+  if (reader == Reader::kHeftd && c.plugin.floating_base && !c.plugin.drivers.imu &&
+      !c.host.input_base)
+    throw ConfigError(
+        file +
+        ": robot.floating_base is true but nothing measures the base's motion: configure the "
+        "base IMU (drivers.imu) or take the base state from the controller framework "
+        "(host.framework_input: {base: true})");
+  if (reader != Reader::kTool && c.plugin.drivers.imu && c.host.input_base)
+    throw ConfigError(file +
+                      ": two base sources: drivers.imu and host.framework_input.base "
+                      "(choose one)");
+  return c;
+}
+
+}  // namespace heft::config
