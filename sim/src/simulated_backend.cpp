@@ -123,4 +123,24 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
   }
 }
 
+void SimulatedBackend::Summarize(host::Json& summary, const std::vector<std::string>& bus_names) {
+  auto count = [](std::uint64_t n) { return host::Json::Of(static_cast<double>(n)); };
+  summary["simulation"]["unstable_at"] = host::Json::Of(robot_->unstable_at());
+  for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
+    const SimBusCounters& sc = robot_->bus_counters()[b];
+    host::Json& bus = summary["buses"][bus_names[b]];
+    bus["sim_frames"] = count(sc.frames);
+    bus["lost_random"] = count(sc.lost_random);
+    bus["lost_burst"] = count(sc.lost_burst);
+    bus["lost_bus_off"] = count(sc.lost_bus_off);
+    bus["sim_bus_off"] = count(sc.bus_off);
+  }
+  if (robot_->candump()) {
+    host::Json& c = summary["candump"];
+    c["path"] = host::Json::Of(robot_->candump()->path());
+    c["written"] = count(robot_->candump()->written());
+    c["left_out"] = count(robot_->candump()->dropped());
+  }
+}
+
 }  // namespace heft::sim
