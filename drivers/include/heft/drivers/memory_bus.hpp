@@ -24,10 +24,10 @@ class MemoryBus final : public hal::CanTransport {
 
   std::string_view name() const noexcept override { return name_; }
   // Consumer side.
-  hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
-  bool wait(std::int64_t timeout_ns) noexcept override;
+  [[nodiscard]] hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] bool wait(std::int64_t timeout_ns) noexcept override;
   // Producer side (also what a node on the bus transmitting looks like).
-  hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
   hal::CanBusStats stats() const noexcept override;
   bool restart() noexcept override;
 
