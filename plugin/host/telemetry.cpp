@@ -45,7 +45,10 @@ Telemetry::Telemetry(const std::string& path, drivers::RotationPolicy rotation,
   extra_columns_ = extra.size();
   link_values_.assign(link_columns_ * plugin_.num_links(), 0.0);
   extra_values_.assign(extra_columns_, 0.0);
-  for (const char* c : kTickColumns) header_ += (header_.empty() ? "" : ",") + std::string(c);
+  for (const char* c : kTickColumns) {
+    if (!header_.empty()) header_.push_back(',');
+    header_.append(c);
+  }
   for (std::size_t k = 0; k < plugin_.num_links(); ++k) {
     const std::string n = plugin_.link_name(k);
     for (const char* q : kInertialColumns) header_ += "," + n + "_" + q;

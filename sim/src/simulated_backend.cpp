@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "telemetry.hpp"  // the host's π column names
+#include "telemetry_table.hpp"  // the telemetry schema: π's column names
 
 namespace heft::sim {
 

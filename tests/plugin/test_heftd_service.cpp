@@ -191,9 +191,9 @@ TEST(HeftdService, CandumpLogOfTheReceivedFramesRotates) {
   const heft::host::Json* tap = summary->Find("candump_tap");
   const heft::host::Json* buses = summary->Find("buses");
   ASSERT_TRUE(tap != nullptr && buses != nullptr) << heft::host::WriteJson(*summary);
-  const auto written = static_cast<std::uint64_t>(tap->Number("written", -1));
-  const auto dropped = static_cast<std::uint64_t>(tap->Number("left_out", -1));
-  const auto rotations = static_cast<std::uint64_t>(tap->Number("rotations", -1));
+  const auto written = static_cast<std::uint64_t>(tap->Number("written"));
+  const auto dropped = static_cast<std::uint64_t>(tap->Number("left_out"));
+  const auto rotations = static_cast<std::uint64_t>(tap->Number("rotations"));
   std::uint64_t frames = 0;
   for (const auto& [name, bus] : buses->object)
     frames += static_cast<std::uint64_t>(bus.Number("frames") + bus.Number("error_frames"));
