@@ -10,13 +10,9 @@ namespace heft::drivers {
 hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
   if (down_.load(std::memory_order_acquire) || off_.load(std::memory_order_acquire))
     return hal::IoStatus::kDown;
-  const std::uint64_t head = head_.load(std::memory_order_relaxed);
-  if (head - tail_.load(std::memory_order_acquire) >= kCapacity) {
-    drops_.fetch_add(1, std::memory_order_relaxed);
-    return hal::IoStatus::kEmpty;  // back-pressure: the frame is lost, as on a full socket queue
-  }
-  ring_[head % kCapacity] = frame;
-  head_.store(head + 1, std::memory_order_release);
+  // Back-pressure: when full the frame is lost (counted in ring_.drops()), as on a full socket
+  // queue.
+  if (!ring_.push(frame)) return hal::IoStatus::kEmpty;
   tx_.fetch_add(1, std::memory_order_relaxed);
   if (frame.is_error()) {
     errors_.fetch_add(1, std::memory_order_relaxed);
@@ -35,10 +31,7 @@ bool MemoryBus::enter_bus_off(std::int64_t stamp_ns) noexcept {
 
 hal::IoStatus MemoryBus::receive(hal::CanFrame& frame) noexcept {
   if (down_.load(std::memory_order_acquire)) return hal::IoStatus::kDown;
-  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
-  if (tail == head_.load(std::memory_order_acquire)) return hal::IoStatus::kEmpty;
-  frame = ring_[tail % kCapacity];
-  tail_.store(tail + 1, std::memory_order_release);
+  if (!ring_.pop(frame)) return hal::IoStatus::kEmpty;
   rx_.fetch_add(1, std::memory_order_relaxed);
   return hal::IoStatus::kOk;
 }
@@ -53,15 +46,14 @@ bool MemoryBus::wait(std::int64_t timeout_ns) noexcept {
 }
 
 std::size_t MemoryBus::queued() const noexcept {
-  return static_cast<std::size_t>(head_.load(std::memory_order_acquire) -
-                                  tail_.load(std::memory_order_acquire));
+  return ring_.size();
 }
 
 hal::CanBusStats MemoryBus::stats() const noexcept {
   hal::CanBusStats s;
   s.rx_frames = rx_.load(std::memory_order_relaxed);
   s.tx_frames = tx_.load(std::memory_order_relaxed);
-  s.kernel_drops = drops_.load(std::memory_order_relaxed);
+  s.kernel_drops = ring_.drops();
   s.error_frames = errors_.load(std::memory_order_relaxed);
   s.bus_off = bus_off_.load(std::memory_order_relaxed);
   s.restarts = restarts_.load(std::memory_order_relaxed);

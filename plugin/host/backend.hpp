@@ -14,8 +14,8 @@
 // Lifecycle: constructed at set-up (may allocate, open, throw); buses() and the telemetry column
 // names are read before the threads start; Step() runs on the stepper thread, which only a
 // simulator has — noexcept, and it should not allocate, lock or log either (it paces the driver
-// thread in lockstep); TelemetryValues() runs on the host's non-real-time thread; LogSummary()
-// after the threads have stopped.
+// thread in lockstep); TelemetryValues() runs on the host's non-real-time thread; LogSummary() and
+// Summarize() after the threads have stopped.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -27,6 +27,7 @@
 #include "heft/hal/can.hpp"
 #include "heft/hal/robot_state.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "json.hpp"
 
 namespace heft::host {
 
@@ -71,6 +72,9 @@ class Backend {
 
   // Lines after the host's own summary (names: drivers.buses).
   virtual void LogSummary(spdlog::logger& /*log*/, const std::vector<std::string>& /*bus_names*/) {}
+  // The same counters into the run summary's JSON (run_summary.hpp), after LogSummary(): members
+  // of summary["buses"]["<bus>"] and groups of its own.
+  virtual void Summarize(Json& /*summary*/, const std::vector<std::string>& /*bus_names*/) {}
 };
 
 }  // namespace heft::host

@@ -25,6 +25,7 @@
 #include "plugin_loader.hpp"
 #include "realtime.hpp"
 #include "recorder.hpp"
+#include "run_summary.hpp"
 #include "schedule.hpp"
 #include "shared_memory.hpp"
 #include "status.hpp"
@@ -41,47 +42,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) {
   g_stop.store(true);
-}
-
-// The end-of-run summary of the drivers: counters, per channel the ones that lost most and those
-// not ok at the end, per bus.
-void LogDriverSummary(spdlog::logger& log, const drivers::DriverLoop& loop,
-                      const plugin::PluginConfig& pcfg,
-                      const std::vector<hal::CanTransport*>& buses) {
-  const auto& c = loop.counters();
-  log.info("drivers: {} samples published, {} frames rejected, {} lost samples, {} stale events",
-           c.published, c.rejected_total(), c.lost_samples, c.stale_events);
-  struct Lost {
-    std::uint32_t n;
-    std::string channel;
-  };
-  std::vector<Lost> lost;
-  int not_ok = 0;
-  const hal::RobotStateSample& last_sample = loop.last_sample();
-  auto add = [&](const hal::ChannelHealth& health, const std::string& channel) {
-    if (health.lost_samples > 0) lost.push_back({health.lost_samples, channel});
-    not_ok += !health.ok();
-  };
-  for (std::size_t i = 0; i < pcfg.drivers.joints.size(); ++i) {
-    add(last_sample.joints[i].encoder, pcfg.drivers.joints[i].joint + " encoder");
-    add(last_sample.joints[i].torque_sensor, pcfg.drivers.joints[i].joint + " torque");
-  }
-  for (std::size_t k = 0; k < pcfg.drivers.ft_cells.size(); ++k)
-    add(last_sample.wrenches[k].health, pcfg.drivers.ft_cells[k].frame);
-  std::sort(lost.begin(), lost.end(), [](const Lost& a, const Lost& b) { return a.n > b.n; });
-  std::string most;
-  for (std::size_t i = 0; i < std::min<std::size_t>(lost.size(), 3); ++i)
-    most += fmt::format("{}{} {}", i ? ", " : "", lost[i].channel, lost[i].n);
-  log.info("channels: {} not ok at the end, {} with lost samples{}", not_ok, lost.size(),
-           lost.empty() ? std::string() : "; most: " + most);
-  for (int b = 0; b < loop.num_buses(); ++b) {
-    const drivers::BusCounters& bc = loop.bus(b);
-    log.info(
-        "bus {}: {} frames, {} error frames ({} bus-off), {} ticks down, {} restart requests, {} "
-        "restarts",
-        pcfg.drivers.buses[b], bc.frames, bc.error_frames, bc.bus_off, bc.down_ticks,
-        bc.restart_requests, buses[b]->stats().restarts);
-  }
 }
 
 std::string RotationText(const drivers::RotationPolicy& r) {
@@ -339,8 +299,9 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
         stats.lateness_ns.size(), stats.overruns,
         cpu_latency && cpu_latency->ok() ? fmt::format("{} µs", host.cpu_dma_latency_us)
                                          : std::string("none"));
-  LogDriverSummary(*log, loop, pcfg, buses);
+  Json summary = SummarizeDrivers(*log, loop, pcfg, buses);
   backend->LogSummary(*log, pcfg.drivers.buses);
+  backend->Summarize(summary, pcfg.drivers.buses);
   hal::InertialEstimate last;
   if (hand_off.read_latest(last)) {
     for (std::size_t k = 0; k < last.num_links; ++k)
@@ -361,6 +322,18 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
              "candump log of the received frames: {} frames in {} ({} left out: queue full; {} "
              "rotations)",
              tap->written(), tap->path(), tap->dropped(), tap->rotations());
+  if (tap) {
+    Json& t = summary["candump_tap"];
+    t["path"] = Json::Of(tap->path());
+    t["written"] = Json::Of(static_cast<double>(tap->written()));
+    t["left_out"] = Json::Of(static_cast<double>(tap->dropped()));
+    t["rotations"] = Json::Of(static_cast<double>(tap->rotations()));
+  }
+  if (telemetry.writing()) {
+    summary["telemetry"]["rows"] = Json::Of(static_cast<double>(telemetry.rows()));
+    summary["telemetry"]["holds"] = Json::Of(static_cast<double>(telemetry.holds()));
+    (void)WriteSummary(*log, SummaryPath(host.telemetry), summary);
+  }
   if (input) {
     const FrameworkInputCounters ic = input->counters();
     log->info("framework input: {} reads, {} accepted, {} refused, {} commands", ic.reads,

@@ -11,3 +11,9 @@ add_library(heft_host_io STATIC
 target_include_directories(heft_host_io PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/plugin/include
                            ${CMAKE_SOURCE_DIR}/config/include)
 target_link_libraries(heft_host_io PUBLIC heft::hal rt PRIVATE heft_warnings)
+# heft_telemetry_table: the telemetry CSV's schema and its one reader, by column name
+# (telemetry_table.hpp): heft-report and the tests read what heftd writes through it. No
+# dependencies.
+add_library(heft_telemetry_table STATIC ${CMAKE_CURRENT_LIST_DIR}/telemetry_table.cpp)
+target_include_directories(heft_telemetry_table PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(heft_telemetry_table PRIVATE heft_warnings)

@@ -239,6 +239,89 @@ std::string Json::String(std::string_view key, std::string fallback) const {
   return v != nullptr && v->type == Type::kString ? v->string : fallback;
 }
 
+Json Json::Of(double value) {
+  Json j;
+  j.type = Type::kNumber;
+  j.number = value;
+  return j;
+}
+
+Json Json::Of(std::string value) {
+  Json j;
+  j.type = Type::kString;
+  j.string = std::move(value);
+  return j;
+}
+
+Json& Json::operator[](std::string_view key) {
+  if (type == Type::kNull) type = Type::kObject;
+  for (auto& [k, v] : object)
+    if (k == key) return v;
+  object.push_back({std::string(key), Json{}});
+  return object.back().second;
+}
+
+namespace {
+
+void Write(std::string& out, const Json& v) {
+  switch (v.type) {
+    case Json::Type::kNull:
+      out += "null";
+      break;
+    case Json::Type::kBool:
+      out += v.boolean ? "true" : "false";
+      break;
+    case Json::Type::kNumber: {
+      if (!std::isfinite(v.number)) {
+        out += "null";  // JSON has no inf or NaN
+        break;
+      }
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v.number);
+      // The shortest of %.15g..%.17g that reads back exactly.
+      for (int digits = 15; digits < 17; ++digits) {
+        char shorter[32];
+        std::snprintf(shorter, sizeof shorter, "%.*g", digits, v.number);
+        if (std::strtod(shorter, nullptr) == v.number) {
+          std::snprintf(buf, sizeof buf, "%s", shorter);
+          break;
+        }
+      }
+      out += buf;
+      break;
+    }
+    case Json::Type::kString:
+      AppendJsonString(out, v.string);
+      break;
+    case Json::Type::kArray:
+      out.push_back('[');
+      for (std::size_t i = 0; i < v.array.size(); ++i) {
+        if (i) out.push_back(',');
+        Write(out, v.array[i]);
+      }
+      out.push_back(']');
+      break;
+    case Json::Type::kObject:
+      out.push_back('{');
+      for (std::size_t i = 0; i < v.object.size(); ++i) {
+        if (i) out.push_back(',');
+        AppendJsonString(out, v.object[i].first);
+        out.push_back(':');
+        Write(out, v.object[i].second);
+      }
+      out.push_back('}');
+      break;
+  }
+}
+
+}  // namespace
+
+std::string WriteJson(const Json& value) {
+  std::string out;
+  Write(out, value);
+  return out;
+}
+
 std::optional<Json> ParseJson(std::string_view text, std::string* error) {
   return Parser(text).Document(error);
 }

@@ -1,5 +1,5 @@
-// A small JSON reader and writer for heftd's status replies and heftctl (no JSON library is a
-// Debian build dependency of heft). Not for the real-time path: it allocates.
+// A small JSON reader and writer for heftd's status replies, heftctl and the run summary (no JSON
+// library is a Debian build dependency of heft). Not for the real-time path: it allocates.
 #pragma once
 
 #include <optional>
@@ -27,6 +27,12 @@ struct Json {
   /// Convenience: the number at `key`, or `fallback`.
   [[nodiscard]] double Number(std::string_view key, double fallback = 0.0) const;
   [[nodiscard]] std::string String(std::string_view key, std::string fallback = {}) const;
+
+  /// Writing: a number, a string.
+  [[nodiscard]] static Json Of(double value);
+  [[nodiscard]] static Json Of(std::string value);
+  /// The member `key` of this object (made an object if it is null), added as null when absent.
+  Json& operator[](std::string_view key);
 };
 
 struct Json::Member {
@@ -37,6 +43,9 @@ struct Json::Member {
 /// Parses one JSON document (RFC 8259; depth limited to 32). On failure returns nullopt and
 /// writes "offset N: what" into `error`.
 std::optional<Json> ParseJson(std::string_view text, std::string* error = nullptr);
+
+/// The document as JSON text (compact; numbers in the fewest digits that read back exactly).
+std::string WriteJson(const Json& value);
 
 /// Appends `s` as a JSON string literal (quotes and escapes included).
 void AppendJsonString(std::string& out, std::string_view s);

@@ -45,9 +45,10 @@ Telemetry::Telemetry(const std::string& path, drivers::RotationPolicy rotation,
   extra_columns_ = extra.size();
   link_values_.assign(link_columns_ * plugin_.num_links(), 0.0);
   extra_values_.assign(extra_columns_, 0.0);
-  header_ =
-      "t_ns,stamp_ns,state,model,tick_status,hold_reason,nis,gamma,consistent,rate_limited,"
-      "calibration_progress,compute_us";
+  for (const char* c : kTickColumns) {
+    if (!header_.empty()) header_.push_back(',');
+    header_.append(c);
+  }
   for (std::size_t k = 0; k < plugin_.num_links(); ++k) {
     const std::string n = plugin_.link_name(k);
     for (const char* q : kInertialColumns) header_ += "," + n + "_" + q;
@@ -85,6 +86,7 @@ void Telemetry::Drain() {
       backend_.TelemetryValues(rec.time_ns, link_values_, extra_values_);
     row.clear();
     auto out = std::back_inserter(row);
+    // kTickColumns, in that order.
     fmt::format_to(out, "{},{},{},{},{},{},{:.9g},{:.9g},{:d},{:d},{:.9g},{:.3f}", rec.time_ns,
                    rec.stamp_ns, EstimatorStateName(rec.status.state),
                    MeasurementModelName(rec.status.model), TickStatusName(rec.tick_status),

@@ -3,15 +3,12 @@
 // per control tick — time, status, NIS, the handed and estimated π of every link, plus the
 // backend's extra columns (the simulator's truth). Column reference: config/README.md, "Telemetry".
 //
-// The CSV: a header of names with their units as suffixes (`t_ns`, `left_forearm_mass_kg`), times
-// as integer nanoseconds, enumerations as names (`estimating`, `torques+base`), numbers with 9
-// significant digits. The file appends and rotates by size (drivers/rotating_file.hpp): every file
-// starts with the header.
+// The CSV's schema (its columns) and its one reader: telemetry_table.hpp. The file appends and
+// rotates by size (drivers/rotating_file.hpp): every file starts with the header.
 #pragma once
 
 #include <spdlog/logger.h>
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,15 +17,9 @@
 #include "backend.hpp"
 #include "heft/drivers/rotating_file.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "telemetry_table.hpp"
 
 namespace heft::host {
-
-// π's ten columns, units in the names: mass [kg], first moment m·c [kg·m], inertia about the link
-// frame's origin [kg·m²]. A link's columns are "<link>_<name>" (handed on), "<link>_est_<name>"
-// (the raw estimate) and the backend's (heft-sim: "<link>_true_<name>").
-inline constexpr std::array<const char*, 10> kInertialColumns = {
-    "mass_kg",   "hx_kg_m",   "hy_kg_m",   "hz_kg_m",   "ixx_kg_m2",
-    "ixy_kg_m2", "ixz_kg_m2", "iyy_kg_m2", "iyz_kg_m2", "izz_kg_m2"};
 
 // est::TickStatus as the telemetry spells it: calibrating, updated, gated, released,
 // rejected_numeric, invalid_input ("unknown" otherwise).

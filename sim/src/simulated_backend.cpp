@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "telemetry.hpp"  // the host's π column names
+#include "telemetry_table.hpp"  // the telemetry schema: π's column names
 
 namespace heft::sim {
 
@@ -61,7 +61,7 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
     const auto errors = robot_->task_errors();
     for (std::size_t e = 0; e < std::min<std::size_t>(errors.size(), 4); ++e)
       tr.errors[e] = errors[e];
-    truth_queue_->push(tr);
+    (void)truth_queue_->push(tr);  // a full queue drops the truth row (counted)
   }
 }
 
@@ -160,6 +160,26 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
     robot_->CloseCandump();
     log.info("candump log: {} frames in {} ({} left out: queue full)", robot_->candump()->written(),
              robot_->candump()->path(), robot_->candump()->dropped());
+  }
+}
+
+void SimulatedBackend::Summarize(host::Json& summary, const std::vector<std::string>& bus_names) {
+  auto count = [](std::uint64_t n) { return host::Json::Of(static_cast<double>(n)); };
+  summary["simulation"]["unstable_at"] = host::Json::Of(robot_->unstable_at());
+  for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
+    const SimBusCounters& sc = robot_->bus_counters()[b];
+    host::Json& bus = summary["buses"][bus_names[b]];
+    bus["sim_frames"] = count(sc.frames);
+    bus["lost_random"] = count(sc.lost_random);
+    bus["lost_burst"] = count(sc.lost_burst);
+    bus["lost_bus_off"] = count(sc.lost_bus_off);
+    bus["sim_bus_off"] = count(sc.bus_off);
+  }
+  if (robot_->candump()) {
+    host::Json& c = summary["candump"];
+    c["path"] = host::Json::Of(robot_->candump()->path());
+    c["written"] = count(robot_->candump()->written());
+    c["left_out"] = count(robot_->candump()->dropped());
   }
 }
 

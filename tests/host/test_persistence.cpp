@@ -32,6 +32,7 @@
 #include "heft/test/heftd_run.hpp"
 #include "persistence.hpp"
 #include "sim_config.hpp"
+#include "telemetry_table.hpp"
 
 namespace heft::host {
 namespace {
@@ -212,19 +213,9 @@ TEST(EstimateFile, ModelHashFollowsTheNominalModel) {
 
 // ---- heft-sim killed and restarted on the same file ---------------------------------------
 
-// The first telemetry row's handed mass of left_forearm.
+// The first telemetry row's handed mass of left_forearm (NaN when there is none).
 double FirstHandedMass(const std::string& csv) {
-  std::ifstream in(csv);
-  std::string header, line;
-  std::getline(in, header);
-  std::getline(in, line);
-  std::vector<std::string> cols, vals;
-  std::stringstream hs(header), ls(line);
-  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-  for (std::string c; std::getline(ls, c, ',');) vals.push_back(c);
-  for (std::size_t i = 0; i < cols.size() && i < vals.size(); ++i)
-    if (cols[i] == "left_forearm_mass_kg") return std::stod(vals[i]);
-  return std::numeric_limits<double>::quiet_NaN();
+  return ReadTelemetryTable(csv).number(0, "left_forearm_mass_kg");
 }
 
 // Fails if heft-sim does not persist a settled estimate while it runs (file written atomically,

@@ -159,13 +159,6 @@ plugin::TelemetryRecord Record(std::int64_t t_ns, hal::EstimatorState state, std
   return r;
 }
 
-std::vector<std::string> Cells(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream s(line);
-  for (std::string c; std::getline(s, c, ',');) cells.push_back(c);
-  return cells;
-}
-
 // The host's rows: fails if a column loses its unit, time is not the exact integer nanoseconds
 // (a 10⁶ s uptime with a 1 ns step needs 16 digits), an enumeration is written as a number, or
 // heftd's restart truncates the file instead of appending under the same header.
@@ -186,25 +179,25 @@ TEST(Telemetry, RowsSpellEnumerationsAndExactNanosecondsAndAppendAcrossRestarts)
   }
   const auto lines = Lines(path);
   ASSERT_EQ(lines.size(), 5u);  // one header, two runs of two rows
-  const auto names = Cells(lines[0]);
-  const auto col = [&](const std::string& n) {
-    const auto it = std::find(names.begin(), names.end(), n);
-    EXPECT_NE(it, names.end()) << n;
-    return static_cast<std::size_t>(it - names.begin());
-  };
+  // Read back through the one reader (telemetry_table.hpp), by column name.
+  const TelemetryTable t = ReadTelemetryTable(path);
+  ASSERT_TRUE(t.ok);
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(t.left_out, 0u);
   for (const char* n : {"forearm_mass_kg", "forearm_hx_kg_m", "forearm_izz_kg_m2",
                         "forearm_est_mass_kg", "compute_us", "stamp_ns"})
-    col(n);
-  const auto held = Cells(lines[4]);
-  EXPECT_EQ(held[col("t_ns")], "1000000000000005");
-  EXPECT_EQ(held[col("stamp_ns")], "999999998000005");
-  EXPECT_EQ(held[col("state")], "holding");
-  EXPECT_EQ(held[col("hold_reason")], "torques+base");
-  EXPECT_EQ(held[col("tick_status")], "gated");
-  EXPECT_EQ(held[col("model")], "full_wrench");
-  EXPECT_EQ(held[col("compute_us")], "12.345");
-  EXPECT_EQ(held[col("forearm_mass_kg")], "6.94");
-  EXPECT_EQ(Cells(lines[1])[col("hold_reason")], "none");
+    EXPECT_TRUE(t.has(n)) << n;
+  // The time as written: all 16 digits, no exponent (t_ns is the first column).
+  EXPECT_EQ(lines[4].substr(0, lines[4].find(',')), "1000000000000005");
+  EXPECT_EQ(t.number(3, "t_ns"), 1000000000000005.0);
+  EXPECT_EQ(t.number(3, "stamp_ns"), 999999998000005.0);
+  EXPECT_EQ(t.cell(3, "state"), "holding");
+  EXPECT_EQ(t.cell(3, "hold_reason"), "torques+base");
+  EXPECT_EQ(t.cell(3, "tick_status"), "gated");
+  EXPECT_EQ(t.cell(3, "model"), "full_wrench");
+  EXPECT_EQ(t.number(3, "compute_us"), 12.345);
+  EXPECT_EQ(t.number(3, "forearm_mass_kg"), 6.94);
+  EXPECT_EQ(t.cell(0, "hold_reason"), "none");
 }
 
 // Fails if a rotated telemetry file starts without the header (pandas would take a data row for

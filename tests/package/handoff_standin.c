@@ -72,34 +72,6 @@ static void* map_segment(const char* name, size_t size, int writable) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* Copies the estimate with publish index `index` (the ring's seqlock protocol, as
- * heft_handoff_read_latest). 1: copied; 0: overwritten by a newer publish; -1: kept tearing. */
-static int read_index(const heft_handoff_segment* seg, uint64_t index,
-                      heft_inertial_estimate* out) {
-  static uint64_t words[HEFT_HANDOFF_WORDS];
-  const heft_handoff_slot* slot = &seg->slots[index & (HEFT_HANDOFF_DEPTH - 1U)];
-  int attempt;
-  unsigned i;
-  for (attempt = 0; attempt < HEFT_HANDOFF_READ_ATTEMPTS; ++attempt) {
-    /* acquire: pairs with heftd's final release store of the slot's sequence. */
-    const uint64_t seq0 = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-    uint64_t seq1;
-    if ((seq0 & 1U) != 0) continue;
-    /* acquire: pairs with heftd's release store of the index. */
-    if (__atomic_load_n(&slot->index, __ATOMIC_ACQUIRE) != index) return 0;
-    for (i = 0; i < HEFT_HANDOFF_WORDS; ++i) {
-      /* acquire: pairs with heftd's release store of each word; keeps the re-check below. */
-      words[i] = __atomic_load_n(&slot->words[i], __ATOMIC_ACQUIRE);
-    }
-    seq1 = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
-    if (seq0 == seq1) {
-      memcpy(out, words, sizeof(*out));
-      return 1;
-    }
-  }
-  return -1;
-}
-
 /* Smallest eigenvalue of a symmetric 3x3 matrix (trigonometric closed form). */
 static double min_eigenvalue(double a[3][3]) {
   const double p1 = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
@@ -295,7 +267,7 @@ int main(int argc, char** argv) {
       last = head - (HEFT_HANDOFF_DEPTH - 1U);
     }
     for (index = last + 1U; index <= head; ++index) {
-      const int got = read_index(handoff, index, &e);
+      const int got = heft_handoff_read_index(handoff, index, &e);
       unsigned k;
       if (got <= 0) {
         if (got == 0)

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "heft/test/heftd_run.hpp"
+#include "json.hpp"
+#include "telemetry_table.hpp"
 
 namespace {
 
@@ -32,51 +34,29 @@ using Result = heft::test::HeftdResult;
 
 const std::string kConfigDir = HEFT_CONFIG_DIR;
 
-// A telemetry CSV read by its header's names (plugin/host/telemetry.hpp: units in the names, time
-// in integer nanoseconds, enumerations as names).
-struct Csv {
-  std::vector<std::string> names;
-  std::vector<std::vector<std::string>> rows;
-  std::size_t col(const std::string& name) const {
-    const auto it = std::find(names.begin(), names.end(), name);
-    EXPECT_NE(it, names.end()) << "no column " << name;
-    return static_cast<std::size_t>(it - names.begin());
-  }
-  double number(std::size_t row, const std::string& name) const {
-    return std::stod(rows[row][col(name)]);
-  }
-  double seconds(std::size_t row) const { return 1e-9 * number(row, "t_ns"); }
-  const std::string& text(std::size_t row, const std::string& name) const {
-    return rows[row][col(name)];
-  }
-};
-Csv ReadCsv(const std::string& path) {
-  Csv csv;
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  std::stringstream hs(line);
-  for (std::string c; std::getline(hs, c, ',');) csv.names.push_back(c);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
-    EXPECT_EQ(cells.size(), csv.names.size()) << line;
-    csv.rows.push_back(std::move(cells));
-  }
-  return csv;
+// heftd's telemetry through the host's one reader (plugin/host/telemetry_table.hpp), every row
+// whole.
+heft::host::TelemetryTable ReadCsv(const std::string& path) {
+  heft::host::TelemetryTable t = heft::host::ReadTelemetryTable(path);
+  EXPECT_TRUE(t.ok) << path;
+  EXPECT_EQ(t.left_out, 0u) << path;
+  for (const char* c :
+       {"t_ns", "state", "hold_reason", "left_forearm_mass_kg", "left_forearm_true_mass_kg"})
+    EXPECT_TRUE(t.has(c)) << "no column " << c;
+  return t;
 }
 
 TEST(Heftd, BoundedLockstepRunOnTheSimulatedRobot) {
   const std::string csv = testing::TempDir() + "/heftd_telemetry.csv";
   std::filesystem::remove(csv);
+  std::filesystem::remove(heft::host::SummaryPath(csv));  // the run writes a fresh one
   const Result r = RunHeftSim(
       {"--config", kConfigDir + "/sim/dumbbell-curl.yaml", "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("→ estimating at t = "));
   EXPECT_THAT(r.output, HasSubstr("control tick compute"));
   // Telemetry: a header and one row per 3 ms; the handed mass converges towards the truth.
-  const Csv t = ReadCsv(csv);
+  const heft::host::TelemetryTable t = ReadCsv(csv);
   std::vector<double> err;
   for (std::size_t i = 0; i < t.rows.size(); ++i)
     err.push_back(
@@ -98,6 +78,7 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
                     csv = testing::TempDir() + "/heftd_fault.csv";
   std::ofstream(cfg) << text;
   std::filesystem::remove(csv);
+  std::filesystem::remove(heft::host::SummaryPath(csv));  // the run writes a fresh one
   const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.0"));
@@ -105,13 +86,13 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
   EXPECT_THAT(r.output, HasSubstr("[warning] estimator: estimating → holding"));
   EXPECT_THAT(r.output, HasSubstr("holding → estimating at t = 2.5"));
   // While holding (and saying why), the handed mass does not move.
-  const Csv t = ReadCsv(csv);
+  const heft::host::TelemetryTable t = ReadCsv(csv);
   int holding_rows = 0;
   double held = -1;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    if (t.seconds(i) < 1.0 || t.text(i, "state") != "holding") continue;
+    if (1e-9 * t.number(i, "t_ns") < 1.0 || t.cell(i, "state") != "holding") continue;
     ++holding_rows;
-    EXPECT_EQ(t.text(i, "hold_reason"), "torques");
+    EXPECT_EQ(t.cell(i, "hold_reason"), "torques");
     const double mass = t.number(i, "left_forearm_mass_kg");
     if (held < 0) held = mass;
     EXPECT_EQ(mass, held);
@@ -130,7 +111,8 @@ std::string FaultConfig(const std::string& tag, const std::string& extra) {
   return cfg;
 }
 
-// heftd's end-of-run summary, per bus: the drivers' counters and what the simulator did.
+// heftd's end-of-run summary, per bus: the drivers' counters and what the simulator did — read
+// from the run summary's JSON beside the telemetry (plugin/host/run_summary.hpp), not the log.
 struct BusSummary {
   std::uint64_t frames = 0, error_frames = 0, bus_off = 0, down_ticks = 0, restart_requests = 0,
                 restarts = 0;
@@ -138,58 +120,52 @@ struct BusSummary {
 };
 struct Summary {
   std::uint64_t published = 0, rejected = 0, lost = 0, stale = 0;
+  std::uint64_t not_ok = 0, with_lost_samples = 0;
   std::map<std::string, BusSummary> buses;
+  heft::host::Json json;
 };
-// The messages of heft-sim's log lines ("[time] [heft-sim] [level] message"). (No std::regex:
-// GCC 12 warns inside it under the sanitizers.)
-std::vector<std::string> Messages(const std::string& out) {
-  static const std::string kTag = "[heft-sim] [";
-  std::vector<std::string> messages;
-  std::stringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    const auto tag = line.find(kTag);
-    if (tag == std::string::npos) continue;
-    const auto end = line.find("] ", tag + kTag.size());
-    if (end != std::string::npos) messages.push_back(line.substr(end + 2));
-  }
-  return messages;
+// The number at `key` of `group`; a missing counter fails the test.
+std::uint64_t Counter(const heft::host::Json& group, const char* key) {
+  const heft::host::Json* v = group.Find(key);
+  EXPECT_TRUE(v != nullptr && v->type == heft::host::Json::Type::kNumber) << "no counter " << key;
+  return v != nullptr ? static_cast<std::uint64_t>(v->number) : 0;
 }
-
-Summary ParseSummary(const std::string& out) {
+const heft::host::Json& Group(const heft::host::Json& parent, const char* key) {
+  static const heft::host::Json kNone;
+  const heft::host::Json* v = parent.Find(key);
+  EXPECT_NE(v, nullptr) << "no " << key << " in the run summary";
+  return v != nullptr ? *v : kNone;
+}
+// The summary of the run whose telemetry is `csv`.
+Summary ReadSummary(const std::string& csv) {
   Summary s;
-  for (const std::string& msg : Messages(out)) {
-    unsigned long long v[7] = {};
-    char name[32] = "";
-    if (std::sscanf(msg.c_str(),
-                    "drivers: %llu samples published, %llu frames rejected, %llu lost samples, "
-                    "%llu stale",
-                    &v[0], &v[1], &v[2], &v[3]) == 4) {
-      s.published = v[0];
-      s.rejected = v[1];
-      s.lost = v[2];
-      s.stale = v[3];
-    } else if (std::sscanf(msg.c_str(),
-                           "bus %31[^:]: %llu frames, %llu error frames (%llu bus-off), %llu ticks "
-                           "down, %llu restart requests, %llu restarts",
-                           name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 7) {
-      BusSummary& b = s.buses[name];
-      b.frames = v[0];
-      b.error_frames = v[1];
-      b.bus_off = v[2];
-      b.down_ticks = v[3];
-      b.restart_requests = v[4];
-      b.restarts = v[5];
-    } else if (std::sscanf(msg.c_str(),
-                           "simulated bus %31[^:]: %llu frames put on the bus; lost %llu at "
-                           "random, %llu in bursts, %llu while off; %llu bus-off events",
-                           name, &v[0], &v[1], &v[2], &v[3], &v[4]) == 6) {
-      BusSummary& b = s.buses[name];
-      b.sim_frames = v[0];
-      b.lost_random = v[1];
-      b.lost_burst = v[2];
-      b.lost_off = v[3];
-      b.sim_bus_off = v[4];
-    }
+  std::string error;
+  const std::optional<heft::host::Json> json =
+      heft::host::ParseJson(Slurp(heft::host::SummaryPath(csv)), &error);
+  EXPECT_TRUE(json.has_value()) << heft::host::SummaryPath(csv) << ": " << error;
+  if (!json) return s;
+  s.json = *json;
+  const heft::host::Json& d = Group(s.json, "drivers");
+  s.published = Counter(d, "published");
+  s.rejected = Counter(d, "rejected");
+  s.lost = Counter(d, "lost_samples");
+  s.stale = Counter(d, "stale_events");
+  const heft::host::Json& ch = Group(s.json, "channels");
+  s.not_ok = Counter(ch, "not_ok");
+  s.with_lost_samples = Counter(ch, "with_lost_samples");
+  for (const auto& [name, g] : Group(s.json, "buses").object) {
+    BusSummary& b = s.buses[name];
+    b.frames = Counter(g, "frames");
+    b.error_frames = Counter(g, "error_frames");
+    b.bus_off = Counter(g, "bus_off");
+    b.down_ticks = Counter(g, "down_ticks");
+    b.restart_requests = Counter(g, "restart_requests");
+    b.restarts = Counter(g, "restarts");
+    b.sim_frames = Counter(g, "sim_frames");
+    b.lost_random = Counter(g, "lost_random");
+    b.lost_burst = Counter(g, "lost_burst");
+    b.lost_off = Counter(g, "lost_bus_off");
+    b.sim_bus_off = Counter(g, "sim_bus_off");
   }
   return s;
 }
@@ -202,10 +178,10 @@ struct Row {
   double mass, true_mass;
 };
 std::vector<Row> ReadTelemetry(const std::string& path) {
-  const Csv csv = ReadCsv(path);
+  const heft::host::TelemetryTable csv = ReadCsv(path);
   std::vector<Row> rows;
   for (std::size_t i = 0; i < csv.rows.size(); ++i)
-    rows.push_back({csv.seconds(i), csv.text(i, "state"), csv.text(i, "hold_reason"),
+    rows.push_back({1e-9 * csv.number(i, "t_ns"), csv.cell(i, "state"), csv.cell(i, "hold_reason"),
                     csv.number(i, "left_forearm_mass_kg"),
                     csv.number(i, "left_forearm_true_mass_kg")});
   return rows;
@@ -217,9 +193,10 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   const std::string cfg = FaultConfig("loss", "  faults:\n    - {device: loss, probability: 0.03}");
   const std::string csv = testing::TempDir() + "/heftd_loss.csv";
   std::filesystem::remove(csv);
+  std::filesystem::remove(heft::host::SummaryPath(csv));  // the run writes a fresh one
   const Result r = RunHeftSim({"--config", cfg, "--duration", "4", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
-  const Summary s = ParseSummary(r.output);
+  const Summary s = ReadSummary(csv);
   ASSERT_EQ(s.buses.size(), 2u) << r.output;
   std::uint64_t injected = 0, sent = 0;
   for (const auto& [name, b] : s.buses) {
@@ -263,18 +240,27 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
       FaultConfig("bus_off", "  faults:\n    - {device: bus_off, name: can0, from: 2.0, to: 2.3}");
   const std::string csv = testing::TempDir() + "/heftd_bus_off.csv";
   std::filesystem::remove(csv);
+  std::filesystem::remove(heft::host::SummaryPath(csv));  // the run writes a fresh one
   const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("estimating → holding at t = 2.00"));
   EXPECT_THAT(r.output, HasSubstr("(hold reason 0x3: encoders+torques)"));
   EXPECT_THAT(r.output, HasSubstr("drivers: restarted 1 bus(es) on request"));
-  // It resumes once a restart after the window has brought the frames back.
+  // It resumes once a restart after the window has brought the frames back: the first row
+  // estimating again after the hold that began at 2.0 s.
+  const std::vector<Row> rows = ReadTelemetry(csv);
   double resumed = -1;
-  for (const std::string& msg : Messages(r.output))
-    std::sscanf(msg.c_str(), "estimator: holding → estimating at t = %lf", &resumed);
+  bool held_after_2 = false;
+  for (const Row& row : rows) {
+    held_after_2 = held_after_2 || (row.t >= 2.0 && row.state == "holding");
+    if (held_after_2 && row.state == "estimating") {
+      resumed = row.t;
+      break;
+    }
+  }
   EXPECT_GE(resumed, 2.3) << r.output;
   EXPECT_LT(resumed, 3.0);
-  const Summary s = ParseSummary(r.output);
+  const Summary s = ReadSummary(csv);
   const BusSummary& can0 = s.buses.at("can0");
   const BusSummary& can1 = s.buses.at("can1");
   // Bus-off arrives through the transport's error path: error frames of class bus-off, one restart
@@ -290,11 +276,12 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
   EXPECT_EQ(s.lost, can0.lost_off);
   EXPECT_GE(s.stale, 34u);  // can0's encoders and torque sensors went stale
   // Per channel: can0's 17 encoders and 17 torque sensors lost samples, and all are ok again.
-  EXPECT_THAT(r.output, HasSubstr("channels: 0 not ok at the end, 34 with lost samples; most: "));
+  EXPECT_EQ(s.not_ok, 0u);
+  EXPECT_EQ(s.with_lost_samples, 34u);
   // While holding, the handed mass does not move.
   int holding_rows = 0;
   double held = -1;
-  for (const Row& row : ReadTelemetry(csv)) {
+  for (const Row& row : rows) {
     if (row.state != "holding" || row.t < 1.0) continue;  // not the start-up hold (history)
     ++holding_rows;
     // Encoders and torques while can0 is off; encoders alone for the ticks after the restart
@@ -309,20 +296,19 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
 
 TEST(Heftd, CandumpLogOfTheSimulatedBusesReadsWithCanUtils) {
   const std::string log = testing::TempDir() + "/heftd_candump.log";
+  const std::string csv = testing::TempDir() + "/heftd_candump.csv";
   std::filesystem::remove(log);
+  std::filesystem::remove(heft::host::SummaryPath(csv));  // the run writes a fresh one
   const std::string cfg = FaultConfig(
       "candump", "  candump: " + log +
                      "\n  faults:\n    - {device: bus_off, name: can1, from: 0.2, to: 0.25}");
-  const Result r = RunHeftSim({"--config", cfg, "--duration", "0.5"});
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "0.5", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
-  unsigned long long written = 0, left_out = 1;
-  char written_to[256] = "";
-  for (const std::string& msg : Messages(r.output))
-    std::sscanf(msg.c_str(), "candump log: %llu frames in %255s (%llu left out", &written,
-                written_to, &left_out);
-  EXPECT_EQ(written_to, log) << r.output;
-  EXPECT_EQ(left_out, 0u);
-  const Summary s = ParseSummary(r.output);
+  const Summary s = ReadSummary(csv);
+  const heft::host::Json& candump = Group(s.json, "candump");
+  const std::uint64_t written = Counter(candump, "written");
+  EXPECT_EQ(candump.String("path"), log) << r.output;
+  EXPECT_EQ(Counter(candump, "left_out"), 0u);
   EXPECT_EQ(written, s.buses.at("can0").sim_frames + s.buses.at("can1").sim_frames);
   // One line per frame, the bus-off error frame included (CAN_ERR_FLAG | CAN_ERR_BUSOFF).
   std::ifstream in(log);

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "heft/test/heftd_run.hpp"
+#include "json.hpp"
+#include "telemetry_table.hpp"
 
 namespace {
 
@@ -177,23 +179,25 @@ TEST(HeftdService, CandumpLogOfTheReceivedFramesRotates) {
   for (int n = 0; n <= 4; ++n) std::filesystem::remove(n ? log + "." + std::to_string(n) : log);
   const std::string cfg =
       Config("candump", "", "  candump: {path: " + log + ", max_bytes: 300000, keep: 2}\n");
-  const Result r = RunWith({"--config", cfg, "--duration", "0.5"}, false);
+  // The counters from the run summary beside the telemetry (run_summary.hpp), not the log.
+  const std::string csv = testing::TempDir() + "/service_rx.csv";
+  std::filesystem::remove(heft::host::SummaryPath(csv));
+  const Result r = RunWith({"--config", cfg, "--duration", "0.5", "--telemetry", csv}, false);
   ASSERT_EQ(r.code, 0) << r.output;
-  unsigned long long written = 0, dropped = 0, rotations = 0, frames = 0;
-  for (const std::string& line : Lines(r.output)) {
-    const auto at = line.find("candump log of the received frames: ");
-    if (at != std::string::npos)
-      std::sscanf(line.c_str() + at,
-                  "candump log of the received frames: %llu frames in %*s (%llu left out: queue "
-                  "full; %llu rotations)",
-                  &written, &dropped, &rotations);
-    unsigned long long bus_frames = 0, error_frames = 0;
-    const auto bus = line.find("] bus can");
-    if (bus != std::string::npos &&
-        std::sscanf(line.c_str() + bus, "] bus can%*d: %llu frames, %llu error frames", &bus_frames,
-                    &error_frames) == 2)
-      frames += bus_frames + error_frames;
-  }
+  std::string error;
+  const std::optional<heft::host::Json> summary =
+      heft::host::ParseJson(Slurp(heft::host::SummaryPath(csv)), &error);
+  ASSERT_TRUE(summary.has_value()) << error;
+  const heft::host::Json* tap = summary->Find("candump_tap");
+  const heft::host::Json* buses = summary->Find("buses");
+  ASSERT_TRUE(tap != nullptr && buses != nullptr) << heft::host::WriteJson(*summary);
+  const auto written = static_cast<std::uint64_t>(tap->Number("written"));
+  const auto dropped = static_cast<std::uint64_t>(tap->Number("left_out"));
+  const auto rotations = static_cast<std::uint64_t>(tap->Number("rotations"));
+  std::uint64_t frames = 0;
+  for (const auto& [name, bus] : buses->object)
+    frames += static_cast<std::uint64_t>(bus.Number("frames") + bus.Number("error_frames"));
+  EXPECT_EQ(buses->object.size(), 2u);
   EXPECT_GT(frames, 25000u) << r.output;
   EXPECT_EQ(written + dropped, frames) << r.output;
   EXPECT_GE(rotations, 2u) << r.output;

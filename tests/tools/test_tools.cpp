@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "telemetry_table.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -95,13 +97,11 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
   auto write = [&](const std::string& name, const std::string& link, const std::string& error,
                    double error_value, double com_offset) {
     std::ofstream f(dir + "/" + name);
-    // The host's telemetry layout (plugin/host/telemetry.hpp): names with units, time in integer
-    // nanoseconds, enumerations as names.
+    // The host's telemetry layout (plugin/host/telemetry_table.hpp, the schema heft-report reads):
+    // names with units, time in integer nanoseconds, enumerations as names.
     f << "t_ns,state,tick_status,rate_limited,consistent,compute_us," << error;
     for (const char* kind : {"_est_", "_true_", "_"})
-      for (const char* p : {"mass_kg", "hx_kg_m", "hy_kg_m", "hz_kg_m", "ixx_kg_m2", "ixy_kg_m2",
-                            "ixz_kg_m2", "iyy_kg_m2", "iyz_kg_m2", "izz_kg_m2"})
-        f << "," << link << kind << p;
+      for (const char* p : heft::host::kInertialColumns) f << "," << link << kind << p;
     f << "\n";
     for (int i = 0; i < 400; ++i) {
       const double m = 2.0;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "heft/hal/shared_hand_off.h"
+#include "tool_args.hpp"
 
 namespace {
 
@@ -62,44 +63,32 @@ int main(int argc, char** argv) {
   std::string name;
   bool once = false;
   double max_age_ms = 50.0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (a == "--version") {
-      std::printf("heft-handoff-reader %s (hand-off layout %u)\n", HEFT_VERSION,
-                  HEFT_HANDOFF_LAYOUT_VERSION);
-      return 0;
-    } else if (a == "--once") {
-      once = true;
-    } else if (a == "--max-age-ms") {
-      char* end = nullptr;
-      const char* v = i + 1 < argc ? argv[++i] : "";
-      max_age_ms = std::strtod(v, &end);
-      if (*v == '\0' || *end != '\0' || !(max_age_ms >= 1.0 && max_age_ms <= 60000.0)) {
-        std::fprintf(stderr,
-                     "heft-handoff-reader: --max-age-ms expects milliseconds from 1 to 60000, not "
-                     "'%s'\n",
-                     v);
-        return 2;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "heft-handoff-reader: unknown option %s (heft-handoff-reader --help)\n",
-                   a.c_str());
-      return 2;
-    } else if (!name.empty()) {
-      std::fprintf(stderr, "heft-handoff-reader: one NAME only (got %s and %s)\n", name.c_str(),
-                   a.c_str());
-      return 2;
-    } else {
-      name = a;
-    }
-  }
-  if (name.empty()) {
-    std::fprintf(stderr, "heft-handoff-reader: no NAME given (heft-handoff-reader --help)\n");
-    return 2;
-  }
+  using heft::tools::Option;
+  const int exit_code = heft::tools::ParseToolCommandLine(
+      argc, argv,
+      {"heft-handoff-reader", kUsage,
+       std::string("heft-handoff-reader ") + HEFT_VERSION + " (hand-off layout " +
+           std::to_string(HEFT_HANDOFF_LAYOUT_VERSION) + ")",
+       "NAME"},
+      name, [&](const std::string& a, int& i) {
+        if (a == "--once") {
+          once = true;
+          return Option::kTaken;
+        }
+        if (a != "--max-age-ms") return Option::kNotMine;
+        char* end = nullptr;
+        const char* v = i + 1 < argc ? argv[++i] : "";
+        max_age_ms = std::strtod(v, &end);
+        if (*v == '\0' || *end != '\0' || !(max_age_ms >= 1.0 && max_age_ms <= 60000.0)) {
+          std::fprintf(stderr,
+                       "heft-handoff-reader: --max-age-ms expects milliseconds from 1 to 60000, "
+                       "not '%s'\n",
+                       v);
+          return Option::kRefused;
+        }
+        return Option::kTaken;
+      });
+  if (exit_code >= 0) return exit_code;
   const std::string shown = "/dev/shm/" + (name[0] == '/' ? name.substr(1) : name);
   const auto max_age_ns = static_cast<std::int64_t>(max_age_ms * 1e6);
 

@@ -28,7 +28,7 @@
 #include "plot.hpp"
 #include "procedure.hpp"
 #include "run_figures.hpp"
-#include "telemetry_table.hpp"
+#include "tool_args.hpp"
 
 namespace {
 
@@ -70,31 +70,14 @@ Exit codes:
 int main(int argc, char** argv) {
   std::string dir;
   bool check = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (a == "--version") {
-      std::printf("heft-report %s\n", HEFT_VERSION);
-      return 0;
-    } else if (a == "--check") {
-      check = true;
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "heft-report: unknown option %s (heft-report --help)\n", a.c_str());
-      return 2;
-    } else if (!dir.empty()) {
-      std::fprintf(stderr, "heft-report: one RUN_DIR only (got %s and %s)\n", dir.c_str(),
-                   a.c_str());
-      return 2;
-    } else {
-      dir = a;
-    }
-  }
-  if (dir.empty()) {
-    std::fprintf(stderr, "heft-report: no RUN_DIR given (heft-report --help)\n");
-    return 2;
-  }
+  const int exit_code = heft::tools::ParseToolCommandLine(
+      argc, argv, {"heft-report", kUsage, std::string("heft-report ") + HEFT_VERSION, "RUN_DIR"},
+      dir, [&](const std::string& a, int&) {
+        if (a != "--check") return heft::tools::Option::kNotMine;
+        check = true;
+        return heft::tools::Option::kTaken;
+      });
+  if (exit_code >= 0) return exit_code;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     std::fprintf(stderr, "heft-report: %s: %s\n", dir.c_str(),
@@ -259,16 +242,10 @@ int main(int argc, char** argv) {
             << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b) << ".\n";
       targets.push_back({"stepping: torso-mass spike with gating ≤ ⅓ of without",
                          Fmt("%.2f", b / a), "≤ 0.33", b <= a / 3, true});
-      const std::string time = heft::report::Column(g, {"t", "t_ns"});
-      heft::report::Plot(
+      heft::report::PlotMassEstimates(
           dir, "step-gating.png", "step-in-place: torso mass estimate with and without gating",
-          "torso mass m [kg]",
-          {{dir + "/step-in-place-gated.csv", time, LinkColumn(g, "torso", "est_", 0),
-            "with innovation gating", Style::kPrimary},
-           {dir + "/step-in-place-nogate.csv", time, LinkColumn(ng, "torso", "est_", 0),
-            "without gating", Style::kSecondary},
-           {dir + "/step-in-place-gated.csv", time, LinkColumn(g, "torso", "true_", 0), "truth",
-            Style::kTruth}});
+          "torso", {"step-in-place-gated.csv", g, "with innovation gating"},
+          {"step-in-place-nogate.csv", ng, "without gating"});
     }
     const Table pn = Read(dir + "/step-in-place-nogate-procedure.csv"),
                 pg = Read(dir + "/step-in-place-adaptive.csv");

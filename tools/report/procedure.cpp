@@ -261,15 +261,11 @@ std::string NoFtSection(const std::string& dir) {
   const Table ft = Read(dir + "/torso-load-adaptive.csv");
   const Table noft = Read(dir + "/torso-load-noft-adaptive.csv");
   if (ft.ok && noft.ok) {
-    const std::string time = Column(ft, {"t", "t_ns"});
-    Plot(dir, "noft-torso-mass.png",
-         "torso-load: torso mass estimate with and without foot F/T cells", "torso mass m [kg]",
-         {{dir + "/torso-load-adaptive.csv", time, LinkColumn(ft, "torso", "est_", 0),
-           "F/T cells (full measurement)", Style::kPrimary},
-          {dir + "/torso-load-noft-adaptive.csv", time, LinkColumn(noft, "torso", "est_", 0),
-           "no F/T cells (null-space measurement)", Style::kSecondary},
-          {dir + "/torso-load-adaptive.csv", time, LinkColumn(ft, "torso", "true_", 0), "truth",
-           Style::kTruth}});
+    PlotMassEstimates(
+        dir, "noft-torso-mass.png",
+        "torso-load: torso mass estimate with and without foot F/T cells", "torso",
+        {"torso-load-adaptive.csv", ft, "F/T cells (full measurement)"},
+        {"torso-load-noft-adaptive.csv", noft, "no F/T cells (null-space measurement)"});
     md << "\n![](noft-torso-mass.png)\n";
   }
   return md.str();

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "plot.hpp"
+
 namespace heft::report {
 namespace {
 
@@ -205,6 +207,16 @@ RunInfo DescribeRun(const std::string& yaml_path) {
 
 std::string DescribeDeviations(const RunInfo& info) {
   return info.deviations.empty() ? "none: the URDF exactly" : info.deviations;
+}
+
+bool PlotMassEstimates(const std::string& dir, const std::string& png, const std::string& title,
+                       const std::string& link, const PlottedRun& a, const PlottedRun& b) {
+  const std::string time = Column(a.table, {"t", "t_ns"});
+  return Plot(
+      dir, png, title, link + " mass m [kg]",
+      {{dir + "/" + a.file, time, LinkColumn(a.table, link, "est_", 0), a.title, Style::kPrimary},
+       {dir + "/" + b.file, time, LinkColumn(b.table, link, "est_", 0), b.title, Style::kSecondary},
+       {dir + "/" + a.file, time, LinkColumn(a.table, link, "true_", 0), "truth", Style::kTruth}});
 }
 
 }  // namespace heft::report

@@ -12,6 +12,12 @@
 
 namespace heft::report {
 
+// The telemetry as the host's one reader reads it (plugin/host/telemetry_table.hpp).
+using Table = host::TelemetryTable;
+inline Table Read(const std::string& path) {
+  return host::ReadTelemetryTable(path);
+}
+
 double Rms(const std::vector<double>& v);
 double Quantile(std::vector<double> v, double q);
 double Fraction(const std::vector<double>& v, double value);
@@ -49,6 +55,17 @@ struct RunFigures {
 
 // The figures of `link` and the task error `error` in one run's telemetry.
 RunFigures Measure(const Table& t, const std::string& link, const std::string& error);
+
+// One run's telemetry file for a figure: DIR/<file>, read as `table`, drawn as `title`.
+struct PlottedRun {
+  std::string file;
+  const Table& table;
+  std::string title;
+};
+// Writes DIR/PNG: `link`'s mass estimate in run a (primary) and run b (secondary) and the truth
+// (from run a), against time. False when gnuplot failed.
+bool PlotMassEstimates(const std::string& dir, const std::string& png, const std::string& title,
+                       const std::string& link, const PlottedRun& a, const PlottedRun& b);
 
 // What a run was (its configuration as main-job.sh wrote it).
 struct RunInfo {

@@ -59,9 +59,13 @@ class CandumpReplay final : public hal::CanTransport {
   void AdvanceTo(std::int64_t log_time_ns) noexcept { now_ = log_time_ns; }
   bool done() const noexcept { return next_ >= frames_.size(); }
   std::string_view name() const noexcept override { return bus_; }
-  hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
-  hal::IoStatus send(const hal::CanFrame&) noexcept override { return hal::IoStatus::kOk; }
-  bool wait(std::int64_t) noexcept override { return !done() && frames_[next_].stamp_ns <= now_; }
+  [[nodiscard]] hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] hal::IoStatus send(const hal::CanFrame&) noexcept override {
+    return hal::IoStatus::kOk;
+  }
+  [[nodiscard]] bool wait(std::int64_t) noexcept override {
+    return !done() && frames_[next_].stamp_ns <= now_;
+  }
   hal::CanBusStats stats() const noexcept override;
   bool restart() noexcept override { return true; }
 

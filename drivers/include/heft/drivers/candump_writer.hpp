@@ -37,7 +37,7 @@ class CandumpWriter {
   CandumpWriter& operator=(const CandumpWriter&) = delete;
 
   // Producer side (one thread): queues one frame of bus `bus`, stamped with frame.stamp_ns.
-  bool Log(int bus, const hal::CanFrame& frame) noexcept;
+  [[nodiscard]] bool Log(int bus, const hal::CanFrame& frame) noexcept;
   // Writes everything queued, stops the writer thread and closes the file (idempotent). Throws if
   // the file could not be written.
   void Close();

@@ -1,4 +1,5 @@
-// An in-memory CAN bus: a lock-free single-producer/single-consumer queue behind the CanTransport
+// An in-memory CAN bus: a lock-free single-producer/single-consumer queue (hal::SpscQueue, the
+// project's one SPSC ring) behind the CanTransport
 // interface. The producer (the simulated robot, a test, a candump replay) calls send(); the driver
 // loop calls receive(). Faults on request: the bus goes down (receive/send report kDown until
 // restart()), the bus goes bus-off (as a SocketCAN interface does: an error frame of class
@@ -6,12 +7,12 @@
 // queue is full (counted as kernel drops, as SO_RXQ_OVFL would).
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "heft/hal/can.hpp"
+#include "heft/hal/spsc_queue.hpp"
 
 namespace heft::drivers {
 
@@ -23,10 +24,10 @@ class MemoryBus final : public hal::CanTransport {
 
   std::string_view name() const noexcept override { return name_; }
   // Consumer side.
-  hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
-  bool wait(std::int64_t timeout_ns) noexcept override;
+  [[nodiscard]] hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] bool wait(std::int64_t timeout_ns) noexcept override;
   // Producer side (also what a node on the bus transmitting looks like).
-  hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
   hal::CanBusStats stats() const noexcept override;
   bool restart() noexcept override;
 
@@ -41,15 +42,11 @@ class MemoryBus final : public hal::CanTransport {
 
  private:
   std::string name_;
-  std::array<hal::CanFrame, kCapacity> ring_{};
-  // head_: next slot to write (producer only writes it); tail_: next slot to read (consumer only).
-  // The producer's release store of head_ publishes the frame; the consumer's acquire load sees it.
-  // The consumer's release store of tail_ frees the slot; the producer's acquire load sees that.
-  alignas(64) std::atomic<std::uint64_t> head_{0};
-  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  // The frames in flight; its drops() are the kernel drops (a full socket queue).
+  hal::SpscQueue<hal::CanFrame, kCapacity> ring_;
   std::atomic<bool> down_{false};
   std::atomic<bool> off_{false};
-  std::atomic<std::uint64_t> rx_{0}, tx_{0}, drops_{0}, restarts_{0}, errors_{0}, bus_off_{0};
+  std::atomic<std::uint64_t> rx_{0}, tx_{0}, restarts_{0}, errors_{0}, bus_off_{0};
 };
 
 }  // namespace heft::drivers

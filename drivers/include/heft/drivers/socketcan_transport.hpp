@@ -42,11 +42,11 @@ class SocketCanTransport final : public hal::CanTransport {
   SocketCanTransport& operator=(const SocketCanTransport&) = delete;
 
   std::string_view name() const noexcept override { return name_; }
-  hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
-  hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] hal::IoStatus receive(hal::CanFrame& frame) noexcept override;
+  [[nodiscard]] hal::IoStatus send(const hal::CanFrame& frame) noexcept override;
   // True when a frame (or an error to report, e.g. the interface went down) is waiting; the timeout
   // is rounded up to whole milliseconds.
-  bool wait(std::int64_t timeout_ns) noexcept override;
+  [[nodiscard]] bool wait(std::int64_t timeout_ns) noexcept override;
   hal::CanBusStats stats() const noexcept override;
   bool restart() noexcept override;
 

@@ -21,13 +21,14 @@ using Matrix6X = Eigen::Matrix<double, 6, Eigen::Dynamic>;
 struct Workspace {
   explicit Workspace(const Model& model);
 
-  // Pose of each body in its parent (world for the root), valid after any algorithm taking q.
+  // Pose of each body B in its parent P (world W for the root): R_PB, p_PB (x_P = R_PB x_B +
+  // p_PB), valid after any algorithm taking q.
   std::vector<Eigen::Matrix3d> R;
   std::vector<Eigen::Vector3d> p;
-  // Pose of each body in the world, valid after ForwardKinematics.
+  // Pose of each body in the world: R_WB, p_WB, valid after ForwardKinematics.
   std::vector<Eigen::Matrix3d> oR;
   std::vector<Eigen::Vector3d> op;
-  // Body-frame spatial velocity, acceleration (gravity included) and force.
+  // Body-frame spatial velocity V_WB_B, acceleration (gravity included) and force, expressed in B.
   std::vector<Vector6> v, a, f;
   std::vector<Matrix6> Ic;  // composite inertias (CRBA)
 };
@@ -36,10 +37,10 @@ struct Workspace {
 void ForwardKinematics(const Model& model, Workspace& ws,
                        const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
 
-// Pose of a frame in the world, after ForwardKinematics.
+// Pose of a frame F in the world, after ForwardKinematics: R = R_WF, p = p_WF.
 struct Pose {
-  Eigen::Matrix3d R;
-  Eigen::Vector3d p;
+  Eigen::Matrix3d R;  // R_WF
+  Eigen::Vector3d p;  // p_WF
 };
 Pose FramePose(const Model& model, const Workspace& ws, int frame) noexcept;
 
@@ -57,10 +58,11 @@ void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
 void FrameJacobian(const Model& model, const Workspace& ws, int frame,
                    Eigen::Ref<Matrix6X> J) noexcept;
 
-// out = Σ_i J_iᵀ λ_i: the generalized force of wrenches λ_i = [f; n] applied BY THE ENVIRONMENT
-// ON THE ROBOT at the origin of frame i and expressed in frame i's axes (as a force/torque cell in
-// that frame reports them). Uses the relative poses of the last algorithm called with q (Rnea,
-// ForwardKinematics, Crba or CondensedRegressor) — call it after one of them at the same q.
+// out = Σ_i J_iᵀ λ_i: the generalized force of wrenches λ_i = F_Si = [f; n] applied BY THE
+// ENVIRONMENT ON THE ROBOT at the origin of frame Si and expressed in Si's axes (as a force/torque
+// cell in that frame reports them, hal::WrenchSample). Uses the relative poses of the last
+// algorithm called with q (Rnea, ForwardKinematics, Crba or CondensedRegressor) — call it after one
+// of them at the same q.
 void ContactTerm(const Model& model, Workspace& ws, std::span<const int> frames,
                  std::span<const Vector6> wrenches, Eigen::Ref<Eigen::VectorXd> out) noexcept;
 

@@ -29,7 +29,8 @@ Vector10 ParametersFromInertia(const RigidBodyInertia& body) noexcept;
 // Mass, centre of mass and inertia about the centre of mass from π. A zero mass gives com = 0.
 RigidBodyInertia InertiaFromParameters10(const Vector10& pi) noexcept;
 
-// Expresses π, given in a frame B, in a frame A where B's pose in A is (R, p): x_A = R x_B + p.
+// Expresses π_B, given in a frame B, in a frame A where B's pose in A is R = R_AB, p = p_AB
+// (x_A = R_AB x_B + p_AB): returns π_A.
 Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
                              const Eigen::Vector3d& p) noexcept;
 

@@ -105,8 +105,10 @@ enum class TickStatus : std::uint8_t {
 struct TickInput {
   double time = 0.0;                          // s
   Eigen::Ref<const Eigen::VectorXd> q, v, a;  // a consistent (delay-compensated) set
-  Eigen::Ref<const Eigen::VectorXd> tau;   // measured generalized force, nv (floating-base rows 0)
-  std::span<const dyn::Vector6> wrenches;  // per contact frame, [f; n] in the sensor frame
+  Eigen::Ref<const Eigen::VectorXd> tau;  // measured generalized force, nv (floating-base rows 0)
+  // F_S per contact frame S: [f; n] the environment applies to the robot at So, expressed in S
+  // (hal::WrenchSample::wrench, mapped by SampleMapping).
+  std::span<const dyn::Vector6> wrenches;
   std::span<const unsigned char> wrench_valid;  // per contact frame
   std::span<const unsigned char> in_contact;    // per contact frame (for the null-space model)
 };
@@ -150,9 +152,10 @@ class InertialEstimator {
   // rate-limited step towards the filter's estimate. Step does this itself; a host calls it on
   // the ticks it does not step (estimation disabled or waiting), so a reset reaches the
   // controller at the limited rate. Allocates nothing.
-  TickResult HandOn() noexcept;
+  [[nodiscard]] TickResult HandOn() noexcept;
 
-  TickResult Step(const TickInput& in) noexcept;
+  // One control tick: the estimator update (real-time; allocates nothing).
+  [[nodiscard]] TickResult Step(const TickInput& in) noexcept;
 
   bool calibrating() const { return calibrating_; }
   const Eigen::VectorXd& bias() const { return calibrator_.bias(); }

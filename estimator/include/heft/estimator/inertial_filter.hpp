@@ -97,7 +97,7 @@ class InertialFilter {
   // Where the data have made P ≪ P₀ this moves nothing; where they have not (P ≈ P₀) it pulls x
   // back to x₀ at the rate w per call. w = dt/τ per period dt gives the prior's information a
   // renewal time τ. Returns false (nothing changed) if a factorisation fails. Allocates nothing.
-  bool PullToPrior(double w) noexcept;
+  [[nodiscard]] bool PullToPrior(double w) noexcept;
 
   // Evaluates the update for the whitened measurement z = H_π π + noise (unit variance), where
   // H_π (m × 10k) and z (m) are already multiplied by the whitening W. Nothing is applied yet.
@@ -115,7 +115,7 @@ class InertialFilter {
                 const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
   // non-finite or, for the EKF, not mappable back (never happens for finite θ).
-  bool Apply() noexcept;
+  [[nodiscard]] bool Apply() noexcept;
 
   // Undoes the last Apply (the divergence guard's fall-back to the last good state).
   void Revert() noexcept;

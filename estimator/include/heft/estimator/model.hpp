@@ -46,8 +46,8 @@ struct Body {
   JointInfo joint;
   int q_index = 0;  // first index of this body's joint in q
   int v_index = 0;  // first index of this body's joint in v
-  // Pose of the joint frame in the parent body frame (parent = world for the root): x_parent =
-  // placement_R x_joint + placement_p. For the free root it is the identity.
+  // Pose of the joint frame J in the parent body frame P (world for the root): placement_R = R_PJ,
+  // placement_p = p_PJ (x_P = R_PJ x_J + p_PJ). For the free root it is the identity.
   Eigen::Matrix3d placement_R = Eigen::Matrix3d::Identity();
   Eigen::Vector3d placement_p = Eigen::Vector3d::Zero();
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // unit joint axis in the body frame
@@ -57,8 +57,8 @@ struct Body {
 struct Frame {
   std::string name;  // URDF link name
   int body = kWorld;
-  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // pose in the body frame
-  Eigen::Vector3d p = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // R_BF: the frame F's pose in its body B
+  Eigen::Vector3d p = Eigen::Vector3d::Zero();      // p_BF
 };
 
 struct Model {
@@ -66,7 +66,7 @@ struct Model {
   bool floating_base = false;
   int nq = 0;
   int nv = 0;
-  Eigen::Vector3d gravity{0.0, 0.0, -9.81};
+  Eigen::Vector3d gravity{0.0, 0.0, -9.81};  // g_W [m/s²]
   std::vector<Body> bodies;
   std::vector<Frame> frames;
   // Problems that were repaired at load time (only when ModelOptions asked for repairs), and URDF

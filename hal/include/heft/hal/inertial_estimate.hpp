@@ -13,9 +13,9 @@ namespace heft::hal {
 inline constexpr std::size_t kMaxEstimatedLinks = 4;
 inline constexpr std::size_t kLinkNameLength = 48;
 
-/// pi = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]: mass [kg], first moment m*c [kg m] and
-/// rotational inertia about the link frame origin [kg m^2], in the link frame (Foster et al. eq.
-/// 3).
+/// π_L = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] of a link whose (URDF) frame is L: mass
+/// [kg], first moment h_L = m p_LoLcm_L [kg m] and rotational inertia I_Lo_L about L's origin Lo
+/// [kg m^2], both expressed in L (Foster et al. eq. 3; frames: hal/robot_state.hpp).
 using InertialParameters = std::array<double, 10>;
 
 enum class EstimatorState : std::uint8_t {
@@ -47,8 +47,8 @@ struct EstimatorStatus {
 
 struct LinkEstimate {
   std::array<char, kLinkNameLength> name{};  ///< URDF link name, NUL-terminated
-  InertialParameters parameters{};           ///< handed-on (rate-limited, consistent) value
-  std::array<double, 100> covariance{};      ///< 10x10 row-major covariance of pi
+  InertialParameters parameters{};           ///< π_L handed on (rate-limited, consistent)
+  std::array<double, 100> covariance{};      ///< 10x10 row-major covariance of π_L
 };
 
 struct InertialEstimate {

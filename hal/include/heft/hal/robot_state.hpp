@@ -4,6 +4,14 @@
 //
 // Units: SI (rad, rad/s, Nm, N, m, s). Joint order: the order of the configuration's joint list,
 // which the estimator maps to its model by URDF joint name at set-up.
+//
+// Frames, in Drake's monogram notation (the boundary's names say which frame a quantity is in and
+// a reader can check them): X_AB the pose of frame B in frame A (R_AB its rotation, p_AB the
+// position of Bo, B's origin, in A), w_AB_C the angular velocity of B in A expressed in C, v_ABo_C
+// the velocity of Bo in A expressed in C, F_S a wrench at So expressed in S. Frames used: W a
+// gravity-aligned world frame, B the base link's frame, S a six-axis cell's sensor frame (also the
+// IMU's origin for a specific force), L an estimated link's frame (hal/inertial_estimate.hpp).
+// Joint quantities (q, v, τ) are scalars along the joint's axis and carry no frame.
 #pragma once
 
 #include <array>
@@ -34,17 +42,18 @@ struct ChannelHealth {
 };
 
 struct JointSample {
-  double position = 0.0;  ///< [rad] (or [m] for prismatic joints)
-  double velocity = 0.0;  ///< [rad/s]
-  double torque = 0.0;    ///< measured joint torque [Nm]
+  double position = 0.0;  ///< q [rad] (or [m] for prismatic joints), the URDF axis' sense
+  double velocity = 0.0;  ///< v = dq/dt [rad/s] (or [m/s])
+  double torque = 0.0;    ///< τ: measured joint torque about the axis [Nm] (or force [N])
   ChannelHealth encoder;  ///< health of position + velocity
   ChannelHealth torque_sensor;
 };
 
-/// Wrench measured by a six-axis cell, expressed in its sensor frame (a URDF frame named in the
-/// configuration): [fx fy fz tx ty tz], the wrench the environment applies to the robot.
+/// Wrench measured by a six-axis cell: F_S, the wrench the environment applies to the robot at
+/// the origin So of the sensor frame S (a URDF frame named in the configuration), expressed in S:
+/// [fx fy fz tx ty tz] ([f; n], forces [N] then torques [Nm], the estimator's order).
 struct WrenchSample {
-  std::array<double, 6> wrench{};
+  std::array<double, 6> wrench{};  ///< F_S
   ChannelHealth health;
 };
 

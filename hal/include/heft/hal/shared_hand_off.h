@@ -191,33 +191,53 @@ static inline int heft_handoff_compatible(const heft_handoff_segment* seg) {
          seg->header.depth == HEFT_HANDOFF_DEPTH;
 }
 
+/* One attempt at the estimate with publish index `index` (the ring's seqlock protocol): 1 copied
+ * into `out`; 0 the slot holds another publish (overwritten by a newer one); -1 the attempt
+ * overlapped a write (try again). Never waits. */
+static inline int heft_handoff_try_read_index(const heft_handoff_segment* seg, uint64_t index,
+                                              heft_inertial_estimate* out) {
+  uint64_t words[HEFT_HANDOFF_WORDS];
+  const heft_handoff_slot* slot = &seg->slots[index & (HEFT_HANDOFF_DEPTH - 1U)];
+  uint64_t seq0, seq1;
+  unsigned i;
+  /* acquire: pairs with heftd's final release store of the slot's sequence. */
+  seq0 = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+  if ((seq0 & 1U) != 0) return -1;
+  /* acquire: the slot still holds `index` (not overwritten by a newer publish). */
+  if (__atomic_load_n(&slot->index, __ATOMIC_ACQUIRE) != index) return 0;
+  for (i = 0; i < HEFT_HANDOFF_WORDS; ++i) {
+    /* acquire: pairs with heftd's release store of each word; keeps the re-check below. */
+    words[i] = __atomic_load_n(&slot->words[i], __ATOMIC_ACQUIRE);
+  }
+  seq1 = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
+  if (seq0 != seq1) return -1;
+  memcpy(out, words, sizeof(*out));
+  return 1;
+}
+
+/* Copies the estimate with publish index `index` (a reader that wants every publish, not only the
+ * newest): 1 copied; 0 overwritten by a newer publish; -1 every attempt overlapped a write. */
+static inline int heft_handoff_read_index(const heft_handoff_segment* seg, uint64_t index,
+                                          heft_inertial_estimate* out) {
+  int attempt;
+  for (attempt = 0; attempt < HEFT_HANDOFF_READ_ATTEMPTS; ++attempt) {
+    const int r = heft_handoff_try_read_index(seg, index, out);
+    if (r >= 0) return r;
+  }
+  return -1;
+}
+
 /* Copies the newest estimate. Returns 1 on success, 0 if nothing was published yet or every
  * attempt overlapped a write (the reader then keeps its previous estimate). Never waits. */
 static inline int heft_handoff_read_latest(const heft_handoff_segment* seg,
                                            heft_inertial_estimate* out) {
-  uint64_t words[HEFT_HANDOFF_WORDS];
   int attempt;
-  unsigned i;
   for (attempt = 0; attempt < HEFT_HANDOFF_READ_ATTEMPTS; ++attempt) {
     /* acquire: pairs with heftd's release store of head after the slot was completed. */
     const uint64_t index = __atomic_load_n(&seg->head, __ATOMIC_ACQUIRE);
-    const heft_handoff_slot* slot = &seg->slots[index & (HEFT_HANDOFF_DEPTH - 1U)];
-    uint64_t seq0, seq1;
     if (index == 0) return 0;
-    /* acquire: pairs with heftd's final release store of the slot's sequence. */
-    seq0 = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-    if ((seq0 & 1U) != 0) continue;
-    /* acquire: the slot still holds `index` (not overwritten by a newer publish). */
-    if (__atomic_load_n(&slot->index, __ATOMIC_ACQUIRE) != index) continue;
-    for (i = 0; i < HEFT_HANDOFF_WORDS; ++i) {
-      /* acquire: pairs with heftd's release store of each word; keeps the re-check below. */
-      words[i] = __atomic_load_n(&slot->words[i], __ATOMIC_ACQUIRE);
-    }
-    seq1 = __atomic_load_n(&slot->seq, __ATOMIC_RELAXED);
-    if (seq0 == seq1) {
-      memcpy(out, words, sizeof(*out));
-      return 1;
-    }
+    /* Torn, or overwritten since head was read: read head again. */
+    if (heft_handoff_try_read_index(seg, index, out) == 1) return 1;
   }
   return 0;
 }

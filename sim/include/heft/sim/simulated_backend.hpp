@@ -39,6 +39,10 @@ class SimulatedBackend final : public host::Backend {
   void TelemetryValues(std::int64_t t_ns, std::vector<double>& link_values,
                        std::vector<double>& extra_values) override;
   void LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) override;
+  // Per bus: sim_frames (put on the bus), lost_random, lost_burst, lost_bus_off, sim_bus_off;
+  // "simulation": unstable_at [s] (-1: stable); "candump" (simulation.candump): path, written,
+  // left_out.
+  void Summarize(host::Json& summary, const std::vector<std::string>& bus_names) override;
 
   const SimulatedRobot& robot() const { return *robot_; }
   // Set-up: `*flag` becomes true in LogSummary when the simulation went unstable (the run is void).

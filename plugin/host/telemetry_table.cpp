@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace heft::report {
+namespace heft::host {
 namespace {
 
 std::vector<std::string> Split(const std::string& line) {
@@ -27,12 +27,12 @@ double Number(const std::string& cell) {
 
 }  // namespace
 
-int Table::col(const std::string& name) const {
+int TelemetryTable::col(const std::string& name) const {
   const auto it = std::find(names.begin(), names.end(), name);
   return it == names.end() ? -1 : static_cast<int>(it - names.begin());
 }
 
-std::vector<double> Table::column(const std::string& name) const {
+std::vector<double> TelemetryTable::column(const std::string& name) const {
   std::vector<double> out;
   const int c = col(name);
   if (c < 0) return out;
@@ -40,13 +40,13 @@ std::vector<double> Table::column(const std::string& name) const {
   return out;
 }
 
-std::vector<double> Table::seconds(const std::string& name) const {
+std::vector<double> TelemetryTable::seconds(const std::string& name) const {
   std::vector<double> out = column(name);
   for (double& v : out) v *= 1e-9;
   return out;
 }
 
-std::vector<std::string> Table::strings(const std::string& name) const {
+std::vector<std::string> TelemetryTable::strings(const std::string& name) const {
   const int c = col(name);
   if (c < 0) return {};
   if (!text[c].empty()) return text[c];
@@ -59,8 +59,23 @@ std::vector<std::string> Table::strings(const std::string& name) const {
   return out;
 }
 
-Table Read(const std::string& path) {
-  Table t;
+double TelemetryTable::number(std::size_t row, const std::string& name) const {
+  const int c = col(name);
+  return c < 0 || row >= rows.size() ? NAN : rows[row][c];
+}
+
+std::string TelemetryTable::cell(std::size_t row, const std::string& name) const {
+  const int c = col(name);
+  if (c < 0 || row >= rows.size()) return {};
+  if (!text[c].empty()) return text[c][row];
+  std::ostringstream s;
+  s.precision(17);
+  s << rows[row][c];
+  return s.str();
+}
+
+TelemetryTable ReadTelemetryTable(const std::string& path) {
+  TelemetryTable t;
   std::ifstream in(path);
   if (!in) return t;
   std::string line;
@@ -70,7 +85,10 @@ Table Read(const std::string& path) {
   std::vector<bool> textual(t.names.size(), false);
   while (std::getline(in, line)) {
     const std::vector<std::string> r = Split(line);
-    if (r.size() != t.names.size()) continue;
+    if (r.size() != t.names.size()) {
+      ++t.left_out;
+      continue;
+    }
     std::vector<double> numbers(r.size());
     for (std::size_t c = 0; c < r.size(); ++c) {
       numbers[c] = Number(r[c]);
@@ -86,4 +104,12 @@ Table Read(const std::string& path) {
   return t;
 }
 
-}  // namespace heft::report
+std::string SummaryPath(const std::string& telemetry_path) {
+  const std::string ext = ".csv";
+  const bool csv = telemetry_path.size() >= ext.size() &&
+                   telemetry_path.compare(telemetry_path.size() - ext.size(), ext.size(), ext) == 0;
+  return (csv ? telemetry_path.substr(0, telemetry_path.size() - ext.size()) : telemetry_path) +
+         ".summary.json";
+}
+
+}  // namespace heft::host
