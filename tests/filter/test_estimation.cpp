@@ -318,12 +318,12 @@ TEST(Estimation, FullTickAllocatesNothing) {
   const Tick& tk = ticks[0];
   const TickInput full{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
   const TickInput null_space{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, invalid, contact};
-  est.Step(full);
-  est.Step(null_space);
+  (void)est.Step(full);
+  (void)est.Step(null_space);
   heft::test::AllocationScope scope;
   for (int i = 0; i < 5; ++i) {
-    est.Step(full);
-    est.Step(null_space);
+    (void)est.Step(full);
+    (void)est.Step(null_space);
   }
   EXPECT_EQ(scope.count(), 0u);
 }

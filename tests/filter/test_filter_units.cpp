@@ -238,7 +238,7 @@ TEST(InertialFilter, UpdatesAllocateNothing) {
     for (int i = 0; i < 3; ++i) {
       f.Predict(Vector10::Constant(1e-3), 0.003);
       f.Evaluate(H, z, c);
-      f.Apply();
+      (void)f.Apply();
       f.ParameterCovariance(cov);
     }
     EXPECT_EQ(scope.count(), 0u) << bodies << " bodies";

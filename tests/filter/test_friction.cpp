@@ -51,7 +51,7 @@ TEST(Friction, IdentifiedFrictionEntersTheNominalTorque) {
           friction.coulomb * std::tanh(tk.v[elbow] / 0.01) + friction.viscous * tk.v[elbow];
       const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
       heft::test::AllocationScope scope;
-      est.Step(in);
+      (void)est.Step(in);
       if (i > 0) allocations += scope.count();
       if (tk.t > 6.0) sum += std::abs(est.estimate()[0] - tk.truth[0]), ++n;
     }

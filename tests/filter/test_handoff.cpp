@@ -38,7 +38,7 @@ class HandOff : public ::testing::Test {
   // Runs the estimator through the data until the handed forearm mass is the loaded one (7 kg).
   void Load(InertialEstimator& est) {
     est.SkipCalibration();
-    for (; next_ < ticks_.size() && ticks_[next_].t < 4.0; ++next_) est.Step(Input(next_));
+    for (; next_ < ticks_.size() && ticks_[next_].t < 4.0; ++next_) (void)est.Step(Input(next_));
     ASSERT_GT(est.handed()[0], 6.5);
   }
   TickInput Input(std::size_t i) const {
@@ -69,7 +69,7 @@ TEST_F(HandOff, ResetAndRecalibrationMoveAtTheRateLimit) {
     EXPECT_LE(std::abs(est.handed()[0] - before), Limit()) << "the reset itself hands nothing";
     double worst = 0.0;
     for (std::size_t i = next_; i < next_ + 20; ++i) {
-      est.Step(Input(i));
+      (void)est.Step(Input(i));
       worst = std::max(worst, std::abs(est.handed()[0] - before));
       before = est.handed()[0];
     }
@@ -93,7 +93,7 @@ TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
   int ticks = 0;
   heft::test::AllocationScope scope;
   while ((est.handed() - est.nominal()).norm() > 1e-12 * est.nominal().norm() && ticks < 10000) {
-    est.HandOn();
+    (void)est.HandOn();
     worst = std::max(worst, std::abs(est.handed()[0] - before));
     before = est.handed()[0];
     ++ticks;

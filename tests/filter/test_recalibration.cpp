@@ -55,7 +55,7 @@ TEST(Recalibration, APayloadHeldStaysInTheEstimateNotInTheBias) {
       recalibrated = true;
     }
     const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
-    est.Step(in);
+    (void)est.Step(in);
     mass_after = est.estimate()[0];
   }
   EXPECT_FALSE(est.calibrating());
