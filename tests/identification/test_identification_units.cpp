@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "heft/drivers/memory_bus.hpp"
-#include "heft/identification/candump_convert.hpp"
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/sdp.hpp"
 #include "heft/plugin/plugin_config.hpp"
+#include "heft/recording/candump_convert.hpp"
 #include "heft/test/driver_rig.hpp"
 #include "motion.hpp"
 
