@@ -69,6 +69,15 @@ std::string FormatReport(const IdentificationReport& r) {
     for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
+  if (r.sdp && r.sdp->ok && r.sdp->projected_bodies > 0) {
+    const SdpResult& sdp = *r.sdp;
+    Append(s,
+           "\nSDP %s: %d bod%s outside J ⪰ ε·1 projected onto it (%d with mass or CoM moved); "
+           "objective %.6g → %.6g (%+.3g %%)\n",
+           sdp.message.c_str(), sdp.projected_bodies, sdp.projected_bodies == 1 ? "y" : "ies",
+           sdp.projected_mass_or_com, sdp.objective_solver, sdp.objective,
+           100.0 * (sdp.objective - sdp.objective_solver) / sdp.objective_solver);
+  }
   if (!r.validations.empty()) {
     Append(s,
            "\nConstant residual per joint on %s (what start-up bias calibration absorbs), "
