@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "heft/plugin/plugin_config.hpp"
+#include "heft/config/plugin_config.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
 #include "host.hpp"

@@ -15,8 +15,8 @@
 #   nominal-model/calibration combination the checks need, and the report's checked targets
 #   enforced (what CI runs). Without it every scenario runs its full length in all four.
 # --seed S: the simulated robot deviates from its URDF (simulation.deviations: {preset: default,
-#   seed: S}); without it (or with --ideal) it is the URDF exactly. Not yet the default: on the
-#   deviated robot heft-identify's SDP step does not give a consistent model (issue 14).
+#   seed: S}); without it (or with --ideal) it is the URDF exactly. Not yet the default (issue 14:
+#   the scenarios' targets on the deviated robot); its SDP step gives a consistent model.
 set -euo pipefail
 usage() {
   echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal]" >&2

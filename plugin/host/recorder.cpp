@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 
 namespace heft::host {
 

@@ -1,5 +1,5 @@
 // heftd's state recorder: every driver-loop sample (q, v, τ_obs, foot wrenches, validity, time) at
-// 1 kHz into a .heftrec recording (estimator/identification/.../recording.hpp) for heft-identify.
+// 1 kHz into a .heftrec recording (recording/: heft/recording/recording.hpp) for heft-identify.
 //
 // The driver thread only calls OnDriverTick() with the sample its loop just published: a wait-free
 // copy into a lock-free queue (no allocation, lock, I/O or logging; a full queue drops and counts).
@@ -18,7 +18,7 @@
 #include "heft/config/plugin_config.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/hal/state_buffer.hpp"
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 namespace heft::host {
 

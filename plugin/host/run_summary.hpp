@@ -13,7 +13,7 @@
 
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/can.hpp"
-#include "heft/plugin/plugin_config.hpp"
+#include "heft/config/plugin_config.hpp"
 #include "json.hpp"
 #include "telemetry_table.hpp"  // SummaryPath
 

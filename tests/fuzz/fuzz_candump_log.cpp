@@ -9,7 +9,7 @@
 #include <string>
 
 #include "heft/drivers/candump.hpp"
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 
 namespace {
 

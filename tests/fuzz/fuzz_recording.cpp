@@ -1,4 +1,4 @@
-// The .heftrec reader (estimator/identification/src/recording.cpp) on fuzzed bytes, in memory. The
+// The .heftrec reader (recording/src/recording.cpp) on fuzzed bytes, in memory. The
 // only exception allowed out is RecordingError; a recording it accepts must be what the header says
 // (channel counts, strictly increasing time, finite values).
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace heft::ident;

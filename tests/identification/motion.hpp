@@ -9,7 +9,7 @@
 #include <string>
 
 #include "heft/estimator/model.hpp"
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 namespace heft::ident::test {
 

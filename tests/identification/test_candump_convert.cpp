@@ -8,7 +8,7 @@
 #include <string>
 
 #include "heft/drivers/candump.hpp"
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 #include "heft/test/driver_rig.hpp"
 
 namespace heft::ident {

@@ -13,11 +13,11 @@
 
 #include "heft/config/configuration.hpp"
 #include "heft/drivers/candump.hpp"
-#include "heft/identification/candump_convert.hpp"
 #include "heft/identification/dataset.hpp"
 #include "heft/identification/identify.hpp"
-#include "heft/identification/recording.hpp"
 #include "heft/identification/sdp.hpp"
+#include "heft/recording/candump_convert.hpp"
+#include "heft/recording/recording.hpp"
 #include "heft/test/heftd_run.hpp"
 
 namespace heft::ident {

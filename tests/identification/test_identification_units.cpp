@@ -13,11 +13,11 @@
 
 #include "heft/config/plugin_config.hpp"
 #include "heft/drivers/memory_bus.hpp"
-#include "heft/identification/candump_convert.hpp"
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/sdp.hpp"
+#include "heft/recording/candump_convert.hpp"
 #include "heft/test/driver_rig.hpp"
 #include "motion.hpp"
 

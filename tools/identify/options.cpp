@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 
 namespace heft::ident::cli {
 
@@ -33,9 +33,6 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --ellipsoid-scale S      bounding ellipsoids from the prior's inertia ×S where the URDF has no
                            collision geometry (default 2; 0: collision geometry only)
   --no-ellipsoids          no bounding-ellipsoid constraints
-  --reference-urdf FILE    also evaluate this URDF's parameters in the RMSE table (e.g. the truth)
-  --residual-csv FILE      per sample of the first validation recording: joint-torque residual
-                           norm and mean with the URDF's and with the identified parameters
   --output-method M        which result to write (default: sdp if run, else the first)
   --out-urdf FILE          the input URDF with the identified inertials
   --out-yaml FILE          the identified parameters with their identifiability and fit statistics
@@ -134,10 +131,6 @@ Options ParseOptions(int argc, char** argv) {
       if (o.ellipsoid_scale < 0) throw UsageError("--ellipsoid-scale: must be 0 or more");
     } else if (a == "--no-ellipsoids") {
       o.ellipsoids = false;
-    } else if (a == "--reference-urdf") {
-      o.reference_urdf = value();
-    } else if (a == "--residual-csv") {
-      o.residual_csv = value();
     } else if (a == "--output-method") {
       o.output_method = value();
     } else if (a == "--out-urdf") {
@@ -153,8 +146,6 @@ Options ParseOptions(int argc, char** argv) {
   if (o.help || o.version) return o;
   if (o.urdf_path.empty()) throw UsageError("--urdf is required (heft-identify --help)");
   if (o.recordings.empty()) throw UsageError("no recordings given (heft-identify --help)");
-  if (!o.residual_csv.empty() && o.validations.empty())
-    throw UsageError("--residual-csv needs a --validate recording");
   if (!o.output_method.empty() && !o.methods.empty()) {
     bool listed = false;
     for (const auto& m : o.methods) listed = listed || m == o.output_method;

@@ -30,7 +30,7 @@ extern const char* const kUsageText;
 
 struct Options {
   bool help = false, version = false;
-  std::string urdf_path, reference_urdf, residual_csv, out_urdf, out_yaml, output_method;
+  std::string urdf_path, out_urdf, out_yaml, output_method;
   std::vector<std::string> recordings, validations, bodies;
   std::vector<std::string> methods;  // empty: chosen by the recording (DefaultMethods)
   std::string sdp_rows;              // empty: chosen with the methods

@@ -8,18 +8,19 @@ cd "$(dirname "$0")/../.."
 BUILD=${1:-build/release}
 OUT=${2:-$BUILD/identify}
 MINUTES=${3:-5}
-cmake --build "$BUILD" -j 2 --target heft-identify heft-identify-sim
+cmake --build "$BUILD" -j 2 --target heft-identify-proof heft-identify-sim
 mkdir -p "$OUT"
 "$BUILD/tests/identification/heft-identify-sim" "$OUT" --minutes "$MINUTES"
-common=(--urdf config/robots/heft_humanoid.urdf --friction "$OUT/train.heftrec"
+# heft-identify's pipeline and report (friction on) plus what only this proof can check: the true
+# parameters' row, the recovery of the truth, the residual per sample (tests/identification).
+PROOF="$BUILD/tests/identification/heft-identify-proof"
+common=(--urdf config/robots/heft_humanoid.urdf "$OUT/train.heftrec"
   --validate "$OUT/validation.heftrec" --validate "$OUT/ood_stepping.heftrec"
-  --validate "$OUT/ood_reaching.heftrec" --reference-urdf "$OUT/truth.urdf")
-/usr/bin/time -f "wall %e s, max RSS %M kB" "$BUILD/tools/identify/heft-identify" "${common[@]}" \
-  --residual-csv "$OUT/residual.csv" --out-urdf "$OUT/identified.urdf" \
-  --out-yaml "$OUT/identified.yaml" 2>&1 | tee "$OUT/report.txt"
+  --validate "$OUT/ood_reaching.heftrec" --truth-urdf "$OUT/truth.urdf")
+/usr/bin/time -f "wall %e s, max RSS %M kB" "$PROOF" "${common[@]}" \
+  --residual-csv "$OUT/residual.csv" 2>&1 | tee "$OUT/report.txt"
 # The SDP on the full-sensing rows instead of the null-space rows.
-"$BUILD/tools/identify/heft-identify" "${common[@]}" --methods wls,sdp --sdp-rows wls \
-  2>&1 | tee "$OUT/report_sdp_wls.txt"
+"$PROOF" "${common[@]}" --methods wls,sdp --sdp-rows wls 2>&1 | tee "$OUT/report_sdp_wls.txt"
 if command -v gnuplot >/dev/null; then
   gnuplot <<GP
 set terminal pngcairo size 900,500

@@ -20,7 +20,7 @@
 
 #include "heft/drivers/candump.hpp"
 #include "heft/drivers/driver_config.hpp"
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 namespace heft::ident {
 

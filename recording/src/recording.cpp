@@ -1,4 +1,4 @@
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 #include <bit>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <iterator>
 
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 
 namespace heft::ident {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "heft/estimator/dynamics.hpp"
-#include "heft/identification/recording.hpp"
+#include "heft/recording/recording.hpp"
 
 namespace heft::ident {
 

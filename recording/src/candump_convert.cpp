@@ -1,4 +1,4 @@
-#include "heft/identification/candump_convert.hpp"
+#include "heft/recording/candump_convert.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -44,6 +44,15 @@ struct SdpResult {
   bool ok = false;
   double seconds = 0.0;
   std::string message;
+  // After the solve every body below J(π) ⪰ ½ε·1 is brought onto J ⪰ ε·1 (ProjectToConsistent):
+  // CSDP's reduced accuracy stops with some LMIs violated. The bodies moved, those whose mass or
+  // centre of mass had to move too, and the objective ‖W^½(Yx − y)‖² + μ‖D(x − x_prior)‖² at the
+  // solver's x and at the returned (projected) x: what the projection cost the fit.
+  Eigen::VectorXd x_solver;  // the solver's x, before the projection
+  int projected_bodies = 0;
+  int projected_mass_or_com = 0;
+  double objective_solver = 0.0;
+  double objective = 0.0;
 };
 
 SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpOptions& options);

@@ -1,0 +1,93 @@
+// FormatReport: the identification report as heft-identify prints it.
+#include <cstdarg>
+#include <cstdio>
+
+#include "heft/identification/pipeline.hpp"
+
+namespace heft::ident {
+
+namespace {
+
+// printf into a string.
+[[gnu::format(printf, 2, 3)]] void Append(std::string& out, const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  if (n > 0) out.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
+}
+
+std::string SensorVerdict(const dyn::Model& model, const IdentifiabilityRow& row) {
+  if (!model.floating_base) return "n/a (fixed base)";
+  if (row.sensor_test_failures == 0) return "rank 6: ok";
+  return "FAILS " + std::to_string(row.sensor_test_failures) + "/" + std::to_string(row.samples) +
+         " (rank " + std::to_string(row.min_base_rank) + ")";
+}
+
+}  // namespace
+
+std::string FormatReport(const IdentificationReport& r) {
+  const dyn::Model& model = *r.model;
+  const Problem& problem = r.problem;
+  std::string s;
+  Append(s, "\n== Identifiability (stacked regressor, column-scaled) ==\n");
+  Append(s, "%-10s %9s %6s %10s %11s %14s\n", "method", "unknowns", "rank", "condition",
+         "identified", "sensor test");
+  for (const IdentifiabilityRow& row : r.identifiability)
+    Append(s, "%-10s %9d %6d %10.3g %11d %14s\n", row.method.c_str(), problem.size(), row.rank,
+           row.condition, row.identified, SensorVerdict(model, row).c_str());
+
+  // Per-body identifiability of the first result (the fullest sensing run).
+  const MethodResult& ref = r.results.front();
+  Append(s, "\nPer body (%s): unknowns identified alone (sigma < 10 %% of plausible size) of 10\n",
+         ref.name.c_str());
+  std::string weak;
+  for (int b = 0; b < problem.selection.size(); ++b) {
+    int count = 0;
+    for (int k = 0; k < 10; ++k) count += ref.report.relative_sigma[10 * b + k] < 0.1;
+    const std::string& name = model.bodies[problem.selection.bodies()[b]].name;
+    Append(s, "  %-26s %2d   mass %s\n", name.c_str(), count,
+           ref.report.relative_sigma[10 * b] < 0.1 ? "identified" : "NOT identified");
+    if (count == 0) weak += (weak.empty() ? "" : ", ") + name;
+  }
+  if (!weak.empty())
+    s += "WARNING: the motion does not excite any parameter of: " + weak +
+         " — they keep the URDF's values (only combinations with others may be identified)\n";
+  if (ref.report.rank < problem.size())
+    Append(s,
+           "note: %d of %d directions are not identifiable from these sensors and motion "
+           "(kept at the URDF's values)\n",
+           problem.size() - ref.report.rank, problem.size());
+
+  Append(s, "\n== Torque-prediction RMSE [N·m] (joint torques, measured contact wrenches) ==\n");
+  Append(s, "%-10s %12s", "method", "fit");
+  for (const auto& [name, d] : r.validations) Append(s, " %14s", name.c_str());
+  Append(s, " %12s\n", "consistent");
+  for (const Evaluation& e : r.evaluations) {
+    Append(s, "%-10s %12.4f", e.name.c_str(), e.fit_rmse);
+    for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
+    Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
+  }
+  if (r.sdp && r.sdp->ok && r.sdp->projected_bodies > 0) {
+    const SdpResult& sdp = *r.sdp;
+    Append(s,
+           "\nSDP %s: %d bod%s outside J ⪰ ε·1 projected onto it (%d with mass or CoM moved); "
+           "objective %.6g → %.6g (%+.3g %%)\n",
+           sdp.message.c_str(), sdp.projected_bodies, sdp.projected_bodies == 1 ? "y" : "ies",
+           sdp.projected_mass_or_com, sdp.objective_solver, sdp.objective,
+           100.0 * (sdp.objective - sdp.objective_solver) / sdp.objective_solver);
+  }
+  if (!r.validations.empty()) {
+    Append(s,
+           "\nConstant residual per joint on %s (what start-up bias calibration absorbs), "
+           "RMS over joints [N·m]:",
+           r.validations.front().first.c_str());
+    for (const Evaluation& e : r.evaluations)
+      Append(s, "  %s %.4f", e.name.c_str(), e.validation_bias_rms);
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace heft::ident
