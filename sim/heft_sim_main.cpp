@@ -19,7 +19,7 @@ namespace {
 class SimulatedFactory final : public host::BackendFactory {
  public:
   void Configure(const config::Node& root, const host::CommandLine& cli,
-                 host::HostConfig&) override {
+                 host::HostConfig& host) override {
     // backend: simulated is checked by config::LoadConfiguration (Reader::kSimulator).
     config_ = ParseSimulation(root);
     deviations_ = root["simulation"].Has("deviations");

@@ -196,7 +196,8 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
       }
     }
     for (int b = 0; b < 2; ++b)
-      for (const auto& f : frames[b]) (b == 0 ? live.can0 : live.can1).send(f);
+      for (const auto& f : frames[b])
+        ASSERT_EQ((b == 0 ? live.can0 : live.can1).send(f), hal::IoStatus::kOk);
     live.loop.Tick(t0 + k * 1'000'000);
     published.push_back(live.loop.last_sample());
   }
