@@ -128,9 +128,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   }
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
-  // The product's default renews the prior's shape over 2 s of estimation (README "Where the data
-  // say nothing"); the estimator library's default (0) is the paper's filter.
-  ec.prior_time_constant = e.Get<double>("prior_time_constant", 2.0, {0.0, 1e6});
+  ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
   if (auto g = e.Optional("gating")) {
     g->AllowOnly(config::schema::kEstimatorGating);
     ec.gating.enabled = g->Get<bool>("enabled", ec.gating.enabled, {});

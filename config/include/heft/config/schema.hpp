@@ -57,12 +57,11 @@ inline constexpr const char* kEstimatorCalibration[] = {"enabled", "window", "ma
                                                         "max_motion", "timeout"};
 // host: (config/src/host_config.cpp)
 inline constexpr const char* kHost[] = {
-    "plugin",          "telemetry",      "log_file",    "shm",     "realtime",       "recording",
-    "framework_input", "control_socket", "persistence", "candump", "counters_period",
-    "allow_root"};
+    "plugin",          "telemetry",      "log_file",    "shm",     "realtime",        "recording",
+    "framework_input", "control_socket", "persistence", "candump", "counters_period", "allow_root"};
 inline constexpr const char* kHostRotatingFile[] = {"path", "max_bytes", "keep", "append"};
-inline constexpr const char* kHostRealtime[] = {"priority",     "cpus",        "driver_cpus",
-                                                "control_cpus", "lock_memory", "cpu_dma_latency_us"};
+inline constexpr const char* kHostRealtime[] = {
+    "priority", "cpus", "driver_cpus", "control_cpus", "lock_memory", "cpu_dma_latency_us"};
 inline constexpr const char* kHostRecording[] = {"enabled", "path"};
 inline constexpr const char* kHostFrameworkInput[] = {"name", "base", "timeout_ms"};
 inline constexpr const char* kHostPersistence[] = {"file", "max_age", "interval",
