@@ -5,31 +5,17 @@
 #include <stdexcept>
 
 namespace heft::est {
-namespace {
-
-// Applies Qᵀ of a Householder QR to the rows of dst (no allocation: `work` has dst.cols() entries).
-void ApplyQTranspose(const Eigen::HouseholderQR<Eigen::MatrixXd>& qr,
-                     Eigen::Ref<Eigen::MatrixXd> dst, Eigen::Ref<Eigen::VectorXd> work) {
-  const Eigen::Index n = qr.matrixQR().rows();
-  const Eigen::Index k = std::min(qr.matrixQR().rows(), qr.matrixQR().cols());
-  for (Eigen::Index i = 0; i < k; ++i) {
-    dst.bottomRows(n - i).applyHouseholderOnTheLeft(qr.matrixQR().col(i).tail(n - i - 1),
-                                                    qr.hCoeffs()(i), work.data());
-  }
-}
-
-}  // namespace
 
 InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config)
     : model_(nominal),
       config_(config),
       selection_(model_, config.bodies),
-      ws_(model_),
       nv_(model_.nv),
       n_(10 * static_cast<int>(config.bodies.size())),
       filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv),
       gate_(config.gating, model_.nv),
-      calibrator_(model_.nv, config.calibration) {
+      calibrator_(model_.nv, config.calibration),
+      measurement_(model_, selection_, config) {
   if (config.bodies.empty())
     throw std::invalid_argument("estimator.bodies: choose at least one link to estimate");
   if (config.bodies.size() > hal::kMaxEstimatedLinks)
@@ -43,39 +29,11 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
     throw std::invalid_argument("estimator.joint_torque_sigmas: one value per joint (" +
                                 std::to_string(nv_ - (model_.floating_base ? 6 : 0)) +
                                 ") expected");
-  for (const std::string& frame : config.contact_frames)
-    contact_frames_.push_back(model_.frame_index(frame));
   if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
     throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
-  if (!(config.friction_epsilon > 0.0))
-    throw std::invalid_argument("estimator: friction epsilon must be > 0");
-  for (const JointFriction& f : config.friction) {
-    int v = -1;
-    for (const dyn::Body& b : model_.bodies)
-      if (b.joint.type != dyn::JointType::kFree && b.joint.name == f.joint) v = b.v_index;
-    if (v < 0)
-      throw std::invalid_argument("estimator.friction: '" + f.joint +
-                                  "' is not a 1-DoF joint of the model");
-    if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
-      throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
-    friction_v_.push_back(v);
-  }
-  ft_force_sigma_.assign(contact_frames_.size(), 0.0);
-  ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
-  for (const FtNoise& n : config.ft_noise) {
-    const auto it = std::find(config.contact_frames.begin(), config.contact_frames.end(), n.frame);
-    if (it == config.contact_frames.end())
-      throw std::invalid_argument("estimator.noise.ft: '" + n.frame +
-                                  "' is not a force/torque cell frame");
-    if (!(n.force >= 0.0) || !(n.moment >= 0.0))
-      throw std::invalid_argument("estimator.noise.ft: noise of '" + n.frame + "' must be >= 0");
-    const auto k = static_cast<std::size_t>(it - config.contact_frames.begin());
-    ft_force_sigma_[k] = n.force;
-    ft_moment_sigma_[k] = n.moment;
-    ft_noise_ = ft_noise_ || n.force > 0.0 || n.moment > 0.0;
-  }
+
   if (config.measurement == MeasurementChoice::kTorqueNullSpace && !model_.floating_base &&
-      !contact_frames_.empty())
+      !config.contact_frames.empty())
     throw std::invalid_argument(
         "estimator.measurement: the null-space model needs a floating base");
 
@@ -91,54 +49,6 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   // projection on range(H), χ² with rank(H) ≤ n dof (gating.hpp).
   release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);
 
-  row_sigma_.resize(nv_);
-  const int first_joint = model_.floating_base ? 6 : 0;
-  if (model_.floating_base) {
-    row_sigma_.head<3>().setConstant(config.base_force_sigma);
-    row_sigma_.segment<3>(3).setConstant(config.base_torque_sigma);
-  }
-  for (int i = first_joint; i < nv_; ++i)
-    row_sigma_[i] = config.joint_torque_sigmas.empty()
-                        ? config.joint_torque_sigma
-                        : config.joint_torque_sigmas[i - first_joint];
-  if ((row_sigma_.array() <= 0.0).any())
-    throw std::invalid_argument("estimator: noise sigmas must be > 0");
-
-  Y_.resize(nv_, n_);
-  H_.resize(nv_, n_);
-  tau_nom_.resize(nv_);
-  r_.resize(nv_);
-  contact_.resize(nv_);
-  z_.resize(nv_);
-  jac_.resize(6, nv_);
-  qy_.resize(nv_, std::max(n_, nv_) + 1);
-  rfull_.resize(nv_, nv_);
-  if (config.acceleration_sigma.size() != 0) {
-    if (config.acceleration_sigma.size() != nv_ ||
-        !(config.acceleration_sigma.array() >= 0.0).all() || !config.acceleration_sigma.allFinite())
-      throw std::invalid_argument("estimator: acceleration noise needs " + std::to_string(nv_) +
-                                  " finite values >= 0");
-    acceleration_noise_ = (config.acceleration_sigma.array() > 0.0).any();
-    mass_.setZero(nv_, nv_);
-    mass_scaled_.setZero(nv_, nv_);
-  }
-  qr_work_.resize(std::max(n_, nv_) + 1);
-  ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
-  const int nc = static_cast<int>(contact_frames_.size());
-  // Reserved first: Eigen's decompositions must not be copied before they have computed something
-  // (their status member is uninitialised until then).
-  jct_.reserve(nc + 1);
-  qr_.reserve(nc + 1);
-  rproj_.reserve(nc + 1);
-  rllt_.reserve(nc + 1);
-  for (int c = 0; c <= nc; ++c) {
-    const int rows = std::max(nv_ - 6 * c, 1);
-    jct_.emplace_back(Eigen::MatrixXd::Zero(nv_, std::max(6 * c, 1)));
-    qr_.emplace_back(nv_, std::max(6 * c, 1));
-    rproj_.emplace_back(Eigen::MatrixXd::Zero(rows, rows));
-    rllt_.emplace_back(rows);
-    rllt_.back().compute(Eigen::MatrixXd::Identity(rows, rows));
-  }
   ResetFilter();
 }
 
@@ -204,98 +114,10 @@ void InertialEstimator::SkipCalibration() noexcept {
 
 bool InertialEstimator::BuildMeasurement(const TickInput& in,
                                          hal::MeasurementModel model) noexcept {
-  // r = τ_obs − τ_nom (+ Σ Jᵀλ) − bias, and the whitened rows H = W Y_est, z = W r.
-  dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
-  // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
-  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
-    const double qd = in.v[friction_v_[j]];
-    tau_nom_[friction_v_[j]] +=
-        config_.friction[j].coulomb * std::tanh(qd / config_.friction_epsilon) +
-        config_.friction[j].viscous * qd;
-  }
-  r_ = in.tau - tau_nom_;
-  if (model == hal::MeasurementModel::kFullWrench) {
-    if (!contact_frames_.empty()) {
-      dyn::ContactTerm(model_, ws_, contact_frames_, in.wrenches, contact_);
-      r_ += contact_;
-    }
-    if (!calibrating_) r_ -= calibrator_.bias();
-    rows_ = nv_;
-    if ((ft_noise_ && !contact_frames_.empty()) || acceleration_noise_) {
-      // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ, whitened by its Cholesky factor L: H = L⁻¹Y,
-      // z = L⁻¹r.
-      rfull_.setZero();
-      rfull_.diagonal() = row_sigma_.array().square().matrix();
-      AddAccelerationNoise(in.q);
-      if (ft_noise_ && !contact_frames_.empty()) {
-        dyn::ForwardKinematics(model_, ws_, in.q);
-        for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
-          if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
-          dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
-          jac_.topRows<3>() *= ft_force_sigma_[k];
-          jac_.bottomRows<3>() *= ft_moment_sigma_[k];
-          rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
-        }
-      }
-      ft_llt_.compute(rfull_);
-      if (ft_llt_.info() != Eigen::Success) return false;
-      H_ = Y_;
-      z_ = r_;
-      ft_llt_.matrixL().solveInPlace(H_);
-      ft_llt_.matrixL().solveInPlace(z_);
-      return true;
-    }
-    for (int i = 0; i < nv_; ++i) {
-      H_.row(i) = Y_.row(i) / row_sigma_[i];
-      z_[i] = r_[i] / row_sigma_[i];
-    }
-    return true;
-  }
-  // Null-space model: rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
-  r_ -= calibrator_.bias();
-  dyn::ForwardKinematics(model_, ws_, in.q);
-  // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
-  int c = 0;
-  for (std::size_t k = 0; k < contact_frames_.size(); ++k)
-    c += k < in.in_contact.size() && in.in_contact[k];
-  int column = 0;
-  for (std::size_t k = 0; k < contact_frames_.size() && c > 0; ++k) {
-    if (!(k < in.in_contact.size() && in.in_contact[k])) continue;
-    dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
-    jct_[c].middleCols<6>(6 * column) = jac_.transpose();
-    ++column;
-  }
-  rows_ = nv_ - 6 * c;
-  auto qy = qy_.leftCols(n_ + 1);
-  qy.leftCols(n_) = Y_;
-  qy.col(n_) = r_;
-  rfull_.setZero();
-  rfull_.diagonal() = row_sigma_.array().square().matrix();
-  AddAccelerationNoise(in.q);
-  if (c > 0) {
-    qr_[c].compute(jct_[c]);
-    ApplyQTranspose(qr_[c], qy, qr_work_.head(n_ + 1));
-    ApplyQTranspose(qr_[c], rfull_, qr_work_.head(nv_));
-    rfull_.transposeInPlace();
-    ApplyQTranspose(qr_[c], rfull_, qr_work_.head(nv_));
-  }
-  auto& llt = rllt_[c];
-  llt.compute(rfull_.bottomRightCorner(rows_, rows_));
-  if (llt.info() != Eigen::Success) return false;
-  H_.topRows(rows_) = qy.bottomRows(rows_).leftCols(n_);
-  z_.head(rows_) = qy.bottomRows(rows_).col(n_);
-  llt.matrixL().solveInPlace(H_.topRows(rows_));
-  llt.matrixL().solveInPlace(z_.head(rows_));
-  return true;
-}
-
-void InertialEstimator::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {
-  if (!acceleration_noise_) return;
-  // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a), both triangles (the null-space path projects the
-  // whole matrix from both sides).
-  dyn::Crba(model_, ws_, q, mass_);
-  mass_scaled_.noalias() = mass_ * config_.acceleration_sigma.asDiagonal();
-  rfull_.noalias() += mass_scaled_ * mass_scaled_.transpose();
+  // The bias is the calibration's result: not subtracted while it is being calibrated.
+  const Eigen::VectorXd* bias = calibrating_ ? nullptr : &calibrator_.bias();
+  return model == hal::MeasurementModel::kFullWrench ? measurement_.FullWrench(in, bias)
+                                                     : measurement_.TorqueNullSpace(in, bias);
 }
 
 bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
@@ -317,7 +139,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
 
   // Which measurement model runs this tick.
   bool wrenches_ok = true;
-  for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
+  for (std::size_t k = 0; k < static_cast<std::size_t>(measurement_.num_contacts()); ++k) {
     wrenches_ok = wrenches_ok && k < in.wrench_valid.size() && in.wrench_valid[k] &&
                   in.wrenches[k].allFinite();
   }
@@ -327,7 +149,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     model = hal::MeasurementModel::kTorqueNullSpace;
   if (model == hal::MeasurementModel::kFullWrench && !wrenches_ok)
     return res;  // forced full, sensors bad
-  if (contact_frames_.empty())
+  if (measurement_.num_contacts() == 0)
     model = hal::MeasurementModel::kFullWrench;  // fixed base: joint rows only
   res.model = model;
 
@@ -340,9 +162,10 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
       return res;
     }
     if (!BuildMeasurement(in, model)) return res;
-    r_.noalias() -= Y_ * filter_.parameters();  // against the current estimate (nominal at start)
+    Eigen::VectorXd& r = measurement_.residual();
+    r.noalias() -= measurement_.regressor() * filter_.parameters();  // against the current estimate
     const double speed = in.v.cwiseAbs().maxCoeff();
-    res.calibration = calibrator_.Add(r_, speed, in.time);
+    res.calibration = calibrator_.Add(r, speed, in.time);
     if (res.calibration == CalibrationStatus::kDone ||
         res.calibration == CalibrationStatus::kTimedOut)
       calibrating_ = false;
@@ -356,8 +179,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   }
   filter_.Predict(config_.process_noise, config_.control_period);
   InertialFilter::Candidate cand;
-  const auto H = H_.topRows(rows_);
-  const auto z = z_.head(rows_);
+  const auto H = measurement_.H();
+  const auto z = measurement_.z();
   bool ok = filter_.Evaluate(H, z, cand);
   res.nis = cand.nis;
   res.dof = cand.dof;

@@ -1,13 +1,11 @@
-// One call per control tick: the measurement Δτ (Foster et al. eq. 14-15), the filter (KF or
-// log-Cholesky EKF), innovation gating with its release policy, guards and the rate limiter.
+// One call per control tick: the measurement Δτ (Foster et al. eq. 14-15: measurement.hpp), the
+// filter (KF or log-Cholesky EKF), innovation gating with its release policy, guards and the rate
+// limiter.
 //
 // Set-up (the constructor) validates the configuration against the model, and allocates
 // everything; Calibrate() and Step() allocate nothing, never throw and never log.
 #pragma once
 
-#include <Eigen/Cholesky>
-#include <Eigen/Householder>
-#include <Eigen/QR>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,6 +15,7 @@
 #include "heft/estimator/bias_calibration.hpp"
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_filter.hpp"
+#include "heft/estimator/measurement.hpp"
 #include "heft/estimator/rate_limiter.hpp"
 #include "heft/estimator/regressor.hpp"
 #include "heft/hal/inertial_estimate.hpp"
@@ -178,38 +177,20 @@ class InertialEstimator {
  private:
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
-  // rfull_ += M(q) Σ_a M(q)ᵀ (lower triangle) when acceleration noise is configured.
-  void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
   void HandOn(TickResult& res) noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
   dyn::RegressorSelection selection_;
-  dyn::Workspace ws_;
-  std::vector<int> contact_frames_;
   int nv_, n_;
   InertialFilter filter_;
   InnovationGate gate_;
   BiasCalibrator calibrator_;
+  Measurement measurement_;  // eq. (14)-(15) and the null-space rows (measurement.hpp)
   bool calibrating_ = false;
-  Eigen::VectorXd nominal_, handed_, row_sigma_;
-  Eigen::MatrixXd Y_, H_, cov_pi_;
-  Eigen::VectorXd tau_nom_, r_, contact_, z_;
-  int rows_ = 0;
+  Eigen::VectorXd nominal_, handed_;
+  Eigen::MatrixXd cov_pi_;
   double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
-  // Null-space measurement: one QR and one whitening factorisation per number of contacts.
-  std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
-  std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;
-  std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
-  std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
-  Eigen::MatrixXd jac_, qy_, rfull_;
-  std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
-  std::vector<int> friction_v_;  // v index of each JointFriction of config_.friction
-  bool ft_noise_ = false;
-  bool acceleration_noise_ = false;
-  Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
-  Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
-  Eigen::VectorXd qr_work_;
   static constexpr int kPriorPullTicks = 10;
   int ticks_since_pull_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;

@@ -1,0 +1,82 @@
+// The measurement of one control tick (Foster et al. eq. 14-15), whitened for the filter: rows
+// H = W Y_est and z = W r with r the residual of the nominal model, in one of two forms:
+// - FullWrench (eq. 14): r = τ − τ_nom + Σ_c J_cᵀ λ_c − bias over all nv rows, with the F/T cells'
+//   wrenches λ_c; R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ.
+// - TorqueNullSpace: the joint torques only, r = τ − τ_nom − bias projected onto the null space of
+//   the contact Jacobians (Q₂ᵀ of a QR of [J_c1ᵀ … J_ckᵀ]), so that the unknown contact wrenches
+//   drop out; for a robot without cells, or whose cells are not valid.
+// τ_nom includes the nominal friction (heft-identify's model). The tick policy (which form, the
+// filter, gating, rate limits) is InertialEstimator's.
+//
+// Set-up (the constructor) validates and allocates; FullWrench and TorqueNullSpace allocate
+// nothing, never throw and never log.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Householder>
+#include <Eigen/QR>
+#include <vector>
+
+#include "heft/estimator/dynamics.hpp"
+#include "heft/estimator/regressor.hpp"
+
+namespace heft::est {
+
+struct EstimatorConfig;
+struct TickInput;
+
+class Measurement {
+ public:
+  // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
+  Measurement(const dyn::Model& model, const dyn::RegressorSelection& selection,
+              const EstimatorConfig& config);
+
+  // Both return false when the numbers are unusable (a factorisation failed); `bias` (nv, or
+  // nullptr for none) is subtracted from the residual.
+  [[nodiscard]] bool FullWrench(const TickInput& in, const Eigen::VectorXd* bias) noexcept;
+  [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias) noexcept;
+
+  // The last measurement's whitened rows.
+  int rows() const { return rows_; }
+  auto H() const { return H_.topRows(rows_); }
+  auto z() const { return z_.head(rows_); }
+  // Its regressor of the estimated links (nv × 10k) and residual r (nv), not whitened: the bias
+  // calibration averages r − Y_est π̂ over the full rows.
+  const Eigen::MatrixXd& regressor() const { return Y_; }
+  Eigen::VectorXd& residual() { return r_; }
+  int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
+
+ private:
+  // τ_nom and r = τ − τ_nom with the regressor Y_est (both forms start here).
+  void Residual(const TickInput& in) noexcept;
+  // rfull_ += M(q) Σ_a M(q)ᵀ when acceleration noise is configured.
+  void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
+
+  dyn::Model model_;
+  dyn::RegressorSelection selection_;
+  dyn::Workspace ws_;
+  int nv_, n_;
+  std::vector<int> contact_frames_;
+  std::vector<double> friction_coulomb_, friction_viscous_;
+  std::vector<int> friction_v_;  // v index of each friction entry
+  double friction_epsilon_ = 0.01;
+  Eigen::VectorXd acceleration_sigma_;
+  Eigen::VectorXd row_sigma_;
+  Eigen::MatrixXd Y_, H_;
+  Eigen::VectorXd tau_nom_, r_, contact_, z_;
+  int rows_ = 0;
+  // Null-space measurement: one QR and one whitening factorisation per number of contacts.
+  std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
+  std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;
+  std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
+  Eigen::MatrixXd jac_, qy_, rfull_;
+  std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
+  bool ft_noise_ = false;
+  bool acceleration_noise_ = false;
+  Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
+  Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
+  Eigen::VectorXd qr_work_;
+};
+
+}  // namespace heft::est
