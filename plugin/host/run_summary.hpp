@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "heft/config/plugin_config.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/can.hpp"
-#include "heft/config/plugin_config.hpp"
 #include "json.hpp"
 #include "telemetry_table.hpp"  // SummaryPath
 

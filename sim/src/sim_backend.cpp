@@ -45,9 +45,7 @@ std::optional<FaultProblem> CheckFault(const SimFault& f, const FaultTargets& ta
   const bool on_bus = f.kind == K::kLoss || f.kind == K::kBurst || f.kind == K::kBusOff ||
                       f.kind == K::kErrorFrames;
   const bool on_cell = f.kind == K::kForceTorque || f.kind == K::kFtSaturated;
-  const std::size_t limit = on_cell ? targets.ft_cells
-                            : on_bus ? targets.buses
-                                     : targets.joints;
+  const std::size_t limit = on_cell ? targets.ft_cells : on_bus ? targets.buses : targets.joints;
   const int lowest = f.kind == K::kLoss ? -1 : 0;
   if (f.device < lowest || (f.device >= 0 && static_cast<std::size_t>(f.device) >= limit))
     return FaultProblem{"name", "device index " + std::to_string(f.device) + " out of range (" +
