@@ -90,22 +90,7 @@ int Convert(const cli::ConvertOptions& o) {
 
 int Identify(const cli::Options& o) {
   const Timer timer;
-  PipelineOptions po;
-  po.urdf_path = o.urdf_path;
-  po.recordings = o.recordings;
-  po.validations = o.validations;
-  po.bodies = o.bodies;
-  po.methods = o.methods;
-  po.sdp_rows = o.sdp_rows;
-  po.output_method = o.output_method;
-  po.floating = o.floating;
-  po.friction = o.friction;
-  po.ellipsoids = o.ellipsoids;
-  po.ellipsoid_scale = o.ellipsoid_scale;
-  po.dataset = o.dataset;
-  po.noise = o.noise;
-  po.least_squares = o.least_squares;
-  po.sdp = o.sdp;
+  const PipelineOptions& po = o;  // the command line's options are the pipeline's and more
   PipelineHooks hooks;
   hooks.log = [&](const std::string& msg) { Log(timer, msg); };
   std::unique_ptr<cli::Progress> bar;

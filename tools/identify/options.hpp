@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heft/identification/identify.hpp"
+#include "heft/identification/pipeline.hpp"
 #include "heft/identification/sdp.hpp"
 
 namespace heft::ident::cli {
@@ -28,18 +29,10 @@ class UsageError : public std::runtime_error {
 
 extern const char* const kUsageText;
 
-struct Options {
+// The pipeline's options (identification/pipeline.hpp) and the command line's own.
+struct Options : ident::PipelineOptions {
   bool help = false, version = false;
-  std::string urdf_path, out_urdf, out_yaml, output_method;
-  std::vector<std::string> recordings, validations, bodies;
-  std::vector<std::string> methods;  // empty: chosen by the recording (DefaultMethods)
-  std::string sdp_rows;              // empty: chosen with the methods
-  bool floating = false, friction = false, ellipsoids = true;
-  double ellipsoid_scale = 2.0;
-  DatasetOptions dataset;
-  NoiseModel noise;
-  LeastSquaresOptions least_squares;
-  SdpOptions sdp;
+  std::string out_urdf, out_yaml;
 };
 
 // Throws UsageError naming the option and what it allows.
