@@ -75,16 +75,25 @@ double Positive(const std::string& opt, const std::string& v) {
   return x;
 }
 
+// Calls take(a, value) for each argument a from argv[first] on; value() consumes the next
+// argument as a's value (or throws UsageError: "a needs a value").
+template <typename Take>
+void EachArgument(int argc, char** argv, int first, Take take) {
+  for (int i = first; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    take(a, value);
+  }
+}
+
 }  // namespace
 
 Options ParseOptions(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(a + " needs a value");
-      return argv[++i];
-    };
+  EachArgument(argc, argv, 1, [&](const std::string& a, const auto& value) {
     if (a == "-h" || a == "--help") {
       o.help = true;
     } else if (a == "--version") {
@@ -142,7 +151,7 @@ Options ParseOptions(int argc, char** argv) {
     } else {
       o.recordings.push_back(a);
     }
-  }
+  });
   if (o.help || o.version) return o;
   if (o.urdf_path.empty()) throw UsageError("--urdf is required (heft-identify --help)");
   if (o.recordings.empty()) throw UsageError("no recordings given (heft-identify --help)");
@@ -156,12 +165,7 @@ Options ParseOptions(int argc, char** argv) {
 
 ConvertOptions ParseConvertOptions(int argc, char** argv) {
   ConvertOptions o;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(a + " needs a value");
-      return argv[++i];
-    };
+  EachArgument(argc, argv, 2, [&](const std::string& a, const auto& value) {
     if (a == "-h" || a == "--help") {
       o.help = true;
     } else if (a == "--config") {
@@ -180,7 +184,7 @@ ConvertOptions ParseConvertOptions(int argc, char** argv) {
     } else {
       o.logs.push_back(a);
     }
-  }
+  });
   if (!o.help && (o.config_path.empty() || o.out.empty() || o.logs.empty()))
     throw UsageError("convert needs --config, --out and at least one candump log");
   return o;
