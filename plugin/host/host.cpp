@@ -81,7 +81,13 @@ void LogDriverSummary(spdlog::logger& log, const drivers::DriverLoop& loop,
         "restarts",
         pcfg.drivers.buses[b], bc.frames, bc.error_frames, bc.bus_off, bc.down_ticks,
         bc.restart_requests, buses[b]->stats().restarts);
+    if (bc.degraded_events > 0)
+      log.warn("bus {}: degraded {} times by error-frame storms", pcfg.drivers.buses[b],
+               bc.degraded_events);
   }
+  if (c.torque_stuck_events > 0 || c.ft_saturated_samples > 0)
+    log.warn("drivers: {} stuck torque sensors, {} saturated F/T samples", c.torque_stuck_events,
+             c.ft_saturated_samples);
 }
 
 std::string RotationText(const drivers::RotationPolicy& r) {
