@@ -87,7 +87,7 @@ TEST(DriverConfig, PlausibilityThresholdsDefaultsKeysAndRanges) {
   // range is taken.
   DriverConfig cfg = Parse(kHead);
   EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_time, 0.05);
-  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_velocity, 0.1);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_velocity, 0.02);
   EXPECT_DOUBLE_EQ(cfg.plausibility.error_frame_window, 0.1);
   EXPECT_EQ(cfg.plausibility.error_frame_limit, 100);
   const std::string keys =

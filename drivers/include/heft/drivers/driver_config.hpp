@@ -48,8 +48,8 @@ inline constexpr std::size_t kMaxBusNameLength = 15;
 struct PlausibilityConfig {
   // A torque channel whose raw value has not changed by one LSB for `torque_stuck_time` of its
   // joint moving faster than `torque_stuck_velocity` is stuck (in fault) until the value changes.
-  double torque_stuck_time = 0.05;     // s
-  double torque_stuck_velocity = 0.1;  // rad/s
+  double torque_stuck_time = 0.05;      // s
+  double torque_stuck_velocity = 0.02;  // rad/s: 40 encoder velocity LSB
   // A bus with more than `error_frame_limit` error frames within `error_frame_window` is degraded.
   double error_frame_window = 0.1;  // s
   int error_frame_limit = 100;
