@@ -101,17 +101,26 @@ void DriverLoop::Dropped(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
 
 bool DriverLoop::TorqueStuck(std::size_t j, std::int32_t raw, std::int64_t now_ns) noexcept {
   TorqueTrack& t = torque_tracks_[j];
-  if (t.last_ns < 0 || raw != t.last_raw) {  // a real sensor's noise moves it by an LSB or more
-    t = TorqueTrack{raw, now_ns, 0, false};
+  // Only samples with the joint moving count: a still joint may well hold a constant torque.
+  const hal::JointSample& js = sample_.joints[j];
+  const bool moving =
+      js.encoder.ok() && std::abs(js.velocity) > config_.plausibility.torque_stuck_velocity;
+  const bool changed = t.last_ns < 0 || raw != t.last_raw;
+  // How often the value changes while moving (exponential average over ~256 samples): a sensor
+  // with noise changes nearly every sample; a noise-free one (an ideal simulated sensor on a slow
+  // joint) rarely, and is not checked: an unchanged value says nothing there.
+  if (moving) t.change_rate += ((changed ? 1.0 : 0.0) - t.change_rate) * (1.0 / 256.0);
+  if (changed) {
+    t.last_raw = raw;
+    t.last_ns = now_ns;
+    t.unchanged_moving_ns = 0;
+    t.stuck = false;
     return false;
   }
-  // Only time with the joint moving counts: a still joint may well hold a constant torque.
-  const hal::JointSample& js = sample_.joints[j];
-  if (js.encoder.ok() && std::abs(js.velocity) > config_.plausibility.torque_stuck_velocity)
-    t.unchanged_moving_ns += now_ns - t.last_ns;
+  if (moving) t.unchanged_moving_ns += now_ns - t.last_ns;
   t.last_ns = now_ns;
   const auto limit_ns = static_cast<std::int64_t>(config_.plausibility.torque_stuck_time * 1e9);
-  if (!t.stuck && t.unchanged_moving_ns >= limit_ns) {
+  if (!t.stuck && t.unchanged_moving_ns >= limit_ns && t.change_rate > 0.5) {
     t.stuck = true;
     ++counters_.torque_stuck_events;
   }

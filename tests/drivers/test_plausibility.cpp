@@ -82,14 +82,14 @@ TEST(FtSaturation, ASaturatedCellIsInFaultWithItsLastGoodWrenchAndRecovers) {
 
 // ---- torque sensor stuck -----------------------------------------------------------------------
 
-constexpr std::size_t kJoint = 4;  // reference velocity 0.5 cos(t + 4): |v| ≥ 0.3 rad/s for t < 1 s
+constexpr std::size_t kJoint = 0;  // reference velocity 0.5 cos(t): |v| ≥ 0.35 rad/s for t < 0.8 s
 
 TEST(TorqueStuck, AConstantTorqueOnAMovingJointIsFlaggedAfterTheConfiguredTime) {
   // Fails if the frozen channel stays ok past torque_stuck_ms of motion, is flagged before it,
   // another joint is flagged, it is not counted, or the channel does not come back once the value
   // moves again.
   Rig rig;
-  for (int k = 0; k < 5; ++k) rig.Step();
+  for (int k = 0; k < 500; ++k) rig.Step();  // a changing value arms the check (change_rate)
   ASSERT_GT(std::abs(rig.out().joints[kJoint].velocity), 0.2);
   auto freeze = [](hal::RobotStateSample& t) { t.joints[kJoint].torque = 3.0; };
   const int limit_ms = static_cast<int>(std::lround(rig.cfg.plausibility.torque_stuck_time * 1e3));
@@ -155,7 +155,8 @@ TEST(TorqueStuck, OnlyTimeInMotionCounts) {
     t.joints[kJoint].torque = 3.0;
   };
   auto moving = [](hal::RobotStateSample& t) { t.joints[kJoint].torque = 3.0; };
-  for (int k = 0; k < 200; ++k) rig.Step(still);  // then |v| = 0.5 |cos(0.2 + 4)| ≥ 0.2
+  for (int k = 0; k < 500; ++k) rig.Step();       // arms the check
+  for (int k = 0; k < 100; ++k) rig.Step(still);  // then |v| = 0.5 cos(0.6) ≥ 0.4
   for (int k = 0; k < limit_ms - 5; ++k) rig.Step(moving);
   EXPECT_TRUE(rig.out().joints[kJoint].torque_sensor.ok());
   for (int k = 0; k < 10; ++k) rig.Step(moving);

@@ -138,6 +138,7 @@ class DriverLoop {
     std::int32_t last_raw = 0;
     std::int64_t last_ns = -1;             // -1: no sample yet
     std::int64_t unchanged_moving_ns = 0;  // time the value sat still while the joint moved
+    double change_rate = 0.0;              // share of moving samples whose value changed (average)
     bool stuck = false;
   };
   std::vector<TorqueTrack> torque_tracks_;
