@@ -216,7 +216,9 @@ FtAssembler::Result FtAssembler::Feed(const hal::CanFrame& f, const FtConfig& cf
   out.counter = counter_;
   out.gauges = {g0_, Be16(d), g2_, Be16(d + 2), g4_, Be16(d + 4)};
   out.wrench = FtWrench(cfg, out.gauges);
-  out.usable = status_ == 0;
+  out.saturated = false;
+  for (const std::int16_t g : out.gauges) out.saturated = out.saturated || GaugeAtRail(g);
+  out.usable = status_ == 0 && !out.saturated;
   return Result::kComplete;
 }
 

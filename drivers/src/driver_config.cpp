@@ -13,6 +13,14 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   node.AllowOnly(config::schema::kDrivers);
   DriverConfig cfg;
   const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
+  PlausibilityConfig& p = cfg.plausibility;
+  p.torque_stuck_time =
+      node.Get<double>("torque_stuck_ms", p.torque_stuck_time * 1e3, {5.0, 10000.0}) * 1e-3;
+  p.torque_stuck_velocity =
+      node.Get<double>("torque_stuck_velocity", p.torque_stuck_velocity, {0.001, 100.0});
+  p.error_frame_window =
+      node.Get<double>("error_frame_window_ms", p.error_frame_window * 1e3, {1.0, 10000.0}) * 1e-3;
+  p.error_frame_limit = node.Get<int>("error_frame_limit", p.error_frame_limit, {0, 1000000});
   std::map<std::string, int> bus_index;
   for (const config::Node& b : node["buses"].Elements()) {
     const std::string name = b.As<std::string>();

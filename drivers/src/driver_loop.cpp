@@ -1,5 +1,6 @@
 #include "heft/drivers/driver_loop.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "heft/drivers/error_frames.hpp"
@@ -44,6 +45,8 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
   }
   encoders_.resize(config.joints.size());
   torques_.resize(config.joints.size());
+  torque_tracks_.resize(config.joints.size());
+  error_windows_.resize(buses_.size());
   cells_.resize(config.ft_cells.size());
   assemblers_.resize(config.ft_cells.size());
   bus_counters_.resize(buses_.size());
@@ -55,6 +58,7 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
 void DriverLoop::CountError(int bus, std::uint32_t classes) noexcept {
   BusCounters& c = bus_counters_[bus];
   ++c.error_frames;
+  ++error_windows_[bus].errors;
   if (classes & kErrBusOff) {
     ++c.bus_off;
     if (!restart_[bus].exchange(true, std::memory_order_acq_rel)) ++c.restart_requests;
@@ -93,6 +97,52 @@ void DriverLoop::Dropped(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
   Gap(ch, counter, now_ns, health);
   ++counters_.lost_samples;
   ++health.lost_samples;
+}
+
+bool DriverLoop::TorqueStuck(std::size_t j, std::int32_t raw, std::int64_t now_ns) noexcept {
+  TorqueTrack& t = torque_tracks_[j];
+  // Only samples with the joint moving count: a still joint may well hold a constant torque.
+  const hal::JointSample& js = sample_.joints[j];
+  const bool moving =
+      js.encoder.ok() && std::abs(js.velocity) > config_.plausibility.torque_stuck_velocity;
+  const bool changed = t.last_ns < 0 || raw != t.last_raw;
+  // How often the value changes while moving (exponential average over ~256 samples): a sensor
+  // with noise changes nearly every sample; a noise-free one (an ideal simulated sensor on a slow
+  // joint) rarely, and is not checked: an unchanged value says nothing there.
+  if (moving) t.change_rate += ((changed ? 1.0 : 0.0) - t.change_rate) * (1.0 / 256.0);
+  if (changed) {
+    t.last_raw = raw;
+    t.last_ns = now_ns;
+    t.unchanged_moving_ns = 0;
+    t.stuck = false;
+    return false;
+  }
+  if (moving) t.unchanged_moving_ns += now_ns - t.last_ns;
+  t.last_ns = now_ns;
+  const auto limit_ns = static_cast<std::int64_t>(config_.plausibility.torque_stuck_time * 1e9);
+  if (!t.stuck && t.unchanged_moving_ns >= limit_ns && t.change_rate > 0.5) {
+    t.stuck = true;
+    ++counters_.torque_stuck_events;
+  }
+  return t.stuck;
+}
+
+void DriverLoop::ErrorRate(int b, std::int64_t now_ns) noexcept {
+  // Called before the bus is drained: w.errors holds the error frames of the ticks since
+  // w.start_ns, this one's not yet.
+  ErrorWindow& w = error_windows_[b];
+  BusCounters& c = bus_counters_[b];
+  if (w.start_ns < 0) w.start_ns = now_ns;
+  const bool over = w.errors > config_.plausibility.error_frame_limit;
+  if (over && !c.degraded) ++c.degraded_events;  // at once, not at the window's end
+  const auto window_ns = static_cast<std::int64_t>(config_.plausibility.error_frame_window * 1e9);
+  if (now_ns - w.start_ns >= window_ns) {
+    c.degraded = over;
+    w.start_ns = now_ns;
+    w.errors = 0;
+  } else if (over) {
+    c.degraded = true;
+  }
 }
 
 void DriverLoop::StoreImu(const ImuReading& r) noexcept {
@@ -143,8 +193,9 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       TorqueReading r;
       const Reject why = DecodeTorque(f, config_.joints[slot.index].torque, r);
       if (why != Reject::kNone) return reject(why, &js.torque_sensor);
-      return Accept(torques_[slot.index], js.torque_sensor, r.counter, r.status, r.usable, now_ns,
-                    [&] { js.torque = r.torque; });
+      const bool stuck = TorqueStuck(slot.index, r.raw, now_ns);
+      return Accept(torques_[slot.index], js.torque_sensor, r.counter, r.status, r.usable && !stuck,
+                    now_ns, [&] { js.torque = r.torque; });
     }
     case Kind::kFtA:
     case Kind::kFtB: {
@@ -159,6 +210,7 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       if (dropped) Dropped(cells_[slot.index], assembler.dropped_counter(), now_ns, ws.health);
       if (result == FtAssembler::Result::kRejected) return reject(why, &ws.health);
       if (result != FtAssembler::Result::kComplete) return;
+      if (r.saturated) ++counters_.ft_saturated_samples;
       return Accept(cells_[slot.index], ws.health, r.counter, r.status, r.usable, now_ns, [&] {
         for (int i = 0; i < 6; ++i) ws.wrench[i] = r.wrench[i];
       });
@@ -204,6 +256,7 @@ void DriverLoop::Age(Channel& ch, double timeout, std::int64_t now_ns,
 
 void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept {
   for (int b = 0; b < static_cast<int>(buses_.size()); ++b) {
+    ErrorRate(b, now_ns);
     hal::CanFrame frame;
     for (int n = 0; n < kMaxFramesPerTick; ++n) {
       const hal::IoStatus s = buses_[b]->receive(frame);

@@ -61,6 +61,15 @@ std::string CountersLine(const CounterSnapshot& now, const CounterSnapshot& befo
       "samples, {} stale events",
       seconds, Count(d.published, b.published), Count(d.rejected_total(), b.rejected_total()),
       Count(d.lost_samples, b.lost_samples), Count(d.stale_events, b.stale_events));
+  // Plausibility (drivers/README.md): only once something was detected, so that a clean run's
+  // line stays as it was.
+  if (d.torque_stuck_events > 0 || d.ft_saturated_samples > 0) {
+    trouble = trouble || d.torque_stuck_events > b.torque_stuck_events ||
+              d.ft_saturated_samples > b.ft_saturated_samples;
+    line += fmt::format(", {} stuck torque sensors, {} saturated F/T samples",
+                        Count(d.torque_stuck_events, b.torque_stuck_events),
+                        Count(d.ft_saturated_samples, b.ft_saturated_samples));
+  }
   for (std::size_t i = 0; i < now.buses.size(); ++i) {
     const drivers::BusCounters& c = now.buses[i];
     const drivers::BusCounters p =
@@ -71,6 +80,10 @@ std::string CountersLine(const CounterSnapshot& now, const CounterSnapshot& befo
         i < bus_names.size() ? bus_names[i] : std::to_string(i), Count(c.frames, p.frames),
         Count(c.error_frames, p.error_frames), Count(c.bus_off, p.bus_off),
         Count(c.down_ticks, p.down_ticks), Count(c.restart_requests, p.restart_requests));
+    if (c.degraded_events > 0)
+      line += fmt::format(", degraded {} times by error-frame storms{}",
+                          Count(c.degraded_events, p.degraded_events),
+                          c.degraded ? " (now degraded)" : "");
   }
   line += fmt::format("; {} bus restarts", Count(now.restarts, before.restarts));
   if (now.candump) {

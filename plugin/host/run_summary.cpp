@@ -72,7 +72,17 @@ Json SummarizeDrivers(spdlog::logger& log, const drivers::DriverLoop& loop,
     bus["down_ticks"] = Count(bc.down_ticks);
     bus["restart_requests"] = Count(bc.restart_requests);
     bus["restarts"] = Count(restarts);
+    bus["degraded_events"] = Count(bc.degraded_events);
+    if (bc.degraded_events > 0)
+      log.warn("bus {}: degraded {} times by error-frame storms", pcfg.drivers.buses[b],
+               bc.degraded_events);
   }
+  const auto& c = loop.counters();
+  summary["drivers"]["torque_stuck_events"] = Count(c.torque_stuck_events);
+  summary["drivers"]["ft_saturated_samples"] = Count(c.ft_saturated_samples);
+  if (c.torque_stuck_events > 0 || c.ft_saturated_samples > 0)
+    log.warn("drivers: {} stuck torque sensors, {} saturated F/T samples", c.torque_stuck_events,
+             c.ft_saturated_samples);
   return summary;
 }
 

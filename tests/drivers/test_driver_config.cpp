@@ -83,6 +83,28 @@ TEST(DriverConfigImu, BadValuesNameFileLineKeyAndAllowed) {
   EXPECT_THAT(err("{base_id: 0x400}"), AllOf(HasSubstr("drivers.imu"), HasSubstr("bus")));
 }
 
+TEST(DriverConfig, PlausibilityThresholdsDefaultsKeysAndRanges) {
+  // Fails if a default departs from drivers/README.md, a key is not read, or a value out of its
+  // range is taken.
+  DriverConfig cfg = Parse(kHead);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_time, 0.05);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_velocity, 0.02);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.error_frame_window, 0.1);
+  EXPECT_EQ(cfg.plausibility.error_frame_limit, 100);
+  const std::string keys =
+      "  torque_stuck_ms: 80\n  torque_stuck_velocity: 0.2\n  error_frame_window_ms: 50\n"
+      "  error_frame_limit: 20\n";
+  cfg = Parse(std::string(kHead) + keys);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_time, 0.08);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.torque_stuck_velocity, 0.2);
+  EXPECT_DOUBLE_EQ(cfg.plausibility.error_frame_window, 0.05);
+  EXPECT_EQ(cfg.plausibility.error_frame_limit, 20);
+  EXPECT_THAT(ErrorOf([] { Parse(std::string(kHead) + "  torque_stuck_ms: 1\n"); }),
+              HasSubstr("drivers.torque_stuck_ms"));
+  EXPECT_THAT(ErrorOf([] { Parse(std::string(kHead) + "  error_frame_limit: -1\n"); }),
+              HasSubstr("drivers.error_frame_limit"));
+}
+
 TEST(DriverConfig, BusNamesLongerThanAnInterfaceNameAreRefused) {
   // Linux truncates or refuses interface names beyond IFNAMSIZ − 1 = 15 characters; fails if a
   // 16-character name gets past the configuration, or a 15-character one is refused.

@@ -17,7 +17,15 @@ inline constexpr const char* kRoot[] = {"robot",   "drivers", "estimator",
 // robot: (config/src/plugin_config.cpp)
 inline constexpr const char* kRobot[] = {"urdf", "floating_base", "repair_inertia", "parameters"};
 // drivers: (drivers/src/driver_config.cpp)
-inline constexpr const char* kDrivers[] = {"timeout_ms", "buses", "joints", "ft_cells", "imu"};
+inline constexpr const char* kDrivers[] = {"timeout_ms",
+                                           "buses",
+                                           "joints",
+                                           "ft_cells",
+                                           "imu",
+                                           "torque_stuck_ms",
+                                           "torque_stuck_velocity",
+                                           "error_frame_window_ms",
+                                           "error_frame_limit"};
 inline constexpr const char* kDriversJoint[] = {
     "name",        "bus",       "node",         "encoder_node",  "torque_node",  "counts_per_rev",
     "zero_offset", "direction", "velocity_lsb", "torque_offset", "nm_per_count", "torque_direction",

@@ -110,12 +110,18 @@ struct FtConfig {
   Matrix6 calibration = Matrix6::Identity() * 0.01;  // N (rows 0-2) and N·m (rows 3-5) per count
   Vector6 tare = Vector6::Zero();                    // counts
 };
+// A gauge at either int16 limit is at its ADC's rail: the load is beyond the cell's range and the
+// reading is clipped (some cells do not flag it in their status).
+constexpr bool GaugeAtRail(std::int16_t g) noexcept {
+  return g == INT16_MIN || g == INT16_MAX;
+}
 struct FtReading {
   std::uint8_t status = 0;  // 0 = OK, else a fault code
   std::uint8_t counter = 0;
   Gauges gauges{};
   Vector6 wrench = Vector6::Zero();  // [f; n] in the sensor frame
-  bool usable = false;
+  bool saturated = false;            // a gauge at its rail (GaugeAtRail)
+  bool usable = false;               // status 0 and not saturated
 };
 // Pairs frame A and frame B of one sample by their counter. A new frame A while one is pending
 // means the pending sample was dropped: `dropped` is set on that call and dropped_counter() is

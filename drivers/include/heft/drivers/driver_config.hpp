@@ -44,8 +44,20 @@ struct ImuDevice {
 // Linux's interface names are at most IFNAMSIZ − 1 = 15 characters.
 inline constexpr std::size_t kMaxBusNameLength = 15;
 
+// Faults a device does not flag itself, detected by the loop (drivers/README.md "Plausibility").
+struct PlausibilityConfig {
+  // A torque channel whose raw value has not changed by one LSB for `torque_stuck_time` of its
+  // joint moving faster than `torque_stuck_velocity` is stuck (in fault) until the value changes.
+  double torque_stuck_time = 0.05;      // s
+  double torque_stuck_velocity = 0.02;  // rad/s: 40 encoder velocity LSB
+  // A bus with more than `error_frame_limit` error frames within `error_frame_window` is degraded.
+  double error_frame_window = 0.1;  // s
+  int error_frame_limit = 100;
+};
+
 struct DriverConfig {
   std::vector<std::string> buses;  // interface names (can0, ...)
+  PlausibilityConfig plausibility;
   std::vector<JointDevice> joints;
   std::vector<FtDevice> ft_cells;
   std::optional<ImuDevice> imu;  // none: the base state comes from elsewhere (or a fixed base)

@@ -36,6 +36,10 @@ struct BusCounters {
   std::uint64_t other_errors = 0;
   std::uint64_t down_ticks = 0;  // ticks the interface reported itself down
   std::uint64_t restart_requests = 0;
+  // More error frames than drivers.error_frame_limit within a window: counted on entry; cleared
+  // after a window at or under the limit. Only reported: missing frames show as staleness.
+  std::uint64_t degraded_events = 0;
+  bool degraded = false;
   std::int64_t last_frame_ns = -1;  // -1: nothing ever received
 };
 
@@ -45,7 +49,9 @@ struct DriverCounters {
   std::uint64_t lost_samples = 0;   // counter gaps and abandoned F/T or IMU samples
   std::uint64_t stale_events = 0;   // a channel going from ok to stale
   std::uint64_t fault_events = 0;   // a channel going from any other state to fault
-  std::uint64_t fault_samples = 0;  // well-formed samples the device flagged unusable
+  std::uint64_t fault_samples = 0;  // well-formed samples unusable (device flag, plausibility)
+  std::uint64_t torque_stuck_events = 0;   // a torque channel becoming stuck
+  std::uint64_t ft_saturated_samples = 0;  // F/T samples with a gauge at its rail
   std::uint64_t published = 0;
   std::uint64_t rejected_total() const {
     std::uint64_t n = 0;
@@ -102,6 +108,10 @@ class DriverLoop {
   void Dropped(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
                hal::ChannelHealth& health) noexcept;
   void StoreImu(const ImuReading& r) noexcept;
+  // Plausibility of joint `j`'s torque sample `raw` (PlausibilityConfig): true while stuck.
+  bool TorqueStuck(std::size_t j, std::int32_t raw, std::int64_t now_ns) noexcept;
+  // Before bus `b` is drained: its error-frame window (PlausibilityConfig), degraded or not.
+  void ErrorRate(int b, std::int64_t now_ns) noexcept;
   // A well-formed sample: counter gaps, status, and — when the device calls it usable — `store`.
   template <typename Store>
   void Accept(Channel& ch, hal::ChannelHealth& health, std::uint8_t counter, std::uint8_t status,
@@ -124,6 +134,19 @@ class DriverLoop {
   hal::StateBuffer& out_;
   std::vector<std::array<Slot, 2048>> ids_;  // per bus: identifier → device
   std::vector<Channel> encoders_, torques_, cells_;
+  struct TorqueTrack {
+    std::int32_t last_raw = 0;
+    std::int64_t last_ns = -1;             // -1: no sample yet
+    std::int64_t unchanged_moving_ns = 0;  // time the value sat still while the joint moved
+    double change_rate = 0.0;              // share of moving samples whose value changed (average)
+    bool stuck = false;
+  };
+  std::vector<TorqueTrack> torque_tracks_;
+  struct ErrorWindow {
+    std::int64_t start_ns = -1;
+    std::int64_t errors = 0;
+  };
+  std::vector<ErrorWindow> error_windows_;
   std::vector<FtAssembler> assemblers_;
   Channel imu_;
   ImuAssembler imu_assembler_;
