@@ -77,7 +77,6 @@ Json SummarizeDrivers(spdlog::logger& log, const drivers::DriverLoop& loop,
       log.warn("bus {}: degraded {} times by error-frame storms", pcfg.drivers.buses[b],
                bc.degraded_events);
   }
-  const auto& c = loop.counters();
   summary["drivers"]["torque_stuck_events"] = Count(c.torque_stuck_events);
   summary["drivers"]["ft_saturated_samples"] = Count(c.ft_saturated_samples);
   if (c.torque_stuck_events > 0 || c.ft_saturated_samples > 0)
