@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "fault_window.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
@@ -17,29 +18,20 @@ namespace {
 using K = SimFault::Kind;
 using ::testing::HasSubstr;
 
-SimFault Fault(K kind, int device, double from, double to) {
-  SimFault f;
-  f.kind = kind;
-  f.device = device;
-  f.from = from;
-  f.to = to;
-  return f;
-}
-
 // Each rule is named by the key it concerns; a sound fault passes. Fails if a rule is dropped
 // (nothing reported) or reports another key.
 TEST(FaultCheck, EachRuleNamesItsKey) {
   const FaultTargets robot{3, 2, 2, false};  // 3 joints, 2 cells, 2 buses, no IMU
-  EXPECT_FALSE(CheckFault(Fault(K::kTorque, 2, 1.0, 2.0), robot));
-  SimFault every_bus = Fault(K::kLoss, -1, 0.0, 1e6);
+  EXPECT_FALSE(CheckFault(FaultWindow(K::kTorque, 2, 1.0, 2.0), robot));
+  SimFault every_bus = FaultWindow(K::kLoss, -1, 0.0, 1e6);
   every_bus.probability = 0.5;
   EXPECT_FALSE(CheckFault(every_bus, robot));
   const auto key = [&](const SimFault& f) {
     const auto p = CheckFault(f, robot);
     return p ? std::string(p->key) : std::string("none");
   };
-  EXPECT_EQ(key(Fault(K::kTorque, 0, 2.0, 2.0)), "to");
-  SimFault burst = Fault(K::kBurst, 0, 1.0, 1.005);
+  EXPECT_EQ(key(FaultWindow(K::kTorque, 0, 2.0, 2.0)), "to");
+  SimFault burst = FaultWindow(K::kBurst, 0, 1.0, 1.005);
   burst.repeat = 3;
   burst.period = 0.004;  // shorter than one 5 ms burst
   EXPECT_EQ(key(burst), "period");
@@ -47,10 +39,10 @@ TEST(FaultCheck, EachRuleNamesItsKey) {
   EXPECT_EQ(key(burst), "repeat");
   every_bus.probability = 1.5;
   EXPECT_EQ(key(every_bus), "probability");
-  EXPECT_EQ(key(Fault(K::kImu, 0, 1.0, 2.0)), "device");
-  EXPECT_EQ(key(Fault(K::kEncoder, 3, 1.0, 2.0)), "name");
-  EXPECT_EQ(key(Fault(K::kForceTorque, 2, 1.0, 2.0)), "name");
-  EXPECT_EQ(key(Fault(K::kBusOff, -1, 1.0, 2.0)), "name");
+  EXPECT_EQ(key(FaultWindow(K::kImu, 0, 1.0, 2.0)), "device");
+  EXPECT_EQ(key(FaultWindow(K::kEncoder, 3, 1.0, 2.0)), "name");
+  EXPECT_EQ(key(FaultWindow(K::kForceTorque, 2, 1.0, 2.0)), "name");
+  EXPECT_EQ(key(FaultWindow(K::kBusOff, -1, 1.0, 2.0)), "name");
 }
 
 // The configuration reports CheckFault's message at the fault's key, file and line. Fails if the
@@ -63,7 +55,8 @@ TEST(FaultCheck, TheConfigurationReportsTheSameRuleAtItsLine) {
     (void)ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
     ADD_FAILURE() << "accepted";
   } catch (const config::ConfigError& e) {
-    const auto problem = CheckFault(Fault(K::kTorque, 0, 2.0, 1.0), FaultTargets{1, 0, 0, false});
+    const auto problem =
+        CheckFault(FaultWindow(K::kTorque, 0, 2.0, 1.0), FaultTargets{1, 0, 0, false});
     ASSERT_TRUE(problem);
     EXPECT_THAT(e.what(), HasSubstr("sim.yaml:4:"));
     EXPECT_THAT(e.what(), HasSubstr("simulation.faults[0].to: " + problem->what));

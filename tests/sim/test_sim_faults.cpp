@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "fault_window.hpp"
 #include "sim_rig.hpp"
 
 namespace heft::sim::test {
@@ -18,15 +19,6 @@ int JointIndex(const SimRig& s, const std::string& name) {
   return 0;
 }
 
-SimFault Window(SimFault::Kind kind, int device, double from, double to) {
-  SimFault f;
-  f.kind = kind;
-  f.device = device;
-  f.from = from;
-  f.to = to;
-  return f;
-}
-
 // Fails if the stuck sensor's value moves inside its window (the noise of 0.3 N·m would move it
 // every millisecond), if its frames stop being valid, or if it stays stuck after the window.
 TEST(SimFaults, StuckTorqueSensorRepeatsOneValidValueForItsWindow) {
@@ -35,7 +27,7 @@ TEST(SimFaults, StuckTorqueSensorRepeatsOneValidValueForItsWindow) {
   SimOptions opt = Options(scenario, true);
   const int knee = JointIndex(s, "left_knee");
   // Windows compare the time before a step: from step 102 (t = 0.101 s) to step 201.
-  opt.faults = {Window(SimFault::Kind::kTorqueStuck, knee, 0.1005, 0.2005)};
+  opt.faults = {FaultWindow(SimFault::Kind::kTorqueStuck, knee, 0.1005, 0.2005)};
   SimLoop rig(opt, s);
   double stuck = 0.0;
   int changed_after = 0;
@@ -62,7 +54,7 @@ TEST(SimFaults, SaturatedForceTorqueCellSitsAtItsRails) {
   const std::string scenario = "step-in-place";
   const SimRig s = LoadSetup(scenario);
   SimOptions opt = Options(scenario, true);
-  opt.faults = {Window(SimFault::Kind::kFtSaturated, 0, 0.1005, 0.2005)};
+  opt.faults = {FaultWindow(SimFault::Kind::kFtSaturated, 0, 0.1005, 0.2005)};
   SimLoop rig(opt, s);
   for (int k = 1; k <= 300; ++k) {
     rig.Step(k);
@@ -87,7 +79,7 @@ TEST(SimFaults, ErrorFrameStormReachesTheDriversBesideEveryDataFrame) {
   const std::string scenario = "dumbbell-curl";
   const SimRig s = LoadSetup(scenario);
   SimOptions opt = Options(scenario, true);
-  opt.faults = {Window(SimFault::Kind::kErrorFrames, 0, 0.1005, 0.1505)};  // 50 ms on can0
+  opt.faults = {FaultWindow(SimFault::Kind::kErrorFrames, 0, 0.1005, 0.1505)};  // 50 ms on can0
   SimLoop rig(opt, s);
   for (int k = 1; k <= 200; ++k) {
     rig.Step(k);
@@ -106,9 +98,9 @@ TEST(SimFaults, ClockStepShiftsTheStampsForItsWindowOnly) {
   const std::string scenario = "dumbbell-curl";
   const SimRig s = LoadSetup(scenario);
   SimOptions opt = Options(scenario, true);
-  SimFault a = Window(SimFault::Kind::kClockStep, 0, 0.0505, 0.1005);
+  SimFault a = FaultWindow(SimFault::Kind::kClockStep, 0, 0.0505, 0.1005);
   a.step = 1.5;
-  SimFault b = Window(SimFault::Kind::kClockStep, 0, 0.0805, 0.0905);
+  SimFault b = FaultWindow(SimFault::Kind::kClockStep, 0, 0.0805, 0.0905);
   b.step = -0.25;
   opt.faults = {a, b};
   SimLoop rig(opt, s);
