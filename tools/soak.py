@@ -42,11 +42,13 @@ def random_faults(seconds, seed):
         if t + length > seconds - 5.0:
             return faults
         w = {"from": round(t, 3), "to": round(t + length, 3)}
-        # The faults heft detects (or that cannot mislead it): not a stuck torque sensor nor a
-        # silently saturated F/T cell, which heft does not detect (README, "Reliability") and which
-        # can topple the adaptive walk through a wrong estimate, voiding the run.
+        # Every device and bus fault of the matrix (the clock step and the framework's input need
+        # the base from the input, which the walk does not take): the stuck torque sensor and the
+        # saturated F/T cell too, which the drivers detect (drivers.torque_stuck_ms; a cell at
+        # its rails is unusable).
         kind = rng.choice(["loss", "burst", "encoder", "torque", "ft", "imu", "crc",
-                           "error_frames", "bus_off", "imu_saturated", "imu_attitude"])
+                           "error_frames", "bus_off", "imu_saturated", "imu_attitude",
+                           "torque_stuck", "ft_saturated"])
         bus = rng.choice(["can0", "can1"])
         jnt = rng.choice(["left_knee", "right_hip_pitch", "waist_pitch", "left_elbow"])
         if kind == "loss":
@@ -54,9 +56,9 @@ def random_faults(seconds, seed):
         elif kind == "burst":
             f = dict(device="burst", name=bus, **{"from": w["from"], "to": w["from"] + 0.02},
                      repeat=5, period=0.1)
-        elif kind in ("encoder", "torque"):
+        elif kind in ("encoder", "torque", "torque_stuck"):
             f = dict(device=kind, name=jnt, **w)
-        elif kind == "ft":
+        elif kind in ("ft", "ft_saturated"):
             f = dict(device=kind, name=rng.choice(["left_foot_ft", "right_foot_ft"]), **w)
         elif kind in ("error_frames", "bus_off"):
             f = dict(device=kind, name=bus, **w)
