@@ -299,6 +299,13 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
         stats.lateness_ns.size(), stats.overruns,
         cpu_latency && cpu_latency->ok() ? fmt::format("{} µs", host.cpu_dma_latency_us)
                                          : std::string("none"));
+  if (!schedule.lockstep()) {
+    const ControlCounters& c = stats.control;
+    log->log(c.late > 0 || c.stale > 0 ? spdlog::level::warn : spdlog::level::info,
+             "control thread starved: {} late ticks (a 3 ms period or more; longest {:.1f} ms), {} "
+             "periods skipped, {} ticks without a new driver sample (update() not called)",
+             c.late, 1e-6 * static_cast<double>(c.longest_ns), c.skipped, c.stale);
+  }
   Json summary = SummarizeDrivers(*log, loop, pcfg, buses);
   backend->LogSummary(*log, pcfg.drivers.buses);
   backend->Summarize(summary, pcfg.drivers.buses);

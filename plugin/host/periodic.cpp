@@ -86,6 +86,17 @@ std::string CountersLine(const CounterSnapshot& now, const CounterSnapshot& befo
                           c.degraded ? " (now degraded)" : "");
   }
   line += fmt::format("; {} bus restarts", Count(now.restarts, before.restarts));
+  // The control thread starved (real time): only once it happened, as the plausibility counters.
+  const ControlCounters& c = now.control;
+  const ControlCounters& p = before.control;
+  if (c.late > 0 || c.stale > 0) {
+    trouble = trouble || c.late > p.late || c.stale > p.stale;
+    line += fmt::format(
+        "; control thread {} late ticks (longest {:.1f} ms late), {} periods skipped, {} ticks "
+        "without a new driver sample",
+        Count(c.late, p.late), 1e-6 * static_cast<double>(c.longest_ns),
+        Count(c.skipped, p.skipped), Count(c.stale, p.stale));
+  }
   if (now.candump) {
     trouble = trouble || now.candump_dropped > before.candump_dropped;
     line += fmt::format("; candump log {} frames written, {} dropped",
@@ -119,6 +130,8 @@ CounterSnapshot PeriodicReports::Snapshot() const {
   s.buses = before_.buses;
   for (std::size_t b = 0; b < s.buses.size(); ++b)
     (void)schedule_.bus_counters(static_cast<int>(b), s.buses[b]);
+  s.control = before_.control;
+  (void)schedule_.control_counters(s.control);
   s.restarts = supervisor_.restarts();
   s.candump = tap_ != nullptr;
   if (tap_) {

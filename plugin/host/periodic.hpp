@@ -17,10 +17,10 @@
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "schedule.hpp"
 
 namespace heft::host {
 
-class Schedule;
 class Telemetry;
 class CandumpTap;
 
@@ -34,12 +34,13 @@ struct CounterSnapshot {
   std::vector<drivers::BusCounters> buses;  // drivers.buses order
   std::uint64_t restarts = 0;               // bus restarts by the supervisor
   std::uint64_t candump_written = 0, candump_dropped = 0;
-  bool candump = false;  // host.candump is on
+  bool candump = false;     // host.candump is on
+  ControlCounters control;  // the control thread starved (real time)
 };
 
 // One log line: totals and, in parentheses, what grew since `before`. `trouble` is set when frames
-// were rejected, samples lost, channels went stale, error frames arrived, a bus was down or the
-// candump log dropped frames in that interval.
+// were rejected, samples lost, channels went stale, error frames arrived, a bus was down, the
+// candump log dropped frames or the control thread was late in that interval.
 std::string CountersLine(const CounterSnapshot& now, const CounterSnapshot& before,
                          const std::vector<std::string>& bus_names, double seconds, bool& trouble);
 

@@ -51,6 +51,16 @@ double Percentile(std::vector<std::int64_t> v, double p) {
   return static_cast<double>(v[i]);
 }
 
+std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns,
+                             std::uint64_t& skipped) noexcept {
+  constexpr std::int64_t kPeriodNs = 3'000'000;
+  const std::int64_t next = k + 3;
+  if (elapsed_ns < next * 1'000'000) return next;
+  const std::int64_t ahead = 3 * (elapsed_ns / kPeriodNs + 1);
+  skipped += static_cast<std::uint64_t>((ahead - next) / 3);
+  return ahead;
+}
+
 Schedule::Schedule(Backend& backend, drivers::DriverLoop& loop, plugin::ControllerInterface& plugin,
                    plugin::HandOffMailbox& hand_off, StateRecorder* recorder,
                    SharedHandOffSegment* shared, FrameworkInput* input, bool input_base,
@@ -170,7 +180,9 @@ void Schedule::ControlThread() {
   if (!lockstep_) RealtimeSetup("control thread", settings_.control_cpus);
   WaitForStart();
   const auto stopping = [this] { return this->stopping(); };
-  for (std::int64_t k = 3;; k += 3) {
+  ControlCounters& counters = stats_.control;
+  std::int64_t driven_before = -1;  // the driver's millisecond at the previous tick
+  for (std::int64_t k = 3;;) {
     std::int64_t wake = 0;
     if (lockstep_) {
       if (!WaitFor(ms_driven_, k, stopping)) return;
@@ -180,7 +192,14 @@ void Schedule::ControlThread() {
       wake = Now() - (t0_ + k * 1'000'000);
     }
     const std::int64_t start = Now();
-    plugin_.update(lockstep_ ? k * 1'000'000 : Now(), 3'000'000);
+    // Real time: no new driver sample since the previous tick (the driver thread starved) leaves
+    // the estimator's input as it was; update() would take the same measurement again.
+    const std::int64_t driven = ms_driven_.load(std::memory_order_acquire);
+    if (lockstep_ || driven != driven_before)
+      plugin_.update(lockstep_ ? k * 1'000'000 : Now(), 3'000'000);
+    else
+      ++counters.stale;
+    driven_before = driven;
     const std::int64_t done = Now();
     if (shared_) {
       hal::InertialEstimate latest;
@@ -199,8 +218,13 @@ void Schedule::ControlThread() {
       stats_.lateness_ns[i] = wake;
     }
     ++stats_.ticks;
-    if (spent > 3'000'000 || wake > 3'000'000) ++stats_.overruns;
+    if (spent > 3'000'000 || wake > 3'000'000) ++counters.late;
+    stats_.overruns = counters.late;
+    counters.longest_ns = std::max(counters.longest_ns, wake);
     ms_controlled_.store(k, std::memory_order_release);
+    // Lockstep: every tick in turn. Real time: the next period still ahead.
+    k = lockstep_ ? k + 3 : NextControlTick(k, Now() - t0_, counters.skipped);
+    control_counters_.publish(counters);
   }
 }
 

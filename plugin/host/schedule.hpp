@@ -36,13 +36,33 @@ namespace heft::host {
 // CLOCK_MONOTONIC in ns.
 std::int64_t Now() noexcept;
 
+// The control thread starved (real time only; README "Reliability"): a thread that wakes a period
+// or more late runs one tick on the newest driver samples and skips the periods it missed, instead
+// of running them back to back on the same samples (which fed one measurement to the filter tens
+// of times); a tick whose driver thread published nothing since the previous tick does not call
+// update() (the filter would take the same measurement twice).
+struct ControlCounters {
+  std::uint64_t late = 0;       // ticks that woke or computed later than one 3 ms period
+  std::uint64_t skipped = 0;    // periods passed over after such a tick
+  std::uint64_t stale = 0;      // ticks without a new driver sample: update() not called
+  std::int64_t longest_ns = 0;  // the longest wake-up lateness
+};
+
 // Control-tick statistics: compute time of update() (+ hand-off publication) and, in real time,
 // the wake-up lateness; one entry per tick up to the reserved count.
 struct TickStats {
   std::vector<std::int64_t> compute_ns, lateness_ns;
   std::uint64_t overruns = 0;  // ticks that computed or woke up later than one 3 ms period
   std::uint64_t ticks = 0;     // control ticks run (the vectors hold the latest of them)
+  ControlCounters control;     // overruns == control.late
 };
+
+// The control tick (ms since the clock's start, a multiple of 3) after tick `k`, the thread being
+// `elapsed_ns` past the clock's start once `k` is done: k + 3 when it is still ahead, else the
+// first multiple of 3 ahead (a starved thread resumes on the schedule); `skipped` grows by the
+// periods passed over.
+std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns,
+                             std::uint64_t& skipped) noexcept;
 // The p-quantile (0..1) of `v`; 0 when empty.
 double Percentile(std::vector<std::int64_t> v, double p);
 
@@ -94,6 +114,10 @@ class Schedule {
     return b >= 0 && static_cast<std::size_t>(b) < bus_counters_.size() &&
            bus_counters_[static_cast<std::size_t>(b)]->read_latest(out);
   }
+  // The control thread's counters as it last published them (any thread).
+  bool control_counters(ControlCounters& out) const noexcept {
+    return control_counters_.read_latest(out);
+  }
 
  private:
   void DriverThread();
@@ -114,6 +138,7 @@ class Schedule {
   hal::BaseSample input_sample_;  // driver thread
   hal::SeqlockRing<drivers::DriverCounters, 2> driver_counters_;
   std::vector<std::unique_ptr<hal::SeqlockRing<drivers::BusCounters, 2>>> bus_counters_;
+  hal::SeqlockRing<ControlCounters, 2> control_counters_;
   ThreadSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
   const bool lockstep_;

@@ -86,6 +86,34 @@ TEST(CountersLine, TotalsDeltasAndTrouble) {
   EXPECT_NE(line.find("candump log 10 (+10) frames written, 1 (+1) dropped"), std::string::npos);
 }
 
+// The control thread starved (real time): nothing on a clean run's line (it stays as it was); once
+// a tick was late, its totals and deltas, flagged as trouble while they grow. Fails if a clean
+// line changes, a late tick or a tick without a new driver sample is not flagged, or a count is
+// missing.
+TEST(CountersLine, TheControlThreadStarved) {
+  CounterSnapshot before, now;
+  bool trouble = true;
+  const std::string clean = CountersLine(now, before, {}, 1.0, trouble);
+  EXPECT_FALSE(trouble);
+  EXPECT_EQ(clean.find("control thread"), std::string::npos) << clean;
+  now.control.late = 1;
+  now.control.skipped = 166;
+  now.control.longest_ns = 500'400'000;
+  std::string line = CountersLine(now, before, {}, 1.0, trouble);
+  EXPECT_TRUE(trouble);
+  EXPECT_NE(line.find("; control thread 1 (+1) late ticks (longest 500.4 ms late), 166 (+166) "
+                      "periods skipped, 0 ticks without a new driver sample"),
+            std::string::npos)
+      << line;
+  line = CountersLine(now, now, {}, 1.0, trouble);  // nothing grew: a quiet period
+  EXPECT_FALSE(trouble);
+  CounterSnapshot stale = now;
+  stale.control.stale = 2;
+  line = CountersLine(stale, now, {}, 1.0, trouble);
+  EXPECT_TRUE(trouble);
+  EXPECT_NE(line.find("2 (+2) ticks without a new driver sample"), std::string::npos) << line;
+}
+
 // Fails if a level maps to another priority than sd-daemon(3)'s, or a continuation line of a
 // message loses its priority (journald would file it at info).
 TEST(Journal, PrioritiesAndPrefixes) {

@@ -1,5 +1,6 @@
 // The real-time set-up's parts (plugin/host/realtime.hpp): the CPU latency request and the
-// pre-faulting. The whole set-up on a running heft-sim: tests/plugin/test_heftd.cpp.
+// pre-faulting; the control thread's schedule after it was starved (schedule.hpp). The whole set-up
+// on a running heft-sim: tests/plugin/test_heftd.cpp.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "realtime.hpp"
+#include "schedule.hpp"
 
 namespace heft::host {
 namespace {
@@ -70,6 +72,28 @@ TEST(Prefault, StackAndHeapAreTouchedWithoutHarm) {
   PrefaultStack(64 * 1024 * 1024);  // clamped to what the function allows
   PrefaultHeap(1024 * 1024);
   SUCCEED();
+}
+
+// A control thread on time goes on with k + 3; one that finished tick k a period or more late
+// (starved by a CPU hog) resumes at the first period still ahead and counts the periods it passed
+// over, instead of running them back to back on the same driver samples (before: always k + 3,
+// 166 catch-up ticks after a 500 ms hog, one sample fed to the filter up to 35 times). Fails if a
+// starved thread is given a past tick, an on-time one loses a tick, or the count is off.
+TEST(NextControlTick, AStarvedThreadResumesOnTheScheduleAndCountsWhatItSkipped) {
+  std::uint64_t skipped = 0;
+  EXPECT_EQ(NextControlTick(300, 300'050'000, skipped), 303);  // 50 µs after its wake-up
+  EXPECT_EQ(NextControlTick(300, 302'999'999, skipped), 303);  // late, but 303 is still ahead
+  EXPECT_EQ(skipped, 0u);
+  // Tick 300 done at 303.0 ms: 303 is due now, not ahead; the next period is 306.
+  EXPECT_EQ(NextControlTick(300, 303'000'000, skipped), 306);
+  EXPECT_EQ(skipped, 1u);
+  // Tick 300 done 500 ms late (800.2 ms): 303 … 798 passed over (166 periods), next 801.
+  skipped = 0;
+  const std::int64_t next = NextControlTick(300, 800'200'000, skipped);
+  EXPECT_EQ(next, 801);
+  EXPECT_EQ(next % 3, 0);
+  EXPECT_GT(next * 1'000'000, 800'200'000);
+  EXPECT_EQ(skipped, 166u);
 }
 
 }  // namespace
