@@ -4,7 +4,7 @@ simulated robot (heft-sim: heftd's host, drivers and plugin in lockstep with MuJ
 are in the CAN frames and the framework's input, config/README.md "simulation.faults").
 
   tools/faults.py --sim build/release/bin/heft-sim [--seconds 6] [--from 2] [--window 1]
-                  [--scenarios a,b] [--faults x,y] [--out table.md] [--work DIR]
+                  [--scenarios a,b] [--families c,d] [--faults x,y] [--out table.md] [--work DIR]
 
 Each cell runs `seconds` simulated seconds with the fault from `from` (2 s) for `window` (1 s) (the
 clock step and the stale or garbage input on the floating robots take its base from the
@@ -12,6 +12,7 @@ framework's input instead of the IMU: with the IMU, the input carries only comma
 heft-sim's exit (a crash or a hang fails), the handed π of every control tick (non-finite or not
 physically consistent fails), every hold named (an unnamed hold fails), the reasons of the holds
 during the fault, and when estimation resumed after the fault ended (none by the end fails).
+--families: those scenarios run one representative cell per fault family (REPRESENTATIVES).
 Prints a markdown table; exit 1 when a cell fails.
 """
 
@@ -34,6 +35,21 @@ def joint(scenario):
 
 def bus(scenario):
     return "can1" if scenario in simrun.FLOATING else "can0"
+
+
+# One cell per fault family stands for it where a scenario runs only those (--families, CI): the
+# heaviest loss, a silent required channel, bus-off (the supervisor's restart, the slowest
+# resumption), a plausibility fault (the saturated foot cell on a standing robot: the one that
+# moved the torso's mass; the stuck torque sensor on a fixed base), the framework's input garbage
+# (the base from the input on a standing robot), and the combination.
+REPRESENTATIVES = ("loss 20 %", "silent torque sensor", "bus-off", "torque sensor stuck",
+                   "F/T saturated", "framework input garbage", "5 % loss + CRC storm")
+
+
+def representative(scenario, name):
+    if name.startswith("torque sensor stuck") and scenario in simrun.FLOATING:
+        return False
+    return name.startswith(REPRESENTATIVES)
 
 
 def cells(scenario, w):
@@ -145,6 +161,8 @@ def main():
     p.add_argument("--window", type=float, default=1.0, help="seconds each fault lasts")
     p.add_argument("--scenarios", default=",".join(simrun.SCENARIOS))
     p.add_argument("--faults", default="", help="comma-separated substrings of fault names")
+    p.add_argument("--families", default="",
+                   help="scenarios that run one representative cell per fault family only")
     p.add_argument("--out", default="", help="also write the table here")
     p.add_argument("--work", default="", help="keep configurations, telemetry and logs here")
     args = p.parse_args()
@@ -164,6 +182,8 @@ def main():
             if floating_only and scenario not in simrun.FLOATING:
                 continue
             if wanted and not any(w in name for w in wanted):
+                continue
+            if scenario in args.families.split(",") and not representative(scenario, name):
                 continue
             index += 1
             c = run_cell(args, scenario, name, faults, input_base, work, index)

@@ -2,7 +2,8 @@
 """The fault matrix's verdict (tools/faults.py, tools/simrun.py) on made-up telemetry: a cell must
 fail on a crash, a non-finite or physically inconsistent hand-off, an unnamed hold and no
 resumption after the fault, and pass a clean one. Fails (exit 1, "FAIL:") when a check lets one
-of them through or flags the clean cell."""
+of them through or flags the clean cell, or when a scenario of CI's matrix would run no cell, or two,
+of a fault family."""
 
 import importlib.util
 import os
@@ -60,5 +61,22 @@ crash = "; ".join(faults.failures({"void": False, "rc": -11, "v": None}))
 if "exit -11" not in crash:
     print(f"FAIL: crash: verdict '{crash}'")
     failed += 1
-print(f"{len(cases) + 1 - failed} of {len(cases) + 1} verdicts right")
+# CI's matrix runs only the representatives on three scenarios (--families): every scenario must
+# keep one cell of each family (a renamed cell would silently drop its family), and no more.
+families = {"loss": "loss 20 %", "silent": "silent torque sensor", "bus": "bus-off",
+            "plausibility": ("torque sensor stuck", "F/T saturated"),
+            "clock and input": "framework input garbage", "combination": "5 % loss + CRC"}
+for scenario in simrun.SCENARIOS:
+    names = [n for n, _, _, floating_only in faults.cells(scenario, 0.3)
+             if (not floating_only or scenario in simrun.FLOATING)
+             and faults.representative(scenario, n)]
+    for family, prefix in families.items():
+        if sum(n.startswith(prefix) for n in names) != 1:
+            print(f"FAIL: {scenario}: family {family}: representatives {names}")
+            failed += 1
+    if len(names) != len(families):
+        print(f"FAIL: {scenario}: {len(names)} representatives for {len(families)} families")
+        failed += 1
+print(f"{len(cases) + 1} verdicts and the representatives of {len(simrun.SCENARIOS)} scenarios: "
+      f"{failed} wrong")
 sys.exit(1 if failed else 0)
