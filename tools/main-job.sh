@@ -106,8 +106,10 @@ IDENT_FLOAT="s|^  floating_base: true|&\n  parameters: $OUT/identified.yaml|"
 IDENT_FIXED="s|^  floating_base: false|&\n  parameters: $OUT/identified-fixed.yaml|"
 IDENT=("$IDENT_FLOAT" "$IDENT_FIXED")
 PROCEDURE=("$LOAD" "${IDENT[@]}" "$CAL_ON")
-# The baseline KF filters π itself: its initial spread and random walk are set in π's units.
-KF=('s/  filter: ekf/  filter: kf/'
+# The baseline KF filters π itself: its initial spread and random walk are set in π's units (a
+# rigid link's shape prior and its pull, in θ, are the EKF's: left out).
+KF=('/^  initial_sigma: /d' '/^  prior_time_constant: /d' "/^  # The torso's shape is the model's/d"
+  's/  filter: ekf/  filter: kf/'
   's/  process_noise: \[.*\]/  process_noise: [0.05, 0.001, 0.001, 0.001, 0.05, 0.01, 0.01, 0.05, 0.01, 0.05]/'
   's/^  links: \[\(.*\)\]/  links: [\1]\n  initial_sigma: [1.0, 0.05, 0.05, 0.05, 0.5, 0.1, 0.1, 0.5, 0.1, 0.5]/')
 

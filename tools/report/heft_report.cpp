@@ -152,6 +152,19 @@ int main(int argc, char** argv) {
     if (s.name == "torso-load")
       targets.push_back({"pelvis-height RMSE reduced by adaptation (torso-load)",
                          Fmt("%.1f×", ratio), "≥ 2.2×", ratio >= 2.2, true});
+    // Issue 14: where standing and walking say little (a torso's centre-of-mass height), the
+    // estimate holds its prior (README "Where the data say nothing").
+    if (s.name == "torso-load" || s.name == "step-in-place" || s.name == "walk")
+      targets.push_back({s.name + ": torso centre of mass at steady state",
+                         Fmt("%.1f mm", 1000 * a.com_error), "≤ 10 mm", a.com_error <= 0.01, true});
+    // The handed covariance: the mean NEES over the settled part is 10 when it is honest. It is
+    // not (README "The handed covariance"): the factor is reported for every run, and on
+    // torso-load held to the order of magnitude measured (17-24×), so that a regression to the
+    // loose prior's 3000× fails.
+    targets.push_back(
+        {s.name + ": handed covariance, mean NEES ÷ 10 (1 when honest)", Fmt("%.3g×", a.nees / 10),
+         s.name == "torso-load" ? "≤ 100×" : "≤ 2× (χ²(10) 95 %: ≤ 20.5)",
+         s.name == "torso-load" ? a.nees <= 1000 : a.nees <= 20.5, s.name == "torso-load"});
     if (s.name == "dumbbell-curl") {
       targets.push_back({"dumbbell: forearm + dumbbell mass at steady state",
                          Fmt("%.2f %%", 100 * a.mass_error), "≤ 2 %", a.mass_error <= 0.02, true});

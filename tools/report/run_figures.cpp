@@ -117,10 +117,12 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     f.rmse = Rms(e);
   }
   // Estimate against truth over the last quarter, while estimating.
-  double me = 0, ce = 0, ie = 0;
+  double me = 0, ce = 0, ie = 0, ne = 0;
   int count = 0;
+  const int nees = tb.col(link + "_nees");
   for (std::size_t i = 0; i < n; ++i) {
     if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
+    if (nees >= 0) ne += at(i, nees);
     const double mt = at(i, tru[0]), mh = at(i, est[0]);
     me += std::abs(mh - mt) / mt;
     double dc = 0, di = 0, ni = 0;
@@ -134,6 +136,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     ++count;
   }
   if (count) f.mass_error = me / count, f.com_error = ce / count, f.inertia_error = ie / count;
+  if (count && nees >= 0) f.nees = ne / count;
   // Convergence after each jump of the true mass, or after the estimator starts.
   std::vector<double> conv;
   bool jumps = false;
