@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <random>
 
+#include "fixtures.hpp"
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
-#include "trajectory.hpp"
 
 namespace heft::est {
 namespace {
@@ -108,8 +108,9 @@ TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
       mean, dof, count, gated);
   EXPECT_EQ(dof, model.nv - 12);
   EXPECT_LT(std::abs(mean - dof), 4.0 * std::sqrt(2.0 * dof / count) + 0.5);
-  // 0.1 % expected beyond the 0.999 gate; at most 0.5 % + 2 ticks.
-  EXPECT_LE(gated, 2 + static_cast<int>(0.005 * static_cast<double>(ticks.size())));
+  // 1 − confidence expected beyond the gate: at most the binomial bound.
+  EXPECT_LE(gated, test::GateFalseAlarms(NullSpaceConfig(sigma).gating.confidence,
+                                         static_cast<double>(ticks.size())));
 }
 
 }  // namespace
