@@ -24,6 +24,28 @@ inline DataSpec ArmMotion(double duration) {
   return spec;
 }
 
+// The left elbow alone moving, the left forearm's π logged as the truth.
+inline DataSpec ElbowMotion(double duration) {
+  DataSpec spec;
+  spec.duration = duration;
+  spec.motion.joints = {"left_elbow"};
+  spec.watched = {"left_forearm"};
+  return spec;
+}
+
+// The robot standing still throughout, with no noise at all: a test adds the noise it studies.
+inline DataSpec StandingStill(double duration) {
+  DataSpec spec;
+  spec.duration = duration;
+  spec.motion.still_until = 1e9;  // never moves
+  spec.noise.tau_sigma = 0.0;
+  spec.noise.tau_quantum = 0.0;
+  spec.noise.v_sigma = 0.0;
+  spec.noise.force_sigma = 0.0;
+  spec.noise.torque_sigma = 0.0;
+  return spec;
+}
+
 // A `mass` kg cylinder 0.27 m down the left forearm from `from` s on (a dumbbell in the hand).
 inline auto ForearmPayload(double mass, double from = 0.0) {
   return [mass, from](double t, const dyn::Model& nominal, dyn::Model& truth) {

@@ -277,11 +277,7 @@ TEST(Estimation, BiasCalibrationRemovesAConstantResidual) {
 }
 
 TEST(Estimation, FullTickAllocatesNothing) {
-  test::DataSpec spec;
-  spec.duration = 0.2;
-  spec.motion.joints = {"left_elbow"};
-  spec.watched = {"left_forearm"};
-  const auto ticks = test::Generate(spec);
+  const auto ticks = test::Generate(test::ElbowMotion(0.2));
   const dyn::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm", "torso", "right_forearm", "left_hand"}));
   est.SkipCalibration();

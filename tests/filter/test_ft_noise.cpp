@@ -21,12 +21,8 @@ namespace {
 // 77 % gated). Fails if the cells' noise does not enter R, or enters it wrongly (e.g. in the
 // sensor's axes without the Jacobian).
 TEST(FtNoise, FullWrenchNisIsChiSquareWithTheCellsNoise) {
-  test::DataSpec spec;
-  spec.duration = 4.0;
-  spec.motion.still_until = 100.0;
+  test::DataSpec spec = test::StandingStill(4.0);
   spec.noise.tau_sigma = 0.3;
-  spec.noise.tau_quantum = 0.0;
-  spec.noise.v_sigma = 0.0;
   spec.noise.force_sigma = 2.0;
   spec.noise.torque_sigma = 0.2;
   const auto ticks = test::Generate(spec);

@@ -73,15 +73,7 @@ TEST(NullSpace, ProjectionAnnihilatesEveryContactJacobian) {
 // share HPHᵀ, which only lowers it) — and the gate rejects no more than chance allows. Fails when
 // a contact's wrench leaks into the projected rows (mean NIS ~10⁴, every tick gated).
 TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
-  test::DataSpec spec;
-  spec.duration = 4.0;
-  spec.motion.still_until = 100.0;  // never moves
-  spec.noise.tau_sigma = 0.0;
-  spec.noise.tau_quantum = 0.0;
-  spec.noise.v_sigma = 0.0;
-  spec.noise.force_sigma = 0.0;
-  spec.noise.torque_sigma = 0.0;
-  const auto ticks = test::Generate(spec);
+  const auto ticks = test::Generate(test::StandingStill(4.0));
   const dyn::Model model = test::ReferenceHumanoid();
   const double sigma = 0.3;
   InertialEstimator est(model, NullSpaceConfig(sigma));

@@ -64,11 +64,7 @@ TEST(Recalibration, APayloadHeldStaysInTheEstimateNotInTheBias) {
 // measurement, so every tick is refused) and a robot that never stops: it proceeds after the
 // timeout with a zero bias, reports kTimedOut and estimates. Fails if it calibrates for ever.
 TEST(Recalibration, EstimatorProceedsAfterTheCalibrationTimeout) {
-  test::DataSpec spec;
-  spec.duration = 2.0;
-  spec.motion.joints = {"left_elbow"};
-  spec.watched = {"left_forearm"};
-  const auto ticks = test::Generate(spec);
+  const auto ticks = test::Generate(test::ElbowMotion(2.0));
   const dyn::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg;
   cfg.bodies = {"left_forearm"};
