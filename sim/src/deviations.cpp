@@ -100,7 +100,7 @@ Vector10 DeviateBody(const Vector10& pi, const DeviationMagnitudes& magnitudes,
   body.com += magnitudes.com * Eigen::Vector3d(u[1], u[2], u[3]);
   if (magnitudes.inertia > 0.0) {
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(body.inertia_com);
-    const Eigen::Vector3d d = eig.eigenvalues();
+    const Eigen::Vector3d& d = eig.eigenvalues();
     // Second moments along the principal axes (each ≥ 0 for a body obeying the triangle
     // inequality), scaled; a principal moment is the sum of the other two.
     Eigen::Vector3d s(0.5 * (d[1] + d[2] - d[0]), 0.5 * (d[0] + d[2] - d[1]),

@@ -43,7 +43,8 @@ struct Rig : heft::test::DriverRig {
   // One millisecond: devices send, the loop ticks.
   void Step(const EmitOptions& opt = {}) {
     now += kMs;
-    Set(1e-3 * static_cast<double>(now / kMs));
+    const std::int64_t whole_ms = now / kMs;
+    Set(1e-3 * static_cast<double>(whole_ms));
     encoder.Emit(truth, now, buses, opt);
     loop.Tick(now);
   }

@@ -513,7 +513,8 @@ class VcanDriverLoop : public Vcan {
     // time.
     std::chrono::nanoseconds Step() {
       now += kMs;
-      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(now / kMs));
+      const std::int64_t whole_ms = now / kMs;
+      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(whole_ms));
       encoder.Emit(truth, now, devices);
       for (auto* bus : buses)
         if (bus->stats().up) static_cast<void>(bus->wait(10 * kMs));  // delivered (loopback)
