@@ -242,30 +242,28 @@ bool Node::As<bool>(Range) const {
   return value;
 }
 
-template <>
-double Node::As<double>(Range range) const {
-  const std::string expected = "expected a number in " + RangeText(range);
+double Node::RangedNumber(const char* kind, Range range, bool integer) const {
+  const std::string expected = std::string("expected ") + kind + " in " + RangeText(range);
   if (!node_.IsScalar()) Fail(expected + ", found " + Describe(node_));
-  const Parsed p = ParseReal(node_.Scalar());
+  const Parsed p = integer ? ParseInteger(node_.Scalar()) : ParseReal(node_.Scalar());
   if (p.why == "not a number") Fail(expected + ", found " + Describe(node_));
   if (!p.why.empty()) Fail(expected + ": " + p.why);
-  if (p.value < range.min || p.value > range.max)
+  const double value = integer ? static_cast<double>(p.integer) : p.value;
+  const bool fits = !integer || (p.integer >= std::numeric_limits<int>::min() &&
+                                 p.integer <= std::numeric_limits<int>::max());
+  if (value < range.min || value > range.max || !fits)
     Fail("value " + node_.Scalar() + " is out of range; allowed: " + RangeText(range));
-  return p.value;
+  return value;
+}
+
+template <>
+double Node::As<double>(Range range) const {
+  return RangedNumber("a number", range, /*integer=*/false);
 }
 
 template <>
 int Node::As<int>(Range range) const {
-  const std::string expected = "expected an integer in " + RangeText(range);
-  if (!node_.IsScalar()) Fail(expected + ", found " + Describe(node_));
-  const Parsed p = ParseInteger(node_.Scalar());
-  if (p.why == "not a number") Fail(expected + ", found " + Describe(node_));
-  if (!p.why.empty()) Fail(expected + ": " + p.why);
-  const long long value = p.integer;
-  if (static_cast<double>(value) < range.min || static_cast<double>(value) > range.max ||
-      value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
-    Fail("value " + node_.Scalar() + " is out of range; allowed: " + RangeText(range));
-  return static_cast<int>(value);
+  return static_cast<int>(RangedNumber("an integer", range, /*integer=*/true));
 }
 
 std::vector<double> Node::Numbers(std::size_t count, Range range) const {
@@ -314,21 +312,13 @@ Document Document::Parse(const std::string& text, const std::string& name) {
 }
 
 Document Document::Load(const std::string& path) {
-  Document doc;
-  doc.file_ = std::make_shared<const std::string>(path);
-  if (!std::ifstream(path))
+  std::ifstream in(path);
+  if (!in)
     throw ConfigError(path + ": cannot open the configuration file: " + std::strerror(errno));
-  try {
-    doc.root_ = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path + ": cannot open the configuration file");
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
-  }
-  if (!doc.root_.IsMap()) throw ConfigError(path + ":1:1: the top level must be a map");
-  RefuseDuplicateKeys(path, doc.root_, "", 0);
-  return doc;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path + ": cannot open the configuration file");
+  return Parse(text.str(), path);
 }
 
 }  // namespace heft::config

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numbers>
 
+#include "heft/hal/enum_name.hpp"
+
 namespace heft::drivers {
 namespace {
 
@@ -54,34 +56,19 @@ T Saturate(double x) {
   return static_cast<T>(std::llround(x));
 }
 
+// In Reject's declaration order.
+constexpr std::array<const char*, 10> kRejectNames{
+    "none",           "unknown identifier",
+    "remote frame",   "extended identifier",
+    "wrong length",   "reserved bits set",
+    "bad CRC",        "raw value out of range",
+    "unpaired frame", "attitude not a unit quaternion"};
+static_assert(kRejectNames.size() == static_cast<std::size_t>(Reject::kCount));
+
 }  // namespace
 
 const char* ToString(Reject reason) noexcept {
-  switch (reason) {
-    case Reject::kNone:
-      return "none";
-    case Reject::kUnknownId:
-      return "unknown identifier";
-    case Reject::kRemote:
-      return "remote frame";
-    case Reject::kExtended:
-      return "extended identifier";
-    case Reject::kWrongLength:
-      return "wrong length";
-    case Reject::kReservedBits:
-      return "reserved bits set";
-    case Reject::kBadCrc:
-      return "bad CRC";
-    case Reject::kRawOutOfRange:
-      return "raw value out of range";
-    case Reject::kUnpaired:
-      return "unpaired frame";
-    case Reject::kBadAttitude:
-      return "attitude not a unit quaternion";
-    case Reject::kCount:
-      break;
-  }
-  return "?";
+  return hal::EnumName(reason, kRejectNames, "?");
 }
 
 std::uint8_t Crc8SaeJ1850(std::span<const std::uint8_t> bytes) noexcept {

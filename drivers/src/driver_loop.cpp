@@ -289,7 +289,7 @@ void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept
   out_.publish(sample_);
 }
 
-bool DriverLoop::silent(int bus, std::int64_t now_ns, std::int64_t silence_ns) const {
+bool DriverLoop::Silent(int bus, std::int64_t now_ns, std::int64_t silence_ns) const {
   const std::int64_t last = bus_counters_[bus].last_frame_ns;
   return last < 0 || now_ns - last > silence_ns;
 }

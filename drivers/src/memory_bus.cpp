@@ -21,7 +21,7 @@ hal::IoStatus MemoryBus::send(const hal::CanFrame& frame) noexcept {
   return hal::IoStatus::kOk;
 }
 
-bool MemoryBus::enter_bus_off(std::int64_t stamp_ns) noexcept {
+bool MemoryBus::EnterBusOff(std::int64_t stamp_ns) noexcept {
   if (off_.load(std::memory_order_acquire)) return false;
   // Counted as an error frame and a bus-off event (lost if the queue is full).
   (void)send(ErrorFrame(kErrBusOff, stamp_ns));

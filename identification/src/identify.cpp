@@ -8,18 +8,20 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "heft/hal/enum_name.hpp"
+
 namespace heft::ident {
 
+namespace {
+
+// In Method's declaration order.
+constexpr std::array<const char*, 3> kMethodNames{"wls", "contact", "nullspace"};
+static_assert(kMethodNames.size() == hal::EnumCount(Method::kNullSpace));
+
+}  // namespace
+
 const char* MethodName(Method m) noexcept {
-  switch (m) {
-    case Method::kFullWls:
-      return "wls";
-    case Method::kContactOnly:
-      return "contact";
-    case Method::kNullSpace:
-      return "nullspace";
-  }
-  return "?";
+  return hal::EnumName(m, kMethodNames, "?");
 }
 
 double FrictionSign(double v) noexcept {

@@ -2,13 +2,15 @@
 
 #include <time.h>
 
+#include "heft/hal/forwarding_transport.hpp"
+
 namespace heft::host {
 
-class CandumpTap::Tapped final : public hal::CanTransport {
+// Forwards every call to the bus; what it receives it also logs.
+class CandumpTap::Tapped final : public hal::ForwardingTransport {
  public:
   Tapped(hal::CanTransport& inner, int bus, drivers::CandumpWriter& writer)
-      : inner_(inner), bus_(bus), writer_(writer) {}
-  std::string_view name() const noexcept override { return inner_.name(); }
+      : ForwardingTransport(inner), bus_(bus), writer_(writer) {}
   hal::IoStatus receive(hal::CanFrame& frame) noexcept override {
     const hal::IoStatus status = inner_.receive(frame);
     if (status != hal::IoStatus::kOk) return status;
@@ -25,13 +27,8 @@ class CandumpTap::Tapped final : public hal::CanTransport {
     }
     return status;
   }
-  hal::IoStatus send(const hal::CanFrame& frame) noexcept override { return inner_.send(frame); }
-  bool wait(std::int64_t timeout_ns) noexcept override { return inner_.wait(timeout_ns); }
-  hal::CanBusStats stats() const noexcept override { return inner_.stats(); }
-  bool restart() noexcept override { return inner_.restart(); }
 
  private:
-  hal::CanTransport& inner_;
   int bus_;
   drivers::CandumpWriter& writer_;
 };

@@ -11,6 +11,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "heft/hal/enum_name.hpp"
+
 namespace heft::host {
 namespace {
 
@@ -43,38 +45,16 @@ std::uint32_t Saturate32(std::uint64_t v) {
                                                        : static_cast<std::uint32_t>(v);
 }
 
+// In InputReject's declaration order.
+constexpr std::array<const char*, kNumInputRejects> kInputRejectNames{
+    "none",       "incompatible",     "torn",           "flags",           "non_finite",
+    "quaternion", "angular_velocity", "specific_force", "linear_velocity", "future_stamp",
+    "old_stamp",  "frozen_sequence"};
+
 }  // namespace
 
 const char* InputRejectName(InputReject reason) noexcept {
-  switch (reason) {
-    case InputReject::kNone:
-      return "none";
-    case InputReject::kIncompatible:
-      return "incompatible";
-    case InputReject::kTorn:
-      return "torn";
-    case InputReject::kFlags:
-      return "flags";
-    case InputReject::kNonFinite:
-      return "non_finite";
-    case InputReject::kQuaternion:
-      return "quaternion";
-    case InputReject::kAngularVelocity:
-      return "angular_velocity";
-    case InputReject::kSpecificForce:
-      return "specific_force";
-    case InputReject::kLinearVelocity:
-      return "linear_velocity";
-    case InputReject::kFuture:
-      return "future_stamp";
-    case InputReject::kOld:
-      return "old_stamp";
-    case InputReject::kFrozen:
-      return "frozen_sequence";
-    case InputReject::kCount:
-      break;
-  }
-  return "unknown";
+  return hal::EnumName(reason, kInputRejectNames, "unknown");
 }
 
 // ---- InputMapping ----------------------------------------------------------------------------

@@ -1,11 +1,37 @@
 #include "json.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 
 namespace heft::host {
 namespace {
+
+// The two-character escapes: what follows the backslash, and the character it stands for. The
+// writer uses the first five (the others it writes as hex escapes, as every control character);
+// the reader takes all eight (RFC 8259 §7).
+struct Escape {
+  char letter;
+  char character;
+};
+constexpr std::array<Escape, 8> kEscapes{{{'"', '"'},
+                                          {'\\', '\\'},
+                                          {'n', '\n'},
+                                          {'r', '\r'},
+                                          {'t', '\t'},
+                                          {'/', '/'},
+                                          {'b', '\b'},
+                                          {'f', '\f'}}};
+constexpr std::size_t kWrittenEscapes = 5;
+
+// The escape whose `field` is `c`, or null.
+const Escape* FindEscape(char c, char Escape::*field, std::span<const Escape> escapes) {
+  for (const Escape& e : escapes)
+    if (e.*field == c) return &e;
+  return nullptr;
+}
 
 class Parser {
  public:
@@ -87,81 +113,72 @@ class Parser {
       }
       if (pos_ >= text_.size()) break;
       const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-          out.push_back('"');
-          break;
-        case '\\':
-          out.push_back('\\');
-          break;
-        case '/':
-          out.push_back('/');
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          // RFC 8259: exactly four hex digits; a code point beyond the basic plane is a high
-          // surrogate escape followed by a low one. A lone surrogate is no character: refused
-          // (it would become bytes that are not UTF-8).
-          long code = 0;
-          if (!Hex4(code)) return Fail("malformed \\u escape");
-          if (code >= 0xDC00 && code <= 0xDFFF) return Fail("unpaired surrogate in \\u escape");
-          if (code >= 0xD800 && code <= 0xDBFF) {
-            long low = 0;
-            if (text_.substr(pos_, 2) != "\\u") return Fail("unpaired surrogate in \\u escape");
-            pos_ += 2;
-            if (!Hex4(low)) return Fail("malformed \\u escape");
-            if (low < 0xDC00 || low > 0xDFFF) return Fail("unpaired surrogate in \\u escape");
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-          }
-          AppendUtf8(out, code);
-          break;
-        }
-        default:
-          return Fail("invalid escape");
+      if (e == 'u') {
+        if (!Unicode(out)) return false;
+        continue;
       }
+      const Escape* escape = FindEscape(e, &Escape::letter, kEscapes);
+      if (escape == nullptr) return Fail("invalid escape");
+      out.push_back(escape->character);
     }
     return Fail("unterminated string");
   }
-  bool Array(Json& v, int depth) {
-    v.type = Json::Type::kArray;
+  // After backslash-u. RFC 8259: exactly four hex digits; a code point beyond the basic plane is a
+  // high surrogate escape followed by a low one. A lone surrogate is no character: refused (it
+  // would become bytes that are not UTF-8).
+  bool Unicode(std::string& out) {
+    long code = 0;
+    if (!Hex4(code)) return Fail("malformed \\u escape");
+    if (code >= 0xDC00 && code <= 0xDFFF) return Fail("unpaired surrogate in \\u escape");
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      long low = 0;
+      if (text_.substr(pos_, 2) != "\\u") return Fail("unpaired surrogate in \\u escape");
+      pos_ += 2;
+      if (!Hex4(low)) return Fail("malformed \\u escape");
+      if (low < 0xDC00 || low > 0xDFFF) return Fail("unpaired surrogate in \\u escape");
+      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+    }
+    AppendUtf8(out, code);
+    return true;
+  }
+  // At an opening bracket: steps past it, and past `close` too when it follows at once (true: an
+  // empty container).
+  bool Empty(char close) {
     ++pos_;
     SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
-      return true;
+    if (pos_ >= text_.size() || text_[pos_] != close) return false;
+    ++pos_;
+    return true;
+  }
+  // After an element: kMore past a ',', kDone past `close`, kFailed otherwise.
+  enum class Next { kMore, kDone, kFailed };
+  Next Separator(char close, const char* unterminated, const char* expected) {
+    SkipSpace();
+    if (pos_ >= text_.size()) {
+      Fail(unterminated);
+      return Next::kFailed;
     }
+    const char c = text_[pos_++];
+    if (c == close) return Next::kDone;
+    if (c != ',') {
+      Fail(expected);
+      return Next::kFailed;
+    }
+    return Next::kMore;
+  }
+  bool Array(Json& v, int depth) {
+    v.type = Json::Type::kArray;
+    if (Empty(']')) return true;
     while (true) {
       v.array.emplace_back();
       if (!Value(v.array.back(), depth + 1)) return false;
-      SkipSpace();
-      if (pos_ >= text_.size()) return Fail("unterminated array");
-      const char c = text_[pos_++];
-      if (c == ']') return true;
-      if (c != ',') return Fail("expected ',' or ']'");
+      const Next next = Separator(']', "unterminated array", "expected ',' or ']'");
+      if (next != Next::kMore) return next == Next::kDone;
     }
   }
   bool Object(Json& v, int depth) {
     v.type = Json::Type::kObject;
-    ++pos_;
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return true;
-    }
+    if (Empty('}')) return true;
     while (true) {
       SkipSpace();
       if (pos_ >= text_.size() || text_[pos_] != '"') return Fail("expected a key");
@@ -172,11 +189,8 @@ class Parser {
       ++pos_;
       v.object.push_back(Json::Member{std::move(key), Json{}});
       if (!Value(v.object.back().second, depth + 1)) return false;
-      SkipSpace();
-      if (pos_ >= text_.size()) return Fail("unterminated object");
-      const char c = text_[pos_++];
-      if (c == '}') return true;
-      if (c != ',') return Fail("expected ',' or '}'");
+      const Next next = Separator('}', "unterminated object", "expected ',' or '}'");
+      if (next != Next::kMore) return next == Next::kDone;
     }
   }
 
@@ -327,32 +341,18 @@ std::optional<Json> ParseJson(std::string_view text, std::string* error) {
 }
 
 void AppendJsonString(std::string& out, std::string_view s) {
+  const std::span<const Escape> written(kEscapes.data(), kWrittenEscapes);
   out.push_back('"');
   for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
+    if (const Escape* e = FindEscape(c, &Escape::character, written); e != nullptr) {
+      out.push_back('\\');
+      out.push_back(e->letter);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out.push_back(c);
     }
   }
   out.push_back('"');

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "candump_tap.hpp"
+#include "heft/hal/enum_name.hpp"
 #include "schedule.hpp"
 #include "status.hpp"
 #include "telemetry.hpp"
@@ -15,20 +16,15 @@ namespace {
 
 constexpr std::int64_t kStatusPeriodNs = 1'000'000'000;
 
+// In hal::EstimatorState's declaration order; holding adds its reasons.
+constexpr std::array<const char*, 5> kStateTexts{"disabled", "waiting for walking", "calibrating",
+                                                 "estimating", "holding"};
+static_assert(kStateTexts.size() == hal::EnumCount(hal::EstimatorState::kHolding));
+
 std::string StateText(const hal::EstimatorStatus& s) {
-  switch (s.state) {
-    case hal::EstimatorState::kInactive:
-      return "disabled";
-    case hal::EstimatorState::kWaitForWalking:
-      return "waiting for walking";
-    case hal::EstimatorState::kCalibratingBias:
-      return "calibrating";
-    case hal::EstimatorState::kEstimating:
-      return "estimating";
-    case hal::EstimatorState::kHolding:
-      return "holding: " + HoldReasonText(s.hold_reason);
-  }
-  return "unknown";
+  std::string text = hal::EnumName(s.state, kStateTexts, "unknown");
+  if (s.state == hal::EstimatorState::kHolding) text += ": " + HoldReasonText(s.hold_reason);
+  return text;
 }
 
 // "<total>" or "<total> (+<delta>)" when it grew.

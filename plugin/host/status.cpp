@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
+#include "heft/hal/enum_name.hpp"
 #include "json.hpp"
 
 namespace heft::host {
@@ -32,6 +35,18 @@ void Key(std::string& out, const char* key) {
   out.push_back('"');
   out += key;
   out += "\":";
+}
+
+// "\"a\":1,\"b\":2": the members of an object of counters (the caller writes the braces).
+void UnsignedMembers(std::string& out,
+                     std::initializer_list<std::pair<const char*, std::uint64_t>> members) {
+  bool first = true;
+  for (const auto& [key, value] : members) {
+    if (!first) out.push_back(',');
+    first = false;
+    Key(out, key);
+    Unsigned(out, value);
+  }
 }
 
 void Vec3(std::string& out, const std::array<double, 3>& v) {
@@ -133,46 +148,29 @@ std::vector<std::string> HoldReasonNames(std::uint32_t bits) {
   return names;
 }
 
+namespace {
+
+// In the enums' declaration order (hal/include/heft/hal/{inertial_estimate,robot_state}.hpp).
+constexpr std::array<const char*, 5> kStateNames{"inactive", "wait_for_walking", "calibrating_bias",
+                                                 "estimating", "holding"};
+static_assert(kStateNames.size() == hal::EnumCount(hal::EstimatorState::kHolding));
+constexpr std::array<const char*, 3> kModelNames{"none", "full_wrench", "torque_null_space"};
+static_assert(kModelNames.size() == hal::EnumCount(hal::MeasurementModel::kTorqueNullSpace));
+constexpr std::array<const char*, 4> kChannelNames{"ok", "never_seen", "stale", "fault"};
+static_assert(kChannelNames.size() == hal::EnumCount(hal::ChannelState::kFault));
+
+}  // namespace
+
 const char* EstimatorStateName(hal::EstimatorState state) {
-  switch (state) {
-    case hal::EstimatorState::kInactive:
-      return "inactive";
-    case hal::EstimatorState::kWaitForWalking:
-      return "wait_for_walking";
-    case hal::EstimatorState::kCalibratingBias:
-      return "calibrating_bias";
-    case hal::EstimatorState::kEstimating:
-      return "estimating";
-    case hal::EstimatorState::kHolding:
-      return "holding";
-  }
-  return "unknown";
+  return hal::EnumName(state, kStateNames, "unknown");
 }
 
 const char* MeasurementModelName(hal::MeasurementModel model) {
-  switch (model) {
-    case hal::MeasurementModel::kNone:
-      return "none";
-    case hal::MeasurementModel::kFullWrench:
-      return "full_wrench";
-    case hal::MeasurementModel::kTorqueNullSpace:
-      return "torque_null_space";
-  }
-  return "unknown";
+  return hal::EnumName(model, kModelNames, "unknown");
 }
 
 const char* ChannelStateName(hal::ChannelState state) {
-  switch (state) {
-    case hal::ChannelState::kOk:
-      return "ok";
-    case hal::ChannelState::kNeverSeen:
-      return "never_seen";
-    case hal::ChannelState::kStale:
-      return "stale";
-    case hal::ChannelState::kFault:
-      return "fault";
-  }
-  return "unknown";
+  return hal::EnumName(state, kChannelNames, "unknown");
 }
 
 std::string EncodeStatusJson(const StatusSnapshot& s) {
@@ -206,29 +204,22 @@ std::string EncodeStatusJson(const StatusSnapshot& s) {
   const auto& e = s.estimator;
   Key(o, "counters");
   o += '{';
-  const std::pair<const char*, std::uint64_t> counters[] = {{"ticks", e.ticks},
-                                                            {"updates", e.updates},
-                                                            {"gated", e.gated},
-                                                            {"gate_releases", e.gate_releases},
-                                                            {"numeric_rejects", e.numeric_rejects},
-                                                            {"rate_limited", e.rate_limited}};
-  for (const auto& [k, v] : counters) {
-    Key(o, k);
-    Unsigned(o, v);
-    o += ',';
-  }
+  UnsignedMembers(o, {{"ticks", e.ticks},
+                      {"updates", e.updates},
+                      {"gated", e.gated},
+                      {"gate_releases", e.gate_releases},
+                      {"numeric_rejects", e.numeric_rejects},
+                      {"rate_limited", e.rate_limited}});
+  o += ',';
   Key(o, "last_nis");
   Number(o, e.last_nis);
   o += "},";
   Key(o, "drivers");
-  o += "{\"published\":";
-  Unsigned(o, s.drivers.published);
-  o += ",\"rejected\":";
-  Unsigned(o, s.drivers.rejected);
-  o += ",\"lost\":";
-  Unsigned(o, s.drivers.lost);
-  o += ",\"stale\":";
-  Unsigned(o, s.drivers.stale);
+  o += '{';
+  UnsignedMembers(o, {{"published", s.drivers.published},
+                      {"rejected", s.drivers.rejected},
+                      {"lost", s.drivers.lost},
+                      {"stale", s.drivers.stale}});
   o += "},";
   Key(o, "input");
   if (!s.input.present) {
@@ -236,12 +227,10 @@ std::string EncodeStatusJson(const StatusSnapshot& s) {
   } else {
     o += "{\"state\":";
     AppendJsonString(o, ChannelStateName(s.input.state));
-    o += ",\"accepted\":";
-    Unsigned(o, s.input.accepted);
-    o += ",\"rejected\":";
-    Unsigned(o, s.input.rejected);
-    o += ",\"commands\":";
-    Unsigned(o, s.input.commands);
+    o += ',';
+    UnsignedMembers(o, {{"accepted", s.input.accepted},
+                        {"rejected", s.input.rejected},
+                        {"commands", s.input.commands}});
     o += "},";
   }
   Key(o, "links");

@@ -6,26 +6,22 @@
 
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/sample_mapping.hpp"
+#include "heft/hal/enum_name.hpp"
 #include "status.hpp"
 
 namespace heft::host {
 
+namespace {
+
+// In est::TickStatus's declaration order (estimator/include/heft/estimator/inertial_estimator.hpp).
+constexpr std::array<const char*, 6> kTickStatusNames{
+    "calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"};
+static_assert(kTickStatusNames.size() == hal::EnumCount(est::TickStatus::kInvalidInput));
+
+}  // namespace
+
 const char* TickStatusName(std::uint8_t status) {
-  switch (static_cast<est::TickStatus>(status)) {
-    case est::TickStatus::kCalibrating:
-      return "calibrating";
-    case est::TickStatus::kUpdated:
-      return "updated";
-    case est::TickStatus::kGated:
-      return "gated";
-    case est::TickStatus::kReleased:
-      return "released";
-    case est::TickStatus::kRejectedNumeric:
-      return "rejected_numeric";
-    case est::TickStatus::kInvalidInput:
-      return "invalid_input";
-  }
-  return "unknown";
+  return hal::EnumName(static_cast<est::TickStatus>(status), kTickStatusNames, "unknown");
 }
 
 std::string HoldReasonText(std::uint32_t bits) {

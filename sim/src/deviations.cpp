@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "heft/estimator/inertia.hpp"
 
@@ -42,6 +44,16 @@ class Stream {
  private:
   std::mt19937_64 rng_;
 };
+
+// A sensor's two offsets (force and moment, or gyro and accelerometer bias): each a uniform
+// 3-vector scaled by its magnitude, drawn in that order from the sensor's own stream.
+std::pair<Eigen::Vector3d, Eigen::Vector3d> DrawOffsets(std::uint64_t seed, std::string_view kind,
+                                                        std::string_view name, double first,
+                                                        double second) {
+  Stream s(seed, kind, name);
+  const Eigen::Vector3d a = first * s.Unit3();
+  return {a, second * s.Unit3()};
+}
 
 Eigen::Matrix3d InertiaAboutCom(const Vector10& pi) {
   return dyn::InertiaFromParameters10(pi).inertia_com;
@@ -88,7 +100,7 @@ Vector10 DeviateBody(const Vector10& pi, const DeviationMagnitudes& magnitudes,
   body.com += magnitudes.com * Eigen::Vector3d(u[1], u[2], u[3]);
   if (magnitudes.inertia > 0.0) {
     Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(body.inertia_com);
-    const Eigen::Vector3d d = eig.eigenvalues();
+    const Eigen::Vector3d& d = eig.eigenvalues();
     // Second moments along the principal axes (each ≥ 0 for a body obeying the triangle
     // inequality), scaled; a principal moment is the sum of the other two.
     Eigen::Vector3d s(0.5 * (d[1] + d[2] - d[0]), 0.5 * (d[0] + d[2] - d[1]),
@@ -134,16 +146,14 @@ RobotDeviations DrawDeviations(const DeviationConfig& config, const mjModel* mod
   for (const std::string& frame : ft_frames) {
     FtDeviation f;
     f.frame = frame;
-    Stream s(config.seed, "ft", frame);
-    f.force_offset = mag.ft_force_offset * s.Unit3();
-    f.moment_offset = mag.ft_moment_offset * s.Unit3();
+    std::tie(f.force_offset, f.moment_offset) =
+        DrawOffsets(config.seed, "ft", frame, mag.ft_force_offset, mag.ft_moment_offset);
     d.ft_cells.push_back(f);
   }
   d.imu = imu;
   if (imu) {
-    Stream s(config.seed, "imu", "base");
-    d.gyro_bias = mag.gyro_bias * s.Unit3();
-    d.accelerometer_bias = mag.accelerometer_bias * s.Unit3();
+    std::tie(d.gyro_bias, d.accelerometer_bias) =
+        DrawOffsets(config.seed, "imu", "base", mag.gyro_bias, mag.accelerometer_bias);
   }
   return d;
 }

@@ -29,29 +29,6 @@ Vector10 ParametersFromCom(double m, const Eigen::Vector3d& c, const Eigen::Matr
   return pi;
 }
 
-struct RobotInfo {
-  std::vector<std::string> joint_names;
-  MjModelPtr model;
-};
-
-// `floating_base`: what the scenario needs (a configured URDF of the other kind is refused).
-RobotInfo LoadRobot(const std::string& path, const ScenarioOptions& options, bool floating_base) {
-  RobotInfo info;
-  info.model = LoadMujocoModel(path, MujocoLoadOptions{});
-  const bool floating = info.model->njnt > 0 && info.model->jnt_type[0] == mjJNT_FREE;
-  if (floating != floating_base)
-    throw std::invalid_argument("'" + path + "': the scenario needs a " +
-                                (floating_base ? "floating-base" : "fixed-base") + " URDF");
-  if (options.state_joint_names.empty()) {
-    for (int j = floating ? 1 : 0; j < info.model->njnt; ++j) {
-      info.joint_names.emplace_back(mj_id2name(info.model.get(), mjOBJ_JOINT, j));
-    }
-  } else {
-    info.joint_names = options.state_joint_names;
-  }
-  return info;
-}
-
 std::vector<double> Pose(const std::vector<std::string>& names,
                          const std::vector<std::pair<std::string, double>>& values) {
   std::vector<double> q(names.size(), 0.0);
@@ -83,6 +60,28 @@ void PerturbStart(const std::vector<std::string>& names, std::vector<double>& q,
 std::string RobotUrdf(const ScenarioOptions& options, const std::string& dir, bool floating) {
   if (!options.urdf_path.empty()) return options.urdf_path;
   return dir + (floating ? "/heft_humanoid.urdf" : "/heft_humanoid_fixed.urdf");
+}
+
+// The head of every scenario: its name, its robot (`floating_base`: what the scenario needs; a
+// configured URDF of the other kind is refused) and the joints of the state. Returns the model.
+MjModelPtr StartScenario(Scenario& s, std::string_view name, const ScenarioOptions& options,
+                         const std::string& dir, bool floating_base) {
+  s.name = std::string(name);
+  s.urdf_path = RobotUrdf(options, dir, floating_base);
+  s.floating_base = floating_base;
+  MjModelPtr model = LoadMujocoModel(s.urdf_path, MujocoLoadOptions{});
+  const bool floating = model->njnt > 0 && model->jnt_type[0] == mjJNT_FREE;
+  if (floating != floating_base)
+    throw std::invalid_argument("'" + s.urdf_path + "': the scenario needs a " +
+                                (floating_base ? "floating-base" : "fixed-base") + " URDF");
+  if (options.state_joint_names.empty()) {
+    for (int j = floating ? 1 : 0; j < model->njnt; ++j) {
+      s.joint_names.emplace_back(mj_id2name(model.get(), mjOBJ_JOINT, j));
+    }
+  } else {
+    s.joint_names = options.state_joint_names;
+  }
+  return model;
 }
 
 // Micrometres, the URDFs' precision: lengths measured on a model are rounded to it, so that a sum
@@ -182,21 +181,32 @@ Eigen::Vector3d WristOf(const mjModel* m, int forearm, const std::string& urdf) 
   throw std::invalid_argument("'" + urdf + "': the forearm carries no wrist");
 }
 
+// A payload slot on `link` with the link's nominal parameters; the scenario sets the load.
+Payload PayloadOn(const mjModel* m, const std::string& link, const std::string& urdf) {
+  Payload p;
+  p.link = link;
+  p.nominal = MujocoBodyParameters(m, MujocoBodyId(m, link, urdf));
+  return p;
+}
+
+// A 5.44 kg dumbbell at the left wrist, attached at `attach_time` (the arm scenarios' hardware test
+// and the standing curl).
+Payload DumbbellOnLeftForearm(const mjModel* m, const std::string& urdf, double attach_time) {
+  Payload p = PayloadOn(m, "left_forearm", urdf);
+  p.mass = {MassWaveform::Shape::kConstant, p.nominal[0], 0.0, 0.0, 0.0};
+  p.attached = DumbbellParameters(WristOf(m, MujocoBodyId(m, "left_forearm", urdf), urdf));
+  p.attach_time = attach_time;
+  return p;
+}
+
 Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
-  s.name = std::string(name);
-  s.urdf_path = RobotUrdf(options, dir, false);
-  s.floating_base = false;
-  RobotInfo robot = LoadRobot(s.urdf_path, options, s.floating_base);
-  s.joint_names = robot.joint_names;
+  const MjModelPtr model = StartScenario(s, name, options, dir, false);
   s.initial_joints = Pose(s.joint_names, ArmHome());
   s.estimated_links = {"left_forearm"};
   s.scored_error = "left_elbow_error_rad";
-  const int forearm = MujocoBodyId(robot.model.get(), "left_forearm", s.urdf_path);
-  Payload payload;
-  payload.link = "left_forearm";
-  payload.nominal = MujocoBodyParameters(robot.model.get(), forearm);
+  Payload payload = PayloadOn(model.get(), "left_forearm", s.urdf_path);
   JointTaskConfig config;
   config.home = s.initial_joints;
   config.task_joint = "left_elbow";
@@ -215,8 +225,7 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
         "5.44 kg dumbbell at the left wrist; elbow curl, 0.7 rad sine at 0.333 Hz about "
         "the home pose (fixed base)";
     s.duration = 15.0 * options.duration_scale;
-    payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
-    payload.attached = DumbbellParameters(WristOf(robot.model.get(), forearm, s.urdf_path));
+    payload = DumbbellOnLeftForearm(model.get(), s.urdf_path, 0.0);
     config.amplitude = 0.7;
     config.frequency = 0.333;
   }
@@ -260,13 +269,9 @@ void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& o
 Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
-  s.name = std::string(name);
-  s.urdf_path = RobotUrdf(options, dir, true);
-  s.floating_base = true;
-  RobotInfo robot = LoadRobot(s.urdf_path, options, s.floating_base);
-  s.joint_names = robot.joint_names;
+  const MjModelPtr model = StartScenario(s, name, options, dir, true);
   BalanceConfig config;
-  const Legs legs = MeasureLegs(robot.model.get(), s.urdf_path, config);
+  const Legs legs = MeasureLegs(model.get(), s.urdf_path, config);
   s.sole = legs.sole;
   config.sole_B = legs.sole.centre;
   config.pelvis_height =
@@ -281,10 +286,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   }
   s.estimated_links = {"torso"};
   s.scored_error = "pelvis_height_error_m";
-  const int torso = MujocoBodyId(robot.model.get(), "torso", s.urdf_path);
-  Payload payload;
-  payload.link = "torso";
-  payload.nominal = MujocoBodyParameters(robot.model.get(), torso);
+  Payload payload = PayloadOn(model.get(), "torso", s.urdf_path);
   payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
   if (name == "torso-load") {
     s.description =
@@ -320,14 +322,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     config.curl_amplitude = 0.7;
     config.curl_frequency = 0.333;
     config.curl_start = 3.5;
-    const int forearm = MujocoBodyId(robot.model.get(), "left_forearm", s.urdf_path);
-    Payload dumbbell;
-    dumbbell.link = "left_forearm";
-    dumbbell.nominal = MujocoBodyParameters(robot.model.get(), forearm);
-    dumbbell.mass = {MassWaveform::Shape::kConstant, dumbbell.nominal[0], 0.0, 0.0, 0.0};
-    dumbbell.attached = DumbbellParameters(WristOf(robot.model.get(), forearm, s.urdf_path));
-    dumbbell.attach_time = 3.0;
-    s.payloads = {dumbbell};
+    s.payloads = {DumbbellOnLeftForearm(model.get(), s.urdf_path, 3.0)};
   } else if (name == "excite") {
     ExciteScenario(s, config, options);
   } else {

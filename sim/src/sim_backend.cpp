@@ -107,7 +107,7 @@ class SimulatedRobot::Link final : public hal::CanTransport {
   }
   // The bus goes off now: its error frame is on the bus (and in the log).
   void BusOff(std::int64_t now_ns) noexcept {
-    if (!bus_.enter_bus_off(now_ns)) return;
+    if (!bus_.EnterBusOff(now_ns)) return;
     ++counters_.bus_off;
     Logged(drivers::ErrorFrame(drivers::kErrBusOff, now_ns));  // the frame the bus queued
   }

@@ -6,12 +6,12 @@
 
 #include <cmath>
 
-#include "forwarding_transport.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/estimator/model.hpp"
+#include "heft/hal/forwarding_transport.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "heft/test/driver_rig.hpp"
 #include "imu_rig.hpp"
@@ -43,7 +43,8 @@ struct Rig : heft::test::DriverRig {
   // One millisecond: devices send, the loop ticks.
   void Step(const EmitOptions& opt = {}) {
     now += kMs;
-    Set(1e-3 * static_cast<double>(now / kMs));
+    const std::int64_t whole_ms = now / kMs;
+    Set(1e-3 * static_cast<double>(whole_ms));
     encoder.Emit(truth, now, buses, opt);
     loop.Tick(now);
   }
@@ -90,7 +91,7 @@ TEST(DriverLoop, DroppedFramesAreCountedAsCounterGaps) {
 }
 
 // Forwards every frame to `bus` except one chosen identifier, `times` times.
-class DroppingLink final : public test::ForwardingTransport {
+class DroppingLink final : public hal::ForwardingTransport {
  public:
   using ForwardingTransport::ForwardingTransport;
   void Drop(std::uint32_t id, int times) {
@@ -275,8 +276,8 @@ TEST(DriverLoop, ErrorFramesByClassBusOffAndRestart) {
 TEST(DriverLoop, BusOffArrivesThroughTheErrorPathAndTheSupervisorRestartsTheBus) {
   Rig rig;
   rig.Step();
-  EXPECT_TRUE(rig.can1.enter_bus_off(rig.now));
-  EXPECT_FALSE(rig.can1.enter_bus_off(rig.now));  // already off
+  EXPECT_TRUE(rig.can1.EnterBusOff(rig.now));
+  EXPECT_FALSE(rig.can1.EnterBusOff(rig.now));  // already off
   EXPECT_FALSE(rig.can1.stats().up);
   for (int k = 0; k < 5; ++k) rig.Step();  // can1's devices cannot send
   const BusCounters& c1 = rig.loop.bus(1);
@@ -299,7 +300,7 @@ TEST(DriverLoop, BusOffArrivesThroughTheErrorPathAndTheSupervisorRestartsTheBus)
   EXPECT_EQ(rig.out().joints[on_can1].encoder.lost_samples, 5u);  // the samples sent while off
   EXPECT_EQ(rig.out().joints[0].encoder.lost_samples, 0u);
   // Off for longer than the 8-bit counter's 256 samples: the time since the last sample tells.
-  EXPECT_TRUE(rig.can1.enter_bus_off(rig.now));
+  EXPECT_TRUE(rig.can1.EnterBusOff(rig.now));
   for (int k = 0; k < 300; ++k) rig.Step();
   EXPECT_EQ(supervisor.Poll(), 1);
   rig.Step();
@@ -318,8 +319,8 @@ TEST(DriverLoop, OneSilentBusIsReportedAndDisturbsNothingElse) {
   opt.torque_enabled = enc;
   opt.ft_enabled = ft;
   for (int k = 0; k < 20; ++k) rig.Step(opt);
-  EXPECT_TRUE(rig.loop.silent(1, rig.now));
-  EXPECT_FALSE(rig.loop.silent(0, rig.now));
+  EXPECT_TRUE(rig.loop.Silent(1, rig.now));
+  EXPECT_FALSE(rig.loop.Silent(0, rig.now));
   for (std::size_t i = 0; i < rig.cfg.joints.size(); ++i)
     EXPECT_EQ(rig.out().joints[i].encoder.ok(), rig.cfg.joints[i].bus == 0) << i;
   EXPECT_TRUE(rig.out().wrenches[0].health.ok());

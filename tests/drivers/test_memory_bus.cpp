@@ -47,8 +47,8 @@ TEST(MemoryBus, AFullQueueLeavesFramesOutAndCountsThemAsKernelDrops) {
 TEST(MemoryBus, BusOffQueuesItsErrorFrameAndRefusesFramesUntilRestart) {
   MemoryBus bus("can0");
   ASSERT_EQ(bus.send(Frame(1)), hal::IoStatus::kOk);
-  EXPECT_TRUE(bus.enter_bus_off(2));
-  EXPECT_FALSE(bus.enter_bus_off(3));  // already off
+  EXPECT_TRUE(bus.EnterBusOff(2));
+  EXPECT_FALSE(bus.EnterBusOff(3));  // already off
   EXPECT_EQ(bus.send(Frame(4)), hal::IoStatus::kDown);
   hal::CanFrame f;
   ASSERT_EQ(bus.receive(f), hal::IoStatus::kOk);  // what came before still drains

@@ -25,12 +25,12 @@
 #include <utility>
 #include <vector>
 
-#include "forwarding_transport.hpp"
 #include "heft/drivers/codecs.hpp"
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/sample_encoder.hpp"
 #include "heft/drivers/socketcan_transport.hpp"
+#include "heft/hal/forwarding_transport.hpp"
 #include "reference_motion.hpp"
 
 namespace heft::drivers {
@@ -468,7 +468,7 @@ TEST_F(Vcan, LibsocketcanFailsCleanlyOnVirtualInterfaces) {
 }
 
 // Forwards every data frame as a CAN FD frame with bit-rate switch: the devices of an FD bus.
-class AsFd final : public test::ForwardingTransport {
+class AsFd final : public hal::ForwardingTransport {
  public:
   using ForwardingTransport::ForwardingTransport;
   hal::IoStatus send(const hal::CanFrame& f) noexcept override {
@@ -513,7 +513,8 @@ class VcanDriverLoop : public Vcan {
     // time.
     std::chrono::nanoseconds Step() {
       now += kMs;
-      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(now / kMs));
+      const std::int64_t whole_ms = now / kMs;
+      test::SetReferenceMotion(truth, cfg.joints.size(), 1e-3 * static_cast<double>(whole_ms));
       encoder.Emit(truth, now, devices);
       for (auto* bus : buses)
         if (bus->stats().up) static_cast<void>(bus->wait(10 * kMs));  // delivered (loopback)
@@ -585,8 +586,8 @@ TEST_F(VcanDriverLoop, ADownBusDoesNotStallTheOtherAndRecovers) {
   EXPECT_EQ(rig.loop.last_sample().joints[11].encoder.state, hal::ChannelState::kStale);
   EXPECT_EQ(rig.loop.bus(1).down_ticks, 10u);  // reported on every tick while down
   EXPECT_EQ(rig.loop.bus(0).down_ticks, 0u);
-  EXPECT_TRUE(rig.loop.silent(1, rig.now, 5 * kMs));
-  EXPECT_FALSE(rig.loop.silent(0, rig.now, 5 * kMs));
+  EXPECT_TRUE(rig.loop.Silent(1, rig.now, 5 * kMs));
+  EXPECT_FALSE(rig.loop.Silent(0, rig.now, 5 * kMs));
   EXPECT_GE(rig.loop.bus(1).restart_requests, 1u);
   EXPECT_GE(rig.supervisor.failed_restarts(), 1u);
   EXPECT_EQ(rig.supervisor.restarts(), 0u);

@@ -7,27 +7,23 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fixtures.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
-#include "trajectory.hpp"
 
 namespace heft::est {
 namespace {
 
 using test::Tick;
 
+using test::kSigmas;
+using test::Sigma;
+
 EstimatorConfig BaseConfig(std::vector<std::string> bodies,
                            FilterKind kind = FilterKind::kLogCholesky) {
-  EstimatorConfig c;
+  EstimatorConfig c = test::ArmConfig(std::move(bodies));
   c.filter = kind;
-  c.bodies = std::move(bodies);
-  c.contact_frames = {"left_foot_ft", "right_foot_ft"};
   c.measurement = MeasurementChoice::kAuto;
-  // Torque noise plus the finite-difference acceleration noise through M(q): ~1 N·m on the legs.
-  c.joint_torque_sigma = 1.0;
-  c.base_force_sigma = 5.0;
-  c.base_torque_sigma = 5.0;
-  c.calibration.enabled = false;
   return c;
 }
 
@@ -61,16 +57,10 @@ RunLog Execute(InertialEstimator& est, const std::vector<Tick>& ticks, bool wren
   return run;
 }
 
-// Tolerances come from the filter's own covariance at the end of the run, not from the paper's
-// targets: sqrt(P_ii) of π_i is the filter's statement of its error, and the errors below must stay
-// within kSigmas of it. Each test prints its error in σ; a regression that makes an error 10×
-// larger crosses kSigmas (the README, "Tests", has the measured ratios).
-constexpr double kSigmas = 2.0;
-
-// σ of parameter i (0 mass, 1..3 first moments, ...) of watched body `body`.
-double Sigma(const InertialEstimator& est, int i, int body = 0) {
-  return std::sqrt(est.parameter_covariance()(i, 10 * body + i));
-}
+// Tolerances come from the filter's own covariance at the end of the run (test::kSigmas of
+// test::Sigma, fixtures.hpp), not from the paper's targets. Each test prints its error in σ; a
+// regression that makes an error 10× larger crosses kSigmas (the README, "Tests", has the measured
+// ratios).
 
 double MeanAbsMassError(const RunLog& run, double from, double to, int body = 0) {
   double sum = 0;
@@ -89,12 +79,7 @@ TEST(Estimation, DumbbellOnForearm) {
                         "left_elbow",          "left_wrist_yaw",     "left_wrist_pitch"};
   spec.motion.amplitude = 0.5;
   spec.watched = {"left_forearm"};
-  spec.payload = [&](double t, const dyn::Model& nominal, dyn::Model& truth) {
-    const int b = nominal.body_index("left_forearm");
-    truth.bodies[b].parameters =
-        t < load_at ? nominal.bodies[b].parameters
-                    : test::WithCylinder(nominal.bodies[b].parameters, 5.44, {0.0, 0.0, -0.27});
-  };
+  spec.payload = test::ForearmPayload(5.44, load_at);
   const auto ticks = test::Generate(spec);
   const dyn::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm"}));
@@ -247,17 +232,8 @@ TEST(Estimation, GatingAttenuatesContactImpulses) {
 }
 
 TEST(Estimation, NullSpaceMeasurementWithoutFootSensors) {
-  test::DataSpec spec;
-  spec.duration = 8.0;
-  spec.motion.joints = {"left_shoulder_pitch", "left_shoulder_roll", "left_elbow",
-                        "left_wrist_pitch"};
-  spec.motion.amplitude = 0.5;
-  spec.watched = {"left_forearm"};
-  spec.payload = [](double, const dyn::Model& nominal, dyn::Model& truth) {
-    const int b = nominal.body_index("left_forearm");
-    truth.bodies[b].parameters =
-        test::WithCylinder(nominal.bodies[b].parameters, 3.0, {0.0, 0.0, -0.27});
-  };
+  test::DataSpec spec = test::ArmMotion(8.0);
+  spec.payload = test::ForearmPayload(3.0);
   const auto ticks = test::Generate(spec);
   const dyn::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm"}));
@@ -273,14 +249,9 @@ TEST(Estimation, NullSpaceMeasurementWithoutFootSensors) {
 }
 
 TEST(Estimation, BiasCalibrationRemovesAConstantResidual) {
-  test::DataSpec spec;
-  spec.duration = 7.0;
-  spec.motion.joints = {"left_shoulder_pitch", "left_shoulder_roll", "left_elbow",
-                        "left_wrist_pitch"};
-  spec.motion.amplitude = 0.5;
+  test::DataSpec spec = test::ArmMotion(7.0);
   spec.motion.still_until = 1.5;
   spec.noise.tau_bias = 1.5;
-  spec.watched = {"left_forearm"};
   const auto ticks = test::Generate(spec);
   const dyn::Model model = test::ReferenceHumanoid();
   double err[2], sigma[2];
@@ -306,11 +277,7 @@ TEST(Estimation, BiasCalibrationRemovesAConstantResidual) {
 }
 
 TEST(Estimation, FullTickAllocatesNothing) {
-  test::DataSpec spec;
-  spec.duration = 0.2;
-  spec.motion.joints = {"left_elbow"};
-  spec.watched = {"left_forearm"};
-  const auto ticks = test::Generate(spec);
+  const auto ticks = test::Generate(test::ElbowMotion(0.2));
   const dyn::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm", "torso", "right_forearm", "left_hand"}));
   est.SkipCalibration();

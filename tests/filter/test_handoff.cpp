@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fixtures.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
-#include "trajectory.hpp"
 
 namespace heft::est {
 namespace {
@@ -15,22 +15,10 @@ namespace {
 class HandOff : public ::testing::Test {
  protected:
   void SetUp() override {
-    test::DataSpec spec;
-    spec.duration = 5.0;
-    spec.motion.joints = {"left_shoulder_pitch", "left_shoulder_roll", "left_elbow",
-                          "left_wrist_pitch"};
-    spec.motion.amplitude = 0.5;
-    spec.watched = {"left_forearm"};
-    spec.payload = [](double, const dyn::Model& nominal, dyn::Model& truth) {
-      const int b = nominal.body_index("left_forearm");
-      truth.bodies[b].parameters =
-          test::WithCylinder(nominal.bodies[b].parameters, 5.5, {0.0, 0.0, -0.27});
-    };
+    test::DataSpec spec = test::ArmMotion(5.0);
+    spec.payload = test::ForearmPayload(5.5);
     ticks_ = test::Generate(spec);
-    cfg_.bodies = {"left_forearm"};
-    cfg_.contact_frames = {"left_foot_ft", "right_foot_ft"};
-    cfg_.base_force_sigma = 5.0;
-    cfg_.base_torque_sigma = 5.0;
+    cfg_ = test::ArmConfig();
     cfg_.calibration.enabled = true;
     cfg_.calibration.window = 0.05;
     cfg_.calibration.max_speed = 100.0;  // the arm moves; a bias is not what is tested here

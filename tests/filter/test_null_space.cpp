@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <random>
 
+#include "fixtures.hpp"
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
-#include "trajectory.hpp"
 
 namespace heft::est {
 namespace {
@@ -73,15 +73,7 @@ TEST(NullSpace, ProjectionAnnihilatesEveryContactJacobian) {
 // share HPHᵀ, which only lowers it) — and the gate rejects no more than chance allows. Fails when
 // a contact's wrench leaks into the projected rows (mean NIS ~10⁴, every tick gated).
 TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
-  test::DataSpec spec;
-  spec.duration = 4.0;
-  spec.motion.still_until = 100.0;  // never moves
-  spec.noise.tau_sigma = 0.0;
-  spec.noise.tau_quantum = 0.0;
-  spec.noise.v_sigma = 0.0;
-  spec.noise.force_sigma = 0.0;
-  spec.noise.torque_sigma = 0.0;
-  const auto ticks = test::Generate(spec);
+  const auto ticks = test::Generate(test::StandingStill(4.0));
   const dyn::Model model = test::ReferenceHumanoid();
   const double sigma = 0.3;
   InertialEstimator est(model, NullSpaceConfig(sigma));
@@ -108,8 +100,9 @@ TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
       mean, dof, count, gated);
   EXPECT_EQ(dof, model.nv - 12);
   EXPECT_LT(std::abs(mean - dof), 4.0 * std::sqrt(2.0 * dof / count) + 0.5);
-  // 0.1 % expected beyond the 0.999 gate; at most 0.5 % + 2 ticks.
-  EXPECT_LE(gated, 2 + static_cast<int>(0.005 * static_cast<double>(ticks.size())));
+  // 1 − confidence expected beyond the gate: at most the binomial bound.
+  EXPECT_LE(gated, test::GateFalseAlarms(NullSpaceConfig(sigma).gating.confidence,
+                                         static_cast<double>(ticks.size())));
 }
 
 }  // namespace

@@ -25,42 +25,17 @@
 #include <string_view>
 
 #include "command_server.hpp"
+#include "fuzz_bytes.hpp"
 #include "json.hpp"
 #include "status.hpp"
 
 namespace {
 
+using heft::fuzz::Bytes;
 using heft::host::CommandServer;
 using heft::host::Json;
 using heft::host::StatusSnapshot;
 using heft::plugin::Command;
-
-class Bytes {
- public:
-  Bytes(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
-  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
-  std::uint64_t Take(int n) {  // little-endian, zeros past the end
-    std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p_ < end_ ? *p_++ : 0) << (8 * i);
-    return v;
-  }
-  double Double() {
-    const std::uint64_t bits = Take(8);
-    double d = 0.0;
-    std::memcpy(&d, &bits, sizeof d);
-    return d;
-  }
-  std::string String(std::size_t max) {
-    const std::size_t n = std::min<std::size_t>(Take(1) % (max + 1), left());
-    std::string s(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  const std::uint8_t* p_;
-  const std::uint8_t* end_;
-};
 
 // RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
 bool ValidUtf8(std::string_view s) {

@@ -25,32 +25,15 @@
 #include <cstring>
 
 #include "framework_input.hpp"
+#include "fuzz_bytes.hpp"
 
 namespace {
 
+using heft::fuzz::Bytes;
 using heft::host::CommandEdges;
 using heft::host::FrameworkInput;
 using heft::host::FrameworkInputLimits;
 using heft::host::kNumCommands;
-
-class Bytes {
- public:
-  Bytes(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
-  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
-  std::uint64_t Take(int n) {  // little-endian, zeros past the end
-    std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p_ < end_ ? *p_++ : 0) << (8 * i);
-    return v;
-  }
-  void Copy(void* out, std::size_t n) {  // zeros past the end
-    auto* o = static_cast<std::uint8_t*>(out);
-    for (std::size_t i = 0; i < n; ++i) o[i] = p_ < end_ ? *p_++ : 0;
-  }
-
- private:
-  const std::uint8_t* p_;
-  const std::uint8_t* end_;
-};
 
 template <std::size_t N>
 double Norm(const std::array<double, N>& v) {

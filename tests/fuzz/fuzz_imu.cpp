@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fuzz_bytes.hpp"
 #include "heft/drivers/codecs.hpp"
 
 namespace {
@@ -28,22 +29,8 @@ using heft::drivers::ImuReading;
 using heft::drivers::ImuStatus;
 using heft::drivers::Int16x3;
 using heft::drivers::Reject;
+using heft::fuzz::Bytes;
 using heft::hal::CanFrame;
-
-class Bytes {
- public:
-  Bytes(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
-  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
-  std::uint64_t Take(int n) {  // little-endian, zeros past the end
-    std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p_ < end_ ? *p_++ : 0) << (8 * i);
-    return v;
-  }
-
- private:
-  const std::uint8_t* p_;
-  const std::uint8_t* end_;
-};
 
 bool SameBytes(const CanFrame& a, const CanFrame& b) {
   return a.len == b.len && std::memcmp(a.data.data(), b.data.data(), a.len) == 0;

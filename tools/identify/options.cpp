@@ -75,12 +75,17 @@ double Positive(const std::string& opt, const std::string& v) {
   return x;
 }
 
-// Calls take(a, value) for each argument a from argv[first] on; value() consumes the next
-// argument as a's value (or throws UsageError: "a needs a value").
+// Calls take(a, value) for each argument a from argv[first] on but -h and --help, which set
+// `help`; value() consumes the next argument as a's value (or throws UsageError: "a needs a
+// value").
 template <typename Take>
-void EachArgument(int argc, char** argv, int first, Take take) {
+void EachArgument(int argc, char** argv, int first, bool& help, Take take) {
   for (int i = first; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      help = true;
+      continue;
+    }
     const auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw UsageError(a + " needs a value");
       return argv[++i];
@@ -93,10 +98,8 @@ void EachArgument(int argc, char** argv, int first, Take take) {
 
 Options ParseOptions(int argc, char** argv) {
   Options o;
-  EachArgument(argc, argv, 1, [&](const std::string& a, const auto& value) {
-    if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else if (a == "--version") {
+  EachArgument(argc, argv, 1, o.help, [&](const std::string& a, const auto& value) {
+    if (a == "--version") {
       o.version = true;
     } else if (a == "--urdf") {
       o.urdf_path = value();
@@ -165,10 +168,8 @@ Options ParseOptions(int argc, char** argv) {
 
 ConvertOptions ParseConvertOptions(int argc, char** argv) {
   ConvertOptions o;
-  EachArgument(argc, argv, 2, [&](const std::string& a, const auto& value) {
-    if (a == "-h" || a == "--help") {
-      o.help = true;
-    } else if (a == "--config") {
+  EachArgument(argc, argv, 2, o.help, [&](const std::string& a, const auto& value) {
+    if (a == "--config") {
       o.config_path = value();
     } else if (a == "--out") {
       o.out = value();

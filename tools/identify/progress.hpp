@@ -36,9 +36,7 @@ class Progress {
 class ElapsedTicker {
  public:
   explicit ElapsedTicker(std::string label);
-  ~ElapsedTicker();
-  ElapsedTicker(const ElapsedTicker&) = delete;
-  ElapsedTicker& operator=(const ElapsedTicker&) = delete;
+  ~ElapsedTicker();  // not copyable: its Progress, mutex and thread are not
 
  private:
   Progress progress_;

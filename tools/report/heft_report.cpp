@@ -32,17 +32,7 @@
 
 namespace {
 
-using heft::report::ErrorColumn;
-using heft::report::Fmt;
-using heft::report::Fraction;
-using heft::report::LinkColumn;
-using heft::report::Measure;
-using heft::report::Read;
-using heft::report::RunFigures;
-using heft::report::Series;
-using heft::report::Style;
-using heft::report::Table;
-using heft::report::Target;
+using namespace heft::report;  // the tool is the report library's command line
 
 constexpr const char* kUsage = R"(usage: heft-report [--check] RUN_DIR
        heft-report --help | --version

@@ -1,6 +1,7 @@
 #include "plot.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,18 +10,14 @@ namespace heft::report {
 namespace {
 
 // Colour-blind-safe colours (Okabe-Ito) and dash patterns that also tell series apart in grey.
+// In Style's declaration order.
+constexpr std::array<const char*, 4> kStyleTexts{
+    "lc rgb '#000000' lw 3.5 dt 1", "lc rgb '#0072B2' lw 1.8 dt 1",
+    "lc rgb '#D55E00' lw 1.8 dt (8,5)", "lc rgb '#009E73' lw 1.8 dt (2,4)"};
+
 std::string StyleText(Style s) {
-  switch (s) {
-    case Style::kTruth:
-      return "lc rgb '#000000' lw 3.5 dt 1";
-    case Style::kPrimary:
-      return "lc rgb '#0072B2' lw 1.8 dt 1";
-    case Style::kSecondary:
-      return "lc rgb '#D55E00' lw 1.8 dt (8,5)";
-    case Style::kTertiary:
-      return "lc rgb '#009E73' lw 1.8 dt (2,4)";
-  }
-  return "";
+  const auto i = static_cast<std::size_t>(s);
+  return i < kStyleTexts.size() ? kStyleTexts[i] : "";
 }
 
 // A single-quoted gnuplot string (quotes doubled, as gnuplot's single-quoted strings want).

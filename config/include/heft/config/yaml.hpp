@@ -85,6 +85,8 @@ class Node {
 
  private:
   std::string KeyText(const YAML::Node& key) const;
+  // The scalar as a number (`integer`: an int) within `range`; fails naming `kind` ("a number").
+  double RangedNumber(const char* kind, Range range, bool integer) const;
   std::shared_ptr<const std::string> file_;
   YAML::Node node_;
   std::string path_;

@@ -79,7 +79,7 @@ class DriverLoop {
   const BusCounters& bus(int i) const { return bus_counters_[i]; }
   int num_buses() const { return static_cast<int>(buses_.size()); }
   // A bus with no data frame for longer than `silence_ns` (or never).
-  bool silent(int bus, std::int64_t now_ns, std::int64_t silence_ns = 10'000'000) const;
+  bool Silent(int bus, std::int64_t now_ns, std::int64_t silence_ns = 10'000'000) const;
   // Supervisor side: takes (and clears) a bus's restart request.
   bool TakeRestartRequest(int bus) noexcept;
   const hal::RobotStateSample& last_sample() const { return sample_; }

@@ -36,7 +36,7 @@ class MemoryBus final : public hal::CanTransport {
   // Fault injection: the controller goes bus-off. An error frame (class bus-off) is queued for the
   // reader, who still drains what was received before it; send() reports kDown until restart().
   // Producer side. Returns false when the bus is already off.
-  bool enter_bus_off(std::int64_t stamp_ns) noexcept;
+  bool EnterBusOff(std::int64_t stamp_ns) noexcept;
   bool bus_off() const noexcept { return off_.load(std::memory_order_acquire); }
   std::size_t queued() const noexcept;
 
