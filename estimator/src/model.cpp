@@ -37,6 +37,7 @@ class Builder {
       : source_(source), options_(options) {}
 
   Model Build(const urdf::ModelInterface& urdf) {
+    urdf_ = &urdf;
     model_.name = urdf.getName();
     urdf::LinkConstSharedPtr root = urdf.getRoot();
     if (!root) Fail("the URDF has no root link");
@@ -95,7 +96,40 @@ class Builder {
     frame.body = body;
     frame.R = R;
     frame.p = p;
+    if (const urdf::LinkConstSharedPtr link = urdf_->getLink(name)) frame.collisions = Boxes(*link);
     model_.frames.push_back(frame);
+  }
+
+  // The link's <collision> primitives as bounding boxes (identification's ellipsoids).
+  static std::vector<CollisionBox> Boxes(const urdf::Link& link) {
+    std::vector<CollisionBox> out;
+    for (const auto& col : link.collision_array) {
+      if (!col || !col->geometry) continue;
+      CollisionBox box;
+      switch (col->geometry->type) {
+        case urdf::Geometry::BOX: {
+          const auto& b = static_cast<const urdf::Box&>(*col->geometry);
+          box.half = 0.5 * ToVector(b.dim);
+          break;
+        }
+        case urdf::Geometry::CYLINDER: {
+          const auto& c = static_cast<const urdf::Cylinder&>(*col->geometry);
+          box.half = Eigen::Vector3d(c.radius, c.radius, 0.5 * c.length);
+          break;
+        }
+        case urdf::Geometry::SPHERE: {
+          const auto& sphere = static_cast<const urdf::Sphere&>(*col->geometry);
+          box.half = Eigen::Vector3d::Constant(sphere.radius);
+          break;
+        }
+        default:
+          continue;  // meshes: not bounded here
+      }
+      box.R_FC = ToRotation(col->origin.rotation);
+      box.p_FC = ToVector(col->origin.position);
+      out.push_back(box);
+    }
+    return out;
   }
 
   // π of a link in its own frame, validated (and repaired when allowed).
@@ -237,6 +271,7 @@ class Builder {
   std::string source_;
   ModelOptions options_;
   Model model_;
+  const urdf::ModelInterface* urdf_ = nullptr;  // during Build
   int nq_ = 0;
   int nv_ = 0;
 };

@@ -1,7 +1,5 @@
 #include "heft/identification/output.hpp"
 
-#include <urdf_parser/urdf_parser.h>
-
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 #include <cerrno>
@@ -97,51 +95,20 @@ std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& iden
   return xml;
 }
 
-std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const std::string& urdf_xml,
-                                                         const Problem& problem,
+std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
                                                          double inertia_scale, double min_axis) {
   const dyn::Model& model = *problem.model;
-  const urdf::ModelInterfaceSharedPtr urdf = urdf::parseURDF(urdf_xml);
-  if (!urdf) throw std::runtime_error("URDF: cannot parse");
   std::vector<std::optional<Ellipsoid>> out;
   for (int b : problem.selection.bodies()) {
     std::vector<Eigen::Vector3d> points;
     for (const dyn::Frame& f : model.frames) {
       if (f.body != b) continue;
-      const urdf::LinkConstSharedPtr link = urdf->getLink(f.name);
-      if (!link) continue;
-      for (const auto& col : link->collision_array) {
-        if (!col || !col->geometry) continue;
-        Eigen::Vector3d half;
-        switch (col->geometry->type) {
-          case urdf::Geometry::BOX: {
-            const auto* box = dynamic_cast<const urdf::Box*>(col->geometry.get());
-            half = 0.5 * Eigen::Vector3d(box->dim.x, box->dim.y, box->dim.z);
-            break;
-          }
-          case urdf::Geometry::CYLINDER: {
-            const auto* c = dynamic_cast<const urdf::Cylinder*>(col->geometry.get());
-            half = Eigen::Vector3d(c->radius, c->radius, 0.5 * c->length);
-            break;
-          }
-          case urdf::Geometry::SPHERE: {
-            const auto* s = dynamic_cast<const urdf::Sphere*>(col->geometry.get());
-            half = Eigen::Vector3d::Constant(s->radius);
-            break;
-          }
-          default:
-            continue;  // meshes: not bounded here
-        }
-        const urdf::Pose& o = col->origin;
-        double qx, qy, qz, qw;
-        o.rotation.getQuaternion(qx, qy, qz, qw);
-        const Eigen::Matrix3d Rc = Eigen::Quaterniond(qw, qx, qy, qz).toRotationMatrix();
-        const Eigen::Vector3d pc(o.position.x, o.position.y, o.position.z);
+      for (const dyn::CollisionBox& box : f.collisions) {
         for (int corner = 0; corner < 8; ++corner) {
-          const Eigen::Vector3d local(corner & 1 ? half.x() : -half.x(),
-                                      corner & 2 ? half.y() : -half.y(),
-                                      corner & 4 ? half.z() : -half.z());
-          points.push_back(f.R * (Rc * local + pc) + f.p);
+          const Eigen::Vector3d local(corner & 1 ? box.half.x() : -box.half.x(),
+                                      corner & 2 ? box.half.y() : -box.half.y(),
+                                      corner & 4 ? box.half.z() : -box.half.z());
+          points.push_back(f.R * (box.R_FC * local + box.p_FC) + f.p);
         }
       }
     }

@@ -142,7 +142,7 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
   if (has("sdp")) {
     const NormalEquations& ne = equations(r.sdp_rows);
     SdpOptions sopt = o.sdp;
-    if (o.ellipsoids) sopt.ellipsoids = BoundingEllipsoids(r.xml, problem, o.ellipsoid_scale);
+    if (o.ellipsoids) sopt.ellipsoids = BoundingEllipsoids(problem, o.ellipsoid_scale);
     log("SDP (CSDP) on the " + r.sdp_rows + " rows: " + std::to_string(problem.size()) +
         " unknowns, " + std::to_string(problem.selection.size()) + " pseudo-inertia LMIs");
     if (hooks.busy) hooks.busy("solving the SDP (CSDP)", true);

@@ -142,8 +142,12 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
     if (p.result == HEFT_HANDOFF_OK) {
       // Its heartbeat is at most `killed`: an estimate after killed + max age is the bug.
       EXPECT_LE(p.now - killed, kMaxAge) << "a dead writer's estimate handed on as live";
+    } else if (p.result == HEFT_HANDOFF_STALE && gone_at == 0) {
+      // SIGKILL is delivered asynchronously: on a loaded machine the writer, off the CPU for more
+      // than the age bound already, can still exist (not yet a zombie) for a few polls after
+      // kill() returned. Stale is right then; the bound on gone_at below still holds.
     } else if (p.result != HEFT_HANDOFF_TORN) {
-      // Not stale: the process is a zombie (not reaped yet), which the reader knows is gone.
+      // Once gone, always gone: the process is a zombie (not reaped yet) or no more.
       EXPECT_EQ(p.result, HEFT_HANDOFF_GONE) << heft_handoff_result_name(p.result);
       if (gone_at == 0) gone_at = p.now;
     }

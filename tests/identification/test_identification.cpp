@@ -129,7 +129,7 @@ TEST(Identification, SdpIsConsistentAndGeneralises) {
   SdpOptions opt;
   std::ifstream in(kUrdf);
   const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  opt.ellipsoids = BoundingEllipsoids(xml, p, 2.0);
+  opt.ellipsoids = BoundingEllipsoids(p, 2.0);
   const SdpResult sdp = SolveSdp(ne, p, opt);
   ASSERT_TRUE(sdp.ok) << sdp.message;
   int inconsistent_ls = 0;

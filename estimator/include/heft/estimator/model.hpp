@@ -54,11 +54,20 @@ struct Body {
   Vector10 parameters = Vector10::Zero();           // π of the body with its merged links
 };
 
+// A URDF <collision> box, cylinder or sphere as the box that bounds it (meshes are not kept):
+// its half extents along its own axes C and its pose in the link's frame F (R_FC, p_FC).
+struct CollisionBox {
+  Eigen::Vector3d half = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d R_FC = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d p_FC = Eigen::Vector3d::Zero();
+};
+
 struct Frame {
   std::string name;  // URDF link name
   int body = kWorld;
   Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // R_BF: the frame F's pose in its body B
   Eigen::Vector3d p = Eigen::Vector3d::Zero();      // p_BF
+  std::vector<CollisionBox> collisions;             // the link's collision geometry
 };
 
 struct Model {

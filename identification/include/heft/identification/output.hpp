@@ -19,8 +19,7 @@ std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& iden
 // Per chosen body: an ellipsoid enclosing the collision geometry (boxes, cylinders, spheres) of the
 // body's links, when it has some; otherwise, when inertia_scale > 0, the uniform solid ellipsoid
 // with the prior's mass distribution, its semi-axes scaled by inertia_scale (at least min_axis).
-std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const std::string& urdf_xml,
-                                                         const Problem& problem,
+std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
                                                          double inertia_scale,
                                                          double min_axis = 0.03);
 
