@@ -279,12 +279,15 @@ BalanceController::BalanceController(const std::string& urdf_path,
                                 "' is not a joint of the state sample");
   for (auto& J : Jc_) J.setZero(6, nv);
   for (auto& d : drift_) d.setZero();
-  const int n = nv + 12, m = 6 + 12;
+  const int n = nv + 12, m = 6 + 12 + kMaxLimits;
   H_.setZero(n, n);
   K_.setZero(n + m, n + m);
   g_.setZero(n);
   rhs_.setZero(n + m);
   sol_.setZero(n + m);
+  sol_previous_.setZero(n + m);
+  limit_rows_.setZero(kMaxLimits, n);
+  limit_rhs_.setZero();
   lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
   if (curl_v_ >= 0)
     SetTaskErrorNames({"pelvis_height_error_m", "com_x_error_m", "com_y_error_m",
@@ -345,6 +348,7 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
       // Touchdown: the swing foot's force sensor reads more than touchdown_force.
       if (FootForce(swing_, state) > config_.touchdown_force) {
         stance_[swing_] = true;
+        touchdown_time_[swing_] = t;
         ++touchdowns_;
         ++steps_done_;
         if (steps_done_ >= config_.steps) {
@@ -375,6 +379,82 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
     swing_target_ = swing_start_;
     swing_target_.z() -= config_.touchdown_speed * s;
     swing_target_vel_ = Eigen::Vector3d(0.0, 0.0, -config_.touchdown_speed);
+  }
+}
+
+bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
+  // The limits of this tick, rows r·x ≤ b on the wrenches (sole frame: F_z = e_z·F, M_x = e_x·M,
+  // M_y = e_y·M; the centre of pressure is (−M_y, M_x) / F_z).
+  const int nv = model_.nv();
+  const double weight = model_.total_mass() * 9.81;
+  num_limits_ = 0;
+  auto add = [&](int foot, const Eigen::Vector3d& on_force, const Eigen::Vector3d& on_moment,
+                 double bound, int opposite) {
+    limit_opposite_[num_limits_] = opposite < 0 ? -1 : num_limits_ + opposite;
+    limit_rows_.row(num_limits_).setZero();
+    limit_rows_.block<1, 3>(num_limits_, nv + 6 * foot) = on_force.transpose();
+    limit_rows_.block<1, 3>(num_limits_, nv + 6 * foot + 3) = on_moment.transpose();
+    limit_rhs_[num_limits_] = bound;
+    ++num_limits_;
+  };
+  for (int foot = 0; foot < 2 && config_.active_set_passes > 0; ++foot) {
+    if (!stance_[foot]) continue;
+    const Eigen::Matrix3d R = model_.BodyPose(foot_body_[foot]).R;
+    const Eigen::Vector3d ex = R.col(0), ey = R.col(1), ez = R.col(2);
+    const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
+    const double aL = config_.cop_limit * config_.sole_half_length;
+    const double aW = config_.cop_limit * config_.sole_half_width;
+    const double landed = t - touchdown_time_[foot];
+    const bool landing = landed >= 0.0 && landed < config_.land_time;
+    add(foot, -aL * ez, ey, 0.0, 1);    // CoP x ≥ −aL
+    add(foot, -aL * ez, -ey, 0.0, -1);  // CoP x ≤ aL
+    add(foot, -aW * ez, ex, 0.0, 1);    // CoP y ≤ aW
+    add(foot, -aW * ez, -ex, 0.0, -1);  // CoP y ≥ −aW
+    add(foot, -ez, zero, -config_.min_normal_force, landing ? 1 : -1);
+    if (landing) {
+      add(foot, ez, zero,
+          std::max(landed / config_.land_time * weight, 2.0 * config_.min_normal_force), -1);
+    }
+  }
+  // A slot not in use: its multiplier is zero.
+  const int base = n + 18;
+  for (int j = 0; j < kMaxLimits; ++j) K_(base + j, base + j) = 1.0;
+  for (int j = 0; j < num_limits_; ++j) {
+    const int o = limit_opposite_[j];
+    if (o >= 0) limit_opposite_[o] = j;
+  }
+  limit_active_.fill(false);
+  active_limits_ = 0;
+  for (int pass = 0;; ++pass) {
+    lu_.compute(K_);
+    sol_ = lu_.solve(rhs_);
+    // Limits the tasks cannot meet together (an ill-posed system: no solution, or wrenches of
+    // many times the weight): the last pass's solution.
+    const bool sane = sol_.allFinite() && sol_.segment(nv, 12).cwiseAbs().maxCoeff() < 5.0 * weight;
+    if (!sane) {
+      if (pass == 0) return sol_.allFinite();
+      sol_ = sol_previous_;
+      return true;
+    }
+    if (pass + 1 >= config_.active_set_passes) return true;
+    // Each violated limit becomes an equality (a primal active set that only adds: a few passes).
+    bool added = false;
+    for (int j = 0; j < num_limits_; ++j) {
+      // A bound whose opposite is held cannot be reached too (the two would contradict).
+      const int o = limit_opposite_[j];
+      if (limit_active_[j] || (o >= 0 && limit_active_[o]) ||
+          limit_rows_.row(j).dot(sol_.head(n)) <= limit_rhs_[j] + 1e-6)
+        continue;
+      limit_active_[j] = true;
+      ++active_limits_;
+      added = true;
+      K_.block(base + j, 0, 1, n) = limit_rows_.row(j);
+      K_.block(0, base + j, n, 1) = limit_rows_.row(j).transpose();
+      K_(base + j, base + j) = 0.0;
+      rhs_[base + j] = limit_rhs_[j];
+    }
+    if (!added) return true;
+    sol_previous_ = sol_;
   }
 }
 
@@ -558,10 +638,8 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       }
     }
   }
-  K_.topRightCorner(n, 18) = K_.bottomLeftCorner(18, n).transpose();
-  lu_.compute(K_);
-  sol_ = lu_.solve(rhs_);
-  if (!sol_.allFinite()) return false;
+  K_.block(0, n, n, 18) = K_.block(n, 0, 18, n).transpose();
+  if (!SolveWithContactLimits(t, n)) return false;
 
   const auto vdot = sol_.head(nv);
   tau.noalias() = M * vdot;
