@@ -1,6 +1,6 @@
 // The slow walk on a robot that is not its URDF (simulation.deviations, issue 14): every body's
 // mass, CoM and inertia off, friction on every joint, with seeds never used while the touchdown
-// was tuned (22 and 30; tuning used 1–10 and 20). The hand-off is the torso's truth (a perfect
+// was tuned (22 and 30; tuning used 1–10, 20 and 21). The hand-off is the torso's truth (a perfect
 // estimator), so what is left is the controller's own model error. Before the stance feet's
 // contact limits (BalanceConfig: centre of pressure inside the sole, a minimum normal force, a
 // landing foot's load blended in over land_time) both seeds went unstable at a touchdown: MuJoCo
