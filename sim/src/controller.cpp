@@ -410,10 +410,13 @@ bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
     add(foot, -aL * ez, -ey, 0.0, -1);  // CoP x ≤ aL
     add(foot, -aW * ez, ex, 0.0, 1);    // CoP y ≤ aW
     add(foot, -aW * ez, -ex, 0.0, -1);  // CoP y ≥ −aW
-    add(foot, -ez, zero, -config_.min_normal_force, landing ? 1 : -1);
+    // The foot the weight shift is unloading may leave the floor: its minimum fades out.
+    const double unloading = phase_ == Phase::kShift && foot == swing_
+                                 ? std::clamp((t - phase_start_) / config_.shift_time, 0.0, 1.0)
+                                 : 0.0;
+    add(foot, -ez, zero, -(1.0 - unloading) * config_.min_normal_force, landing ? 1 : -1);
     if (landing) {
-      add(foot, ez, zero,
-          std::max(landed / config_.land_time * weight, 2.0 * config_.min_normal_force), -1);
+      add(foot, ez, zero, std::max(landed / config_.land_time, 0.02) * weight, -1);
     }
   }
   // A slot not in use: its multiplier is zero.
@@ -430,7 +433,7 @@ bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
     sol_ = lu_.solve(rhs_);
     // Limits the tasks cannot meet together (an ill-posed system: no solution, or wrenches of
     // many times the weight): the last pass's solution.
-    const bool sane = sol_.allFinite() && sol_.segment(nv, 12).cwiseAbs().maxCoeff() < 5.0 * weight;
+    const bool sane = sol_.allFinite() && sol_.segment(nv, 12).cwiseAbs().maxCoeff() < 2.0 * weight;
     if (!sane) {
       if (pass == 0) return sol_.allFinite();
       sol_ = sol_previous_;

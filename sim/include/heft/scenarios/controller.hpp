@@ -199,9 +199,10 @@ struct BalanceConfig {
   double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
   // Contact limits (inequalities on each stance foot's planned wrench, in its sole's frame, held
   // by a primal active set over the KKT solve): the centre of pressure inside `cop_limit` of the
-  // sole's half-sizes (the margin covers the model's centre-of-mass error, so that the real one
-  // stays inside the sole), a normal force of at least `min_normal_force`, and a landing foot's
-  // normal force at most (t − touchdown) / land_time of the weight: its load is blended in.
+  // sole's half-sizes (below 1, a margin for the model's centre-of-mass error), a normal force of
+  // at least `min_normal_force` (fading to 0 on the foot a weight shift unloads), and a landing
+  // foot's normal force at most (t − touchdown) / land_time of the weight (at least 2 % of it):
+  // its load is blended in. A pass whose wrenches exceed twice the weight is not taken.
   double sole_half_length = 0.12, sole_half_width = 0.06;  ///< [m] the sole box
   double cop_limit = 1.0;
   double min_normal_force = 10.0;  ///< [N]
