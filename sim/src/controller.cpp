@@ -279,12 +279,15 @@ BalanceController::BalanceController(const std::string& urdf_path,
                                 "' is not a joint of the state sample");
   for (auto& J : Jc_) J.setZero(6, nv);
   for (auto& d : drift_) d.setZero();
-  const int n = nv + 12, m = 6 + 12;
+  const int n = nv + 12, m = 6 + 12 + kMaxLimits;
   H_.setZero(n, n);
   K_.setZero(n + m, n + m);
   g_.setZero(n);
   rhs_.setZero(n + m);
   sol_.setZero(n + m);
+  sol_previous_.setZero(n + m);
+  limit_rows_.setZero(kMaxLimits, n);
+  limit_rhs_.setZero();
   lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
   if (curl_v_ >= 0)
     SetTaskErrorNames({"pelvis_height_error_m", "com_x_error_m", "com_y_error_m",
@@ -345,6 +348,7 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
       // Touchdown: the swing foot's force sensor reads more than touchdown_force.
       if (FootForce(swing_, state) > config_.touchdown_force) {
         stance_[swing_] = true;
+        touchdown_time_[swing_] = t;
         ++touchdowns_;
         ++steps_done_;
         if (steps_done_ >= config_.steps) {
@@ -558,10 +562,8 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       }
     }
   }
-  K_.topRightCorner(n, 18) = K_.bottomLeftCorner(18, n).transpose();
-  lu_.compute(K_);
-  sol_ = lu_.solve(rhs_);
-  if (!sol_.allFinite()) return false;
+  K_.block(0, n, n, 18) = K_.block(n, 0, 18, n).transpose();
+  if (!SolveWithContactLimits(t, n)) return false;
 
   const auto vdot = sol_.head(nv);
   tau.noalias() = M * vdot;

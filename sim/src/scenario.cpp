@@ -274,6 +274,8 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   const Legs legs = MeasureLegs(model.get(), s.urdf_path, config);
   s.sole = legs.sole;
   config.sole_B = legs.sole.centre;
+  config.sole_half_length = legs.sole.half_length;
+  config.sole_half_width = legs.sole.half_width;
   config.pelvis_height =
       Micrometres(legs.hip_drop + legs.thigh + legs.shin + legs.ankle_height - kStandingCrouch);
   s.fall_height = 0.6 * config.pelvis_height;

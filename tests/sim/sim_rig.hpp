@@ -2,6 +2,8 @@
 // driver loop reading its buses: what the simulator's tests drive.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,31 @@ struct SimLoop {
   hal::StateBuffer buffer;
   const std::vector<hal::CanTransport*> buses = sim.buses();
   drivers::DriverLoop loop;
+};
+
+// A perfect estimator: a hand-off (estimating) of every payload link, whose π StepWithTruth fills
+// with the simulated robot's truth before each step.
+struct PerfectHandOff {
+  explicit PerfectHandOff(const SimulatedRobot& robot) {
+    estimate.status.state = hal::EstimatorState::kEstimating;
+    estimate.num_links = static_cast<std::uint16_t>(robot.scenario().payloads.size());
+    for (std::size_t i = 0; i < estimate.num_links; ++i) {
+      const std::string& link = robot.scenario().payloads[i].link;
+      std::memcpy(estimate.links[i].name.data(), link.data(),
+                  std::min(link.size(), estimate.links[i].name.size() - 1));
+    }
+  }
+  // One simulated millisecond with the truth handed on.
+  void StepWithTruth(SimulatedRobot& robot) {
+    robot.TruePayload(truth);
+    for (std::size_t i = 0; i < estimate.num_links; ++i)
+      for (int j = 0; j < 10; ++j)
+        estimate.links[i].parameters[static_cast<std::size_t>(j)] =
+            truth[static_cast<Eigen::Index>(10 * i) + j];
+    robot.Step(&estimate);
+  }
+  hal::InertialEstimate estimate;
+  Eigen::VectorXd truth;
 };
 
 }  // namespace heft::sim::test

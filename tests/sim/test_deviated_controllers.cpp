@@ -44,25 +44,13 @@ ElbowRun Curl(std::uint64_t seed, const std::vector<est::JointFriction>& frictio
   const auto& names = robot.scenario().joint_names;
   const auto elbow =
       static_cast<std::size_t>(std::find(names.begin(), names.end(), "left_elbow") - names.begin());
-  hal::InertialEstimate estimate;
-  estimate.status.state = hal::EstimatorState::kEstimating;
-  estimate.num_links = static_cast<std::uint16_t>(robot.scenario().payloads.size());
-  for (std::size_t i = 0; i < estimate.num_links; ++i) {
-    const std::string& link = robot.scenario().payloads[i].link;
-    std::memcpy(estimate.links[i].name.data(), link.data(),
-                std::min(link.size(), estimate.links[i].name.size() - 1));
-  }
+  test::PerfectHandOff hand_off(robot);
   ElbowRun run;
   double sum_sq = 0.0, low = 1e9, high = -1e9;
   long n = 0;
   const int ticks = static_cast<int>(seconds * 1000.0);
   for (int k = 0; k < ticks; ++k) {
-    const Eigen::VectorXd truth = robot.TruePayload();  // the perfect estimator's hand-off
-    for (std::size_t i = 0; i < estimate.num_links; ++i)
-      for (int j = 0; j < 10; ++j)
-        estimate.links[i].parameters[static_cast<std::size_t>(j)] =
-            truth[static_cast<Eigen::Index>(10 * i) + j];
-    robot.Step(&estimate);
+    hand_off.StepWithTruth(robot);
     if (robot.time() < 2.0) continue;  // the amplitude fades in over 1.5 s
     const double e = robot.task_errors()[0];
     sum_sq += e * e;
@@ -92,8 +80,10 @@ TEST(DeviatedRobot, TheCurlingElbowDoesNotStall) {
   const SimRig s = LoadSetup("dumbbell-curl");
   std::vector<std::string> joints;
   for (const auto& j : s.drivers.joints) joints.push_back(j.joint);
-  constexpr double kSeconds = 8.0;  // 2 s fade-in, then 2 periods
-  for (const std::uint64_t seed : {21u, 22u, 23u}) {
+  // 2 s fade-in, then one period (3 s): the whole travel. Two seeds (23 was dropped, and 8 s cut
+  // to 5 s, to pay for test_sim_deviated_walk's CI time).
+  constexpr double kSeconds = 5.0;
+  for (const std::uint64_t seed : {21u, 22u}) {
     const ElbowRun with = Curl(seed, NominalFriction(joints), kSeconds);
     EXPECT_GT(with.range, 0.7 * 1.4) << "seed " << seed << ": the elbow stalls";
     EXPECT_LT(with.rmse, 0.25) << "seed " << seed;

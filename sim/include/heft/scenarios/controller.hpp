@@ -197,6 +197,17 @@ struct BalanceConfig {
   double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
   double touchdown_speed = 0.4;   ///< [m/s] downward at contact
   double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
+  // Contact limits (inequalities on each stance foot's planned wrench, in its sole's frame, held
+  // by a primal active set over the KKT solve): the centre of pressure inside `cop_limit` of the
+  // sole's half-sizes (below 1, a margin for the model's centre-of-mass error), a normal force of
+  // at least `min_normal_force` (fading to 0 on the foot a weight shift unloads), and a landing
+  // foot's normal force at most (t − touchdown) / land_time of the weight (at least 2 % of it):
+  // its load is blended in. A pass whose wrenches exceed twice the weight is not taken.
+  double sole_half_length = 0.12, sole_half_width = 0.06;  ///< [m] the sole box
+  double cop_limit = 1.0;
+  double min_normal_force = 10.0;  ///< [N]
+  double land_time = 0.08;         ///< [s]
+  int active_set_passes = 4;       ///< KKT solves per tick at most (0: no contact limits)
   /// An arm task while standing (the dumbbell curl): `curl_joint`'s posture reference becomes
   /// posture + curl_amplitude · fade · sin(2π curl_frequency (t − curl_start)) from curl_start on,
   /// the amplitude growing smoothly over `curl_fade`; its error is the fourth task error.
@@ -223,6 +234,8 @@ class BalanceController final : public Controller {
     return sol_.segment<6>(model_.nv() + 6 * foot);
   }
   [[nodiscard]] bool in_stance(int foot) const noexcept { return stance_[foot]; }
+  /// Contact limits held as equalities by the last Compute (0: none was reached).
+  [[nodiscard]] int active_limits() const noexcept { return active_limits_; }
 
  protected:
   bool ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
@@ -254,11 +267,20 @@ class BalanceController final : public Controller {
   Eigen::Vector3d swing_start_ = Eigen::Vector3d::Zero(), swing_goal_ = Eigen::Vector3d::Zero();
   Eigen::Vector3d swing_target_ = Eigen::Vector3d::Zero(),
                   swing_target_vel_ = Eigen::Vector3d::Zero();
+  std::array<double, 2> touchdown_time_{-1e9, -1e9};  // [s] each foot's last touchdown
   // Workspace.
+  static constexpr int kMaxLimits = 12;  // per foot: 4 centre of pressure, 2 normal force
+  bool SolveWithContactLimits(double t, int n) noexcept;
+  Eigen::Matrix<double, kMaxLimits, Eigen::Dynamic> limit_rows_;
+  Eigen::Matrix<double, kMaxLimits, 1> limit_rhs_;
+  std::array<bool, kMaxLimits> limit_active_{};
+  std::array<int, kMaxLimits> limit_opposite_{};  // the row bounding the same quantity (-1: none)
+  int num_limits_ = 0;
+  int active_limits_ = 0;
   std::array<Matrix6X, 2> Jc_;
   std::array<Vector6, 2> drift_;
   Eigen::MatrixXd H_, K_;
-  Eigen::VectorXd g_, rhs_, sol_;
+  Eigen::VectorXd g_, rhs_, sol_, sol_previous_;
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
 };
 
