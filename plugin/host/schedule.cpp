@@ -53,11 +53,10 @@ double Percentile(std::vector<std::int64_t> v, double p) {
 
 std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns,
                              std::uint64_t& skipped) noexcept {
-  constexpr std::int64_t kPeriodNs = 3'000'000;
-  const std::int64_t next = k + 3;
+  const std::int64_t next = k + kControlPeriodMs;
   if (elapsed_ns < next * 1'000'000) return next;
-  const std::int64_t ahead = 3 * (elapsed_ns / kPeriodNs + 1);
-  skipped += static_cast<std::uint64_t>((ahead - next) / 3);
+  const std::int64_t ahead = kControlPeriodMs * (elapsed_ns / kControlPeriodNs + 1);
+  skipped += static_cast<std::uint64_t>((ahead - next) / kControlPeriodMs);
   return ahead;
 }
 
@@ -182,7 +181,7 @@ void Schedule::ControlThread() {
   const auto stopping = [this] { return this->stopping(); };
   ControlCounters& counters = stats_.control;
   std::int64_t driven_before = -1;  // the driver's millisecond at the previous tick
-  for (std::int64_t k = 3;;) {
+  for (std::int64_t k = kControlPeriodMs;;) {
     std::int64_t wake = 0;
     if (lockstep_) {
       if (!WaitFor(ms_driven_, k, stopping)) return;
@@ -196,7 +195,7 @@ void Schedule::ControlThread() {
     // the estimator's input as it was; update() would take the same measurement again.
     const std::int64_t driven = ms_driven_.load(std::memory_order_acquire);
     if (lockstep_ || driven != driven_before)
-      plugin_.update(lockstep_ ? k * 1'000'000 : Now(), 3'000'000);
+      plugin_.update(lockstep_ ? k * 1'000'000 : Now(), kControlPeriodNs);
     else
       ++counters.stale;
     driven_before = driven;
@@ -218,12 +217,12 @@ void Schedule::ControlThread() {
       stats_.lateness_ns[i] = wake;
     }
     ++stats_.ticks;
-    if (spent > 3'000'000 || wake > 3'000'000) ++counters.late;
+    if (spent > kControlPeriodNs || wake > kControlPeriodNs) ++counters.late;
     stats_.overruns = counters.late;
     counters.longest_ns = std::max(counters.longest_ns, wake);
     ms_controlled_.store(k, std::memory_order_release);
     // Lockstep: every tick in turn. Real time: the next period still ahead.
-    k = lockstep_ ? k + 3 : NextControlTick(k, Now() - t0_, counters.skipped);
+    k = lockstep_ ? k + kControlPeriodMs : NextControlTick(k, Now() - t0_, counters.skipped);
     control_counters_.publish(counters);
   }
 }

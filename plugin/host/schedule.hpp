@@ -36,6 +36,10 @@ namespace heft::host {
 // CLOCK_MONOTONIC in ns.
 std::int64_t Now() noexcept;
 
+// The control thread's period (333 Hz), in the driver's 1 ms ticks and in ns.
+inline constexpr std::int64_t kControlPeriodMs = 3;
+inline constexpr std::int64_t kControlPeriodNs = kControlPeriodMs * 1'000'000;
+
 // The control thread starved (real time only; README "Reliability"): a thread that wakes a period
 // or more late runs one tick on the newest driver samples and skips the periods it missed, instead
 // of running them back to back on the same samples (which fed one measurement to the filter tens
