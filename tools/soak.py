@@ -12,7 +12,11 @@ random fault every 10 to 30 s (kind, device and length 0.1 to 1 s drawn from the
     decreases;
   - tick time without drift: the control tick's compute time (telemetry compute_us), median of
     the last tenth not above the first tenth's (after warm-up) by more than the first tenth's
-    interquartile range plus 10 % (a machine's load changes the spread, not a leak's slope);
+    interquartile range plus 10 % (a machine's load changes the spread, not a leak's slope).
+    Judged only on runs of at least JUDGE_TICK_TIME_MIN simulated minutes (or --judge-tick-time
+    yes): in a short run the two tenths are seconds apart, and what differs between them is the
+    load of a shared machine (CI runs other tests beside it), not the program; the figures are
+    printed either way;
   - every hand-off finite and physically consistent, every hold named, estimation resumed after
     the last fault.
 Prints progress every 30 s (wall) and a summary; exit 1 when a check fails.
@@ -30,6 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simrun  # noqa: E402
 
+JUDGE_TICK_TIME_MIN = 10.0  # simulated minutes from which the tick-time drift is a verdict
 WALK_STEP_S = 1.6  # rough simulated seconds per step of the walk at duration_scale 1 (10 steps)
 
 
@@ -153,7 +158,12 @@ def main():
     p.add_argument("--minutes", type=float, default=60.0, help="simulated minutes")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--work", default="")
+    p.add_argument("--judge-tick-time", choices=("auto", "yes", "no"), default="auto",
+                   help=f"fail on a tick-time drift (auto: runs of {JUDGE_TICK_TIME_MIN:g} "
+                        "simulated minutes or more)")
     args = p.parse_args()
+    judge_tick_time = (args.judge_tick_time == "yes" or
+                       (args.judge_tick_time == "auto" and args.minutes >= JUDGE_TICK_TIME_MIN))
     seconds = args.minutes * 60.0
     work = args.work or tempfile.mkdtemp(prefix="heft-soak-")
     os.makedirs(work, exist_ok=True)
@@ -222,7 +232,7 @@ def main():
     last = c[-k:]
     m1, m2 = median(first), median(last)
     iqr = quantile(first, 0.75) - quantile(first, 0.25)
-    if not m2 <= m1 + iqr + 0.1 * m1:
+    if judge_tick_time and not m2 <= m1 + iqr + 0.1 * m1:
         problems.append(f"tick time drifted: median {m1:.1f} → {m2:.1f} µs (IQR {iqr:.1f})")
     if v.non_finite or v.inconsistent:
         problems.append(f"{v.non_finite} non-finite, {v.inconsistent} inconsistent hand-offs")
@@ -234,7 +244,8 @@ def main():
           f"ticks, {len(faults)} faults; RSS at warm-up ({warm_at:.0f} s) {warm} kB, end "
           f"{after[-1] if after else None} kB (growth {growth} kB, peak +{peak} kB); "
           f"{n_lines} counters lines, monotone {'yes' if not decrease else 'NO'}; tick compute "
-          f"median first tenth {m1:.1f} µs, last tenth {m2:.1f} µs (IQR {iqr:.1f}); hand-offs "
+          f"median first tenth {m1:.1f} µs, last tenth {m2:.1f} µs (IQR {iqr:.1f}"
+          f"{'' if judge_tick_time else '; not judged: a short run measures the machine'}); hand-offs "
           f"non-finite {v.non_finite}, inconsistent {v.inconsistent}; unnamed holds "
           f"{v.unnamed_holds}; resumed after the last fault "
           f"{'no' if v.resumed_at is None else f'{1e3 * (v.resumed_at - last_fault_end):.0f} ms'}",
