@@ -114,6 +114,7 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
   ne.c = target.dot(ne.b);
   SdpOptions opt;
   opt.regularisation = 1e-9;
+  opt.margin = 0.0;  // the absolute ε alone: the projection's case (the margin's is below)
   const SdpResult sdp = SolveSdp(ne, p, opt);
   int below_epsilon = 0;
   for (int b = 0; b < p.selection.size(); ++b)
