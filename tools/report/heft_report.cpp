@@ -21,8 +21,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anomalies.hpp"
