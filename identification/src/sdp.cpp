@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <new>
+#include <stdexcept>
 
 #include "heft/estimator/inertia.hpp"
 #include "heft/identification/consistency.hpp"
@@ -91,6 +95,17 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   if (!options.ellipsoids.empty() && static_cast<int>(options.ellipsoids.size()) != nb)
     throw std::invalid_argument("SolveSdp: one optional ellipsoid per chosen body");
   const Eigen::VectorXd& prior = problem.prior;
+  if (!(options.margin >= 0.0 && options.margin < 1.0))
+    throw std::invalid_argument("SolveSdp: margin must be in [0, 1)");
+  // ε_b: the absolute floor, or κ of the prior body's smallest pseudo-inertia eigenvalue.
+  std::vector<double> eps(nb, options.epsilon);
+  for (int b = 0; b < nb; ++b) {
+    const double prior_min =
+        Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d>(
+            dyn::PseudoInertia(prior.segment<10>(10 * b)), Eigen::EigenvaluesOnly)
+            .eigenvalues()[0];
+    if (std::isfinite(prior_min)) eps[b] = std::max(eps[b], options.margin * prior_min);
+  }
   // Column scaling d (ζ = d ⊙ (x − prior)) and the reduced least-squares factor.
   Eigen::VectorXd d(n);
   for (int i = 0; i < n; ++i) d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
@@ -150,7 +165,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   for (int b = 0; b < nb; ++b) {
     matrix_block(2 + b, 4);
     const Eigen::Matrix4d Cb =
-        options.epsilon * Eigen::Matrix4d::Identity() - dyn::PseudoInertia(x0.segment<10>(10 * b));
+        eps[b] * Eigen::Matrix4d::Identity() - dyn::PseudoInertia(x0.segment<10>(10 * b));
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) C.blocks[2 + b].data.mat[ijtok(i + 1, j + 1, 4)] = Cb(i, j);
   }
@@ -217,6 +232,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
     ret = easy_sdp(dim, k, C, a, constraints, 0.0, &X, &y, &Z, &pobj, &dobj);
   }
   SdpResult out;
+  out.body_epsilon = eps;
   out.status = ret;
   out.ok = ret == 0 || ret == 3;
   Eigen::VectorXd w(n);
@@ -229,10 +245,10 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   out.x_solver = out.x;
   out.objective_solver = objective(out.x);
   for (int b = 0; b < nb && out.x.allFinite(); ++b) {
-    // Bodies within the solver's accuracy of J ⪰ ε·1 (λ_min ≈ 0.9998 ε) stay as solved: moving
+    // Bodies within the solver's accuracy of J ⪰ ε_b·1 (λ_min ≈ 0.9998 ε_b) stay as solved: moving
     // them would cost the bounding ellipsoids their margin for nothing.
-    if (dyn::IsPhysicallyConsistent(out.x.segment<10>(10 * b), 0.5 * options.epsilon)) continue;
-    const ProjectedBody p = ProjectToConsistent(out.x.segment<10>(10 * b), options.epsilon);
+    if (dyn::IsPhysicallyConsistent(out.x.segment<10>(10 * b), 0.5 * eps[b])) continue;
+    const ProjectedBody p = ProjectToConsistent(out.x.segment<10>(10 * b), eps[b]);
     if (!p.changed) continue;
     out.x.segment<10>(10 * b) = p.pi;
     ++out.projected_bodies;

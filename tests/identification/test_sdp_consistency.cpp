@@ -114,12 +114,13 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
   ne.c = target.dot(ne.b);
   SdpOptions opt;
   opt.regularisation = 1e-9;
+  opt.margin = 0.0;  // the absolute ε alone: the projection's case (the margin's is below)
   const SdpResult sdp = SolveSdp(ne, p, opt);
   int below_epsilon = 0;
   for (int b = 0; b < p.selection.size(); ++b)
-    below_epsilon += MinEigenvalue(sdp.x_solver.segment<10>(10 * b)) < opt.epsilon ? 1 : 0;
+    below_epsilon += MinEigenvalue(sdp.x_solver.segment<10>(10 * b)) < sdp.body_epsilon[b] ? 1 : 0;
   std::printf(
-      "SDP %s (status %d) in %.1f s: the solver's x has %d of %d bodies below J ⪰ ε·1; %d "
+      "SDP %s (status %d) in %.1f s: the solver's x has %d of %d bodies below J ⪰ ε_b·1; %d "
       "projected (%d with mass or CoM), objective %.6g -> %.6g\n",
       sdp.message.c_str(), sdp.status, sdp.seconds, below_epsilon, p.selection.size(),
       sdp.projected_bodies, sdp.projected_mass_or_com, sdp.objective_solver, sdp.objective);
@@ -127,13 +128,59 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
   // The case must reach the boundary, or it would pass without the projection.
   EXPECT_GT(below_epsilon, 0);
   for (int b = 0; b < p.selection.size(); ++b)
-    EXPECT_GE(MinEigenvalue(sdp.x.segment<10>(10 * b)), 0.5 * opt.epsilon) << p.names[10 * b];
+    EXPECT_GE(MinEigenvalue(sdp.x.segment<10>(10 * b)), 0.5 * sdp.body_epsilon[b])
+        << p.names[10 * b];
   const Eigen::VectorXd x = sdp.x;
   const Eigen::VectorXd z = ne.A.diagonal().cwiseSqrt().cwiseProduct(x - p.prior);
   const double objective =
       x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + opt.regularisation * z.squaredNorm();
   EXPECT_NEAR(sdp.objective, objective, 1e-9 * std::abs(objective) + 1e-9);
   EXPECT_GE(sdp.objective, sdp.objective_solver * (1 - 1e-9));
+}
+
+// Data that say "thinner than a point": the forearm's and the hand's inertia about the CoM at
+// −½ of the URDF's (mass and CoM as the URDF), the thigh's at the URDF's, all strongly informed
+// and barely pulled toward the URDF. The SDP must stop every body at J ⪰ κ λ_min(J_URDF)·1 (the
+// solver's accuracy: ½ of it) instead of on the cone's edge, and leave the thigh where its data
+// are. Fails without the margin (κ = 0: the forearm and the hand came back as point masses, λ_min ≈
+// 1e-7 kg·m², as heft-identify's did on the deviated robot), or if the margin moved a body the
+// data put inside it.
+TEST(Consistency, SdpKeepsEveryBodyAMarginFromThePointMass) {
+  const dyn::Model model = dyn::LoadModelFromUrdfFile(
+      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", dyn::ModelOptions{});
+  const Problem p = MakeProblem(model, {"left_forearm", "left_hand", "left_thigh"}, false);
+  const Eigen::VectorXd scale = PriorScale(p).cwiseInverse();
+  NormalEquations ne;
+  ne.A = 1e6 * scale.cwiseAbs2().asDiagonal().toDenseMatrix();
+  Eigen::VectorXd target = p.prior;
+  for (int b = 0; b < 2; ++b) {
+    dyn::RigidBodyInertia body = dyn::InertiaFromParameters10(p.prior.segment<10>(10 * b));
+    body.inertia_com *= -0.5;
+    target.segment<10>(10 * b) = dyn::ParametersFromInertia(body);
+  }
+  ne.b = ne.A * target;
+  ne.c = target.dot(ne.b);
+  SdpOptions opt;  // the default margin: κ = 0.1
+  opt.regularisation = 1e-9;
+  constexpr double kMargin = 0.1;
+  const SdpResult sdp = SolveSdp(ne, p, opt);
+  ASSERT_TRUE(sdp.ok) << sdp.message;
+  ASSERT_EQ(sdp.body_epsilon.size(), 3u);
+  for (int b = 0; b < 3; ++b) {
+    const double prior_min = MinEigenvalue(p.prior.segment<10>(10 * b));
+    EXPECT_DOUBLE_EQ(sdp.body_epsilon[b], kMargin * prior_min) << p.names[10 * b];
+    EXPECT_GE(MinEigenvalue(sdp.x.segment<10>(10 * b)), 0.5 * kMargin * prior_min)
+        << p.names[10 * b] << ": λ_min of the URDF's " << prior_min;
+  }
+  // The thigh: its data are the URDF's, well inside the margin; σ of its unknowns ≈ 1e-3 scale.
+  EXPECT_LT(((sdp.x.segment<10>(20) - p.prior.segment<10>(20)).cwiseProduct(scale.segment<10>(20)))
+                .cwiseAbs()
+                .maxCoeff(),
+            1e-2);
+  // The forearm and the hand: the margin binds (within the solver's accuracy), not more.
+  for (int b = 0; b < 2; ++b)
+    EXPECT_LT(MinEigenvalue(sdp.x.segment<10>(10 * b)), 1.5 * sdp.body_epsilon[b])
+        << p.names[10 * b];
 }
 
 }  // namespace

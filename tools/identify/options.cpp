@@ -30,6 +30,8 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --noise TAU,F,N          measurement sigma: joint torque N·m, force N, moment N·m (0.3,2,0.2)
   --rank-tolerance R       relative singular value kept as identified (default 1e-6)
   --regularisation MU      SDP pull toward the URDF's values (default 1e-6)
+  --sdp-margin K           SDP: every body's pseudo-inertia keeps K of the URDF's smallest
+                           eigenvalue (default 0.1; 0: the absolute 1e-7 alone, point masses allowed)
   --ellipsoid-scale S      bounding ellipsoids from the prior's inertia ×S where the URDF has no
                            collision geometry (default 2; 0: collision geometry only)
   --no-ellipsoids          no bounding-ellipsoid constraints
@@ -138,6 +140,9 @@ Options ParseOptions(int argc, char** argv) {
       o.least_squares.rank_tolerance = Positive(a, value());
     } else if (a == "--regularisation") {
       o.sdp.regularisation = Positive(a, value());
+    } else if (a == "--sdp-margin") {
+      o.sdp.margin = Number(a, value());
+      if (!(o.sdp.margin >= 0 && o.sdp.margin < 1)) throw UsageError("--sdp-margin: 0 to below 1");
     } else if (a == "--ellipsoid-scale") {
       o.ellipsoid_scale = Number(a, value());
       if (o.ellipsoid_scale < 0) throw UsageError("--ellipsoid-scale: must be 0 or more");

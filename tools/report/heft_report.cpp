@@ -22,6 +22,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anomalies.hpp"
@@ -236,15 +237,38 @@ int main(int argc, char** argv) {
         if (t[i] > 2.0) peak = std::max(peak, std::abs(m[i] - mt[i]));
       return peak;
     };
+    // The same peak about the run's own settled estimate (its median after 2 s): on a robot that
+    // is not its URDF the torso estimate carries a steady error (the other bodies' model errors,
+    // seen through the feet) that gating cannot and should not change, and that the peak above
+    // counts as spike (README, "The stepping spike on the deviated robot").
+    auto spike_about_settled = [](const Table& tb) {
+      const auto m = tb.column(LinkColumn(tb, "torso", "est_", 0)),
+                 mt = tb.column(LinkColumn(tb, "torso", "true_", 0));
+      const auto t = heft::report::Seconds(tb);
+      std::vector<double> e;
+      for (std::size_t i = 0; i < m.size(); ++i)
+        if (t[i] > 2.0) e.push_back(m[i] - mt[i]);
+      const double settled = heft::report::Quantile(e, 0.5);
+      double peak = 0;
+      for (double x : e) peak = std::max(peak, std::abs(x - settled));
+      return std::pair{settled, peak};
+    };
     const Table ng = Read(dir + "/step-in-place-nogate.csv"),
                 g = Read(dir + "/step-in-place-gated.csv");
     if (ng.ok && g.ok) {
       const double a = spike(ng), b = spike(g);
+      const auto [sa, pa] = spike_about_settled(ng);
+      const auto [sb, pb] = spike_about_settled(g);
       extra << "- Stepping in place (Fig. 8; stepping from 1 s, the estimator from 0.5 s): peak "
                "torso-mass deviation without gating "
-            << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b) << ".\n";
+            << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b)
+            << "; settled error (median after 2 s) " << Fmt("%+.2f kg", sa) << " / "
+            << Fmt("%+.2f kg", sb) << ", peak about it " << Fmt("%.2f kg", pa) << " / "
+            << Fmt("%.2f kg", pb) << ".\n";
       targets.push_back({"stepping: torso-mass spike with gating ≤ ⅓ of without",
                          Fmt("%.2f", b / a), "≤ 0.33", b <= a / 3, true});
+      targets.push_back({"stepping: the same spike about each run's settled estimate",
+                         Fmt("%.2f", pb / pa), "≤ 0.33", pb <= pa / 3, false});
       heft::report::PlotMassEstimates(
           dir, "step-gating.png", "step-in-place: torso mass estimate with and without gating",
           "torso", {"step-in-place-gated.csv", g, "with innovation gating"},

@@ -1,7 +1,8 @@
 // Physically consistent identification as a semidefinite program (solved by CSDP):
 //
 //   minimise   ‖W^½ (Y x − y)‖² + μ ‖D (x − x_prior)‖²
-//   subject to J(π_b) ⪰ ε 1 for every chosen body (pseudo-inertia, positive definite),
+//   subject to J(π_b) ⪰ ε_b 1 for every chosen body (pseudo-inertia, positive definite, with
+//              ε_b = max(ε, κ λ_min(J(π_prior,b))): no body thinner than κ of the URDF's),
 //              tr(J(π_b) Q_b) ≥ 0 for bodies with a bounding ellipsoid (mass inside it),
 //              f_c ≥ 0, f_v ≥ 0 for friction unknowns.
 //
@@ -33,6 +34,12 @@ double EllipsoidMargin(const Eigen::Matrix<double, 10, 1>& pi, const Ellipsoid& 
 struct SdpOptions {
   double regularisation = 1e-6;  // μ, relative to the unit-diagonal scaled information
   double epsilon = 1e-7;         // smallest eigenvalue of every pseudo-inertia
+  // κ: every body's pseudo-inertia keeps at least this share of the prior's smallest eigenvalue
+  // (ε_b above). With the absolute ε alone the SDP returned point masses (I_c ≈ 2ε ≈ 2e-7 kg·m²)
+  // for poorly excited links on the deviated robot; the EKF cannot leave such a body (its
+  // log-Cholesky coordinates sit at log ε, where π barely moves with θ) and hands rank-3
+  // pseudo-inertias on (README, "Main job figures"). 0: the absolute ε alone.
+  double margin = 0.1;
   std::vector<std::optional<Ellipsoid>> ellipsoids;  // per chosen body, or empty for none
   bool friction_nonnegative = true;
   bool verbose = false;  // CSDP's iteration log on stdout
@@ -44,7 +51,8 @@ struct SdpResult {
   bool ok = false;
   double seconds = 0.0;
   std::string message;
-  // After the solve every body below J(π) ⪰ ½ε·1 is brought onto J ⪰ ε·1 (ProjectToConsistent):
+  std::vector<double> body_epsilon;  // ε_b per chosen body, as constrained
+  // After the solve every body below J(π) ⪰ ½ε_b·1 is brought onto J ⪰ ε_b·1 (ProjectToConsistent):
   // CSDP's reduced accuracy stops with some LMIs violated. The bodies moved, those whose mass or
   // centre of mass had to move too, and the objective ‖W^½(Yx − y)‖² + μ‖D(x − x_prior)‖² at the
   // solver's x and at the returned (projected) x: what the projection cost the fit.
