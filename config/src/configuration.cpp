@@ -1,5 +1,7 @@
 #include "heft/config/configuration.hpp"
 
+#include <cmath>
+
 #include "heft/config/schema.hpp"
 
 namespace heft::config {
@@ -26,6 +28,16 @@ Configuration ReadConfiguration(Document document, Reader reader) {
         "heft-sim runs the simulated robot (backend: simulated); the robot's buses (backend: "
         "socketcan) run in heftd");
   c.plugin = plugin::ReadPluginConfig(root);
+  // heftd's and heft-sim's control thread ticks on the drivers' 1 kHz samples: its period, the
+  // estimator's time step, is a whole number of milliseconds; within the watchdog's 100 ms.
+  if (reader != Reader::kTool) {
+    const double ms = c.plugin.estimator.control_period * 1e3;
+    if (std::abs(ms - std::round(ms)) > 1e-9 || ms < 1.0 - 1e-9 || ms > 20.0 + 1e-9)
+      root["estimator"]["control_period"].Fail(
+          "heftd's control thread runs on the drivers' 1 ms samples: the period must be a whole "
+          "number of milliseconds from 0.001 to 0.020 s (e.g. 0.002: 500 Hz, 0.003: 333 Hz, "
+          "0.004: 250 Hz)");
+  }
   // The floating base's motion: the base IMU on CAN (drivers.imu) or the framework's state
   // estimator (host.framework_input.base); a robot with neither would hold on every tick.
   const std::string& file = root.file();

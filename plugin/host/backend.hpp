@@ -36,6 +36,7 @@ namespace heft::host {
 // the framework input segment (AttachFrameworkInput), never by calling the plugin.
 struct StepContext {
   plugin::HandOffMailbox& hand_off;
+  std::int64_t control_period_ms;  // the control thread ticks at every multiple of it
 };
 
 class Backend {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -70,6 +71,9 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   ApplyCommandLine(cli, host);
   factory.Configure(config.root(), cli, host);
   const plugin::PluginConfig& pcfg = config.plugin;
+  // The control thread's period: estimator.control_period, a whole number of the drivers' 1 ms
+  // samples (the configuration's checks refuse any other for heftd and heft-sim).
+  const std::int64_t period_ms = std::llround(pcfg.estimator.control_period * 1e3);
   // heftd is a service with a user of its own (heftd.service: User=heft): as root, a bug in it or
   // in a plugin it loads owns the robot's computer. heft-sim (a developer's tool) and --check
   // (opens nothing) are not refused.
@@ -132,7 +136,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   // The shared-memory hand-off for controllers in other processes.
   std::unique_ptr<SharedHandOffSegment> shared;
   if (!host.shm.empty()) {
-    shared = std::make_unique<SharedHandOffSegment>(host.shm);
+    shared = std::make_unique<SharedHandOffSegment>(host.shm, period_ms * 1'000'000);
     log->info("hand-off also in shared memory /dev/shm/{} (layout {})", host.shm,
               hal::kSharedHandOffLayout);
   }
@@ -187,7 +191,7 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   Schedule schedule(*backend, loop, *plug, hand_off, recorder.get(), shared.get(), input.get(),
                     host.input_base,
                     ThreadSettings{host.priority, host.driver_cpus, host.control_cpus,
-                                   host.lock_memory ? kPrefaultStackBytes : 0},
+                                   host.lock_memory ? kPrefaultStackBytes : 0, period_ms},
                     log);
 
   // heftctl's socket: commands to the plugin, the status from the latest hand-off and counters.
@@ -233,7 +237,8 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
 
   ServiceNotifier notifier;  // READY=1, and WATCHDOG=1 only while the control thread ticks
   notifier.Ready(Now());
-  log->info("running: driver thread 1 kHz, control thread 333 Hz{}",
+  log->info("running: driver thread 1 kHz, control thread {:.0f} Hz ({} ms){}",
+            1e3 / static_cast<double>(period_ms), period_ms,
             backend->steps() ? ", simulated robot" : "");
   std::int64_t last_progress = 0;
   bool stalled = false;
@@ -302,9 +307,9 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   if (!schedule.lockstep()) {
     const ControlCounters& c = stats.control;
     log->log(c.late > 0 || c.stale > 0 ? spdlog::level::warn : spdlog::level::info,
-             "control thread starved: {} late ticks (a 3 ms period or more; longest {:.1f} ms), {} "
-             "periods skipped, {} ticks without a new driver sample (update() not called)",
-             c.late, 1e-6 * static_cast<double>(c.longest_ns), c.skipped, c.stale);
+             "control thread starved: {} late ticks (a {} ms period or more; longest {:.1f} ms), "
+             "{} periods skipped, {} ticks without a new driver sample (update() not called)",
+             c.late, period_ms, 1e-6 * static_cast<double>(c.longest_ns), c.skipped, c.stale);
   }
   Json summary = SummarizeDrivers(*log, loop, pcfg, buses);
   backend->LogSummary(*log, pcfg.drivers.buses);

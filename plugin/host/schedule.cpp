@@ -51,12 +51,12 @@ double Percentile(std::vector<std::int64_t> v, double p) {
   return static_cast<double>(v[i]);
 }
 
-std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns,
-                             std::uint64_t& skipped) noexcept {
-  const std::int64_t next = k + kControlPeriodMs;
+std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns, std::uint64_t& skipped,
+                             std::int64_t period_ms) noexcept {
+  const std::int64_t next = k + period_ms;
   if (elapsed_ns < next * 1'000'000) return next;
-  const std::int64_t ahead = kControlPeriodMs * (elapsed_ns / kControlPeriodNs + 1);
-  skipped += static_cast<std::uint64_t>((ahead - next) / kControlPeriodMs);
+  const std::int64_t ahead = period_ms * (elapsed_ns / (period_ms * 1'000'000) + 1);
+  skipped += static_cast<std::uint64_t>((ahead - next) / period_ms);
   return ahead;
 }
 
@@ -181,7 +181,8 @@ void Schedule::ControlThread() {
   const auto stopping = [this] { return this->stopping(); };
   ControlCounters& counters = stats_.control;
   std::int64_t driven_before = -1;  // the driver's millisecond at the previous tick
-  for (std::int64_t k = kControlPeriodMs;;) {
+  const std::int64_t period_ms = settings_.control_period_ms, period_ns = period_ms * 1'000'000;
+  for (std::int64_t k = period_ms;;) {
     std::int64_t wake = 0;
     if (lockstep_) {
       if (!WaitFor(ms_driven_, k, stopping)) return;
@@ -195,7 +196,7 @@ void Schedule::ControlThread() {
     // the estimator's input as it was; update() would take the same measurement again.
     const std::int64_t driven = ms_driven_.load(std::memory_order_acquire);
     if (lockstep_ || driven != driven_before)
-      plugin_.update(lockstep_ ? k * 1'000'000 : Now(), kControlPeriodNs);
+      plugin_.update(lockstep_ ? k * 1'000'000 : Now(), period_ns);
     else
       ++counters.stale;
     driven_before = driven;
@@ -217,19 +218,19 @@ void Schedule::ControlThread() {
       stats_.lateness_ns[i] = wake;
     }
     ++stats_.ticks;
-    if (spent > kControlPeriodNs || wake > kControlPeriodNs) ++counters.late;
+    if (spent > period_ns || wake > period_ns) ++counters.late;
     stats_.overruns = counters.late;
     counters.longest_ns = std::max(counters.longest_ns, wake);
     ms_controlled_.store(k, std::memory_order_release);
     // Lockstep: every tick in turn. Real time: the next period still ahead.
-    k = lockstep_ ? k + kControlPeriodMs : NextControlTick(k, Now() - t0_, counters.skipped);
+    k = lockstep_ ? k + period_ms : NextControlTick(k, Now() - t0_, counters.skipped, period_ms);
     control_counters_.publish(counters);
   }
 }
 
 void Schedule::StepperThread() {
   WaitForStart();
-  StepContext context{hand_off_};
+  StepContext context{hand_off_, settings_.control_period_ms};
   // Only a stop request (or Stop()) interrupts it; it ends the run itself after its duration.
   const auto interrupted = [this] { return this->stopping(); };
   for (std::int64_t k = 1; k <= total_ms_ && !interrupted(); ++k) {
@@ -237,9 +238,9 @@ void Schedule::StepperThread() {
     backend_.Step(k, context);
     ms_ready_.store(k, std::memory_order_release);
     if (lockstep_) {
-      // Wait for the driver (and, every third millisecond, the controller) before the next step.
+      // Wait for the driver (and, at every control tick, the controller) before the next step.
       if (!WaitFor(ms_driven_, k, interrupted)) break;
-      if (k % 3 == 0 && !WaitFor(ms_controlled_, k, interrupted)) break;
+      if (k % context.control_period_ms == 0 && !WaitFor(ms_controlled_, k, interrupted)) break;
     }
   }
   done_.store(true);

@@ -36,9 +36,9 @@ namespace heft::host {
 // CLOCK_MONOTONIC in ns.
 std::int64_t Now() noexcept;
 
-// The control thread's period (333 Hz), in the driver's 1 ms ticks and in ns.
+// The control thread's default period (333 Hz), in the driver's 1 ms ticks. The period is the
+// configuration's estimator.control_period, a whole number of milliseconds (ThreadSettings).
 inline constexpr std::int64_t kControlPeriodMs = 3;
-inline constexpr std::int64_t kControlPeriodNs = kControlPeriodMs * 1'000'000;
 
 // The control thread starved (real time only; README "Reliability"): a thread that wakes a period
 // or more late runs one tick on the newest driver samples and skips the periods it missed, instead
@@ -46,7 +46,7 @@ inline constexpr std::int64_t kControlPeriodNs = kControlPeriodMs * 1'000'000;
 // of times); a tick whose driver thread published nothing since the previous tick does not call
 // update() (the filter would take the same measurement twice).
 struct ControlCounters {
-  std::uint64_t late = 0;       // ticks that woke or computed later than one 3 ms period
+  std::uint64_t late = 0;       // ticks that woke or computed later than one control period
   std::uint64_t skipped = 0;    // periods passed over after such a tick
   std::uint64_t stale = 0;      // ticks without a new driver sample: update() not called
   std::int64_t longest_ns = 0;  // the longest wake-up lateness
@@ -56,25 +56,26 @@ struct ControlCounters {
 // the wake-up lateness; one entry per tick up to the reserved count.
 struct TickStats {
   std::vector<std::int64_t> compute_ns, lateness_ns;
-  std::uint64_t overruns = 0;  // ticks that computed or woke up later than one 3 ms period
+  std::uint64_t overruns = 0;  // ticks that computed or woke up later than one control period
   std::uint64_t ticks = 0;     // control ticks run (the vectors hold the latest of them)
   ControlCounters control;     // overruns == control.late
 };
 
-// The control tick (ms since the clock's start, a multiple of 3) after tick `k`, the thread being
-// `elapsed_ns` past the clock's start once `k` is done: k + 3 when it is still ahead, else the
-// first multiple of 3 ahead (a starved thread resumes on the schedule); `skipped` grows by the
-// periods passed over.
-std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns,
-                             std::uint64_t& skipped) noexcept;
+// The control tick (ms since the clock's start, a multiple of the period `period_ms`) after tick
+// `k`, the thread being `elapsed_ns` past the clock's start once `k` is done: k + period when it is
+// still ahead, else the first multiple of the period ahead (a starved thread resumes on the
+// schedule); `skipped` grows by the periods passed over.
+std::int64_t NextControlTick(std::int64_t k, std::int64_t elapsed_ns, std::uint64_t& skipped,
+                             std::int64_t period_ms = kControlPeriodMs) noexcept;
 // The p-quantile (0..1) of `v`; 0 when empty.
 double Percentile(std::vector<std::int64_t> v, double p);
 
 struct ThreadSettings {
-  int priority = 80;                     // SCHED_FIFO (real time only)
-  std::vector<int> driver_cpus;          // the driver thread's affinity; empty: any
-  std::vector<int> control_cpus;         // the control thread's affinity; empty: any
-  std::size_t prefault_stack_bytes = 0;  // touched on each real-time thread's start
+  int priority = 80;                                  // SCHED_FIFO (real time only)
+  std::vector<int> driver_cpus;                       // the driver thread's affinity; empty: any
+  std::vector<int> control_cpus;                      // the control thread's affinity; empty: any
+  std::size_t prefault_stack_bytes = 0;               // touched on each real-time thread's start
+  std::int64_t control_period_ms = kControlPeriodMs;  // estimator.control_period, whole ms
 };
 
 class Schedule {

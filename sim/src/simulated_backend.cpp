@@ -31,7 +31,9 @@ void SimulatedBackend::AttachFrameworkInput(const std::string& name) {
 }
 
 void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept {
-  const bool fresh = k % 3 == 1 && context.hand_off.read_latest(estimate_);
+  // The millisecond after a control tick: the hand-off it published.
+  const std::int64_t period = context.control_period_ms;
+  const bool fresh = (k - 1) % period == 0 && context.hand_off.read_latest(estimate_);
   if (fresh) UpdateNees();
   robot_->Step(fresh ? &estimate_ : nullptr);
 
@@ -49,7 +51,7 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
     walking_sent_ = true;
   }
 
-  if (k % 3 == 0) {
+  if (k % period == 0) {  // the truth at each control tick, for its telemetry row
     Truth tr{};
     tr.t_ns = k * 1'000'000;
     robot_->TruePayload(true_pi_);  // sized once: no allocation here

@@ -94,6 +94,12 @@ TEST(NextControlTick, AStarvedThreadResumesOnTheScheduleAndCountsWhatItSkipped) 
   EXPECT_EQ(next % 3, 0);
   EXPECT_GT(next * 1'000'000, 800'200'000);
   EXPECT_EQ(skipped, 166u);
+  // At a 2 ms period (estimator.control_period 0.002) the same on its own grid: tick 300 done at
+  // 800.2 ms resumes at 802, 250 periods (302 … 800) passed over.
+  skipped = 0;
+  EXPECT_EQ(NextControlTick(300, 301'000'000, skipped, 2), 302);
+  EXPECT_EQ(NextControlTick(300, 800'200'000, skipped, 2), 802);
+  EXPECT_EQ(skipped, 250u);
 }
 
 }  // namespace
