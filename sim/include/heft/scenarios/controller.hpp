@@ -198,7 +198,10 @@ struct BalanceConfig {
   double step_length = 0.0;       ///< [m] forward of the stance foot (0: in place)
   double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
   double touchdown_speed = 0.4;   ///< [m/s] downward at contact
-  double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
+  /// [m] centre-of-mass target in single support, inward of the stance sole's centre (the sole's
+  /// half-width is 0.06 m: 0.03 leaves room for a model centre of mass 1–2 cm off; 0.04 put the
+  /// real one on the sole's inner edge, where a touchdown rolled the foot)
+  double com_margin = 0.03;
   // Contact limits (inequalities on each stance foot's planned wrench, in its sole's frame, held
   // by a primal active set over the KKT solve): the centre of pressure inside `cop_limit` of the
   // sole's half-sizes (below 1, a margin for the model's centre-of-mass error), a normal force of
