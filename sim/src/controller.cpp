@@ -324,7 +324,10 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
   };
   switch (phase_) {
     case Phase::kStand:
-      if (config_.steps > 0 && t >= config_.settle) start_shift();
+      if (config_.steps > 0 && t >= config_.settle) {
+        stance_width_ = sole(0).y() - sole(1).y();
+        start_shift();
+      }
       break;
     case Phase::kShift:
       if (dt_phase >= config_.shift_time) {
@@ -334,6 +337,10 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
         swing_start_ = sole(swing_);
         swing_goal_ = swing_start_;
         swing_goal_.x() = sole(stance).x() + config_.step_length;
+        // The step width of the start, from the stance foot: a stance foot that slipped or
+        // turned on its landing does not carry its drift into the next step (the feet would
+        // close in, step by step, until one lands on the other).
+        swing_goal_.y() = sole(stance).y() + (swing_ == 0 ? stance_width_ : -stance_width_);
         swing_goal_.z() = swing_start_.z() + config_.step_height;
       }
       break;

@@ -169,8 +169,10 @@ class JointTaskController final : public Controller {
 ///
 /// Gait: `steps` = 0 stands; otherwise, after `settle` seconds, alternating single steps: shift the
 /// centre of mass over the stance foot, lift the other foot `step_height`, move it `step_length`
-/// forward of the stance foot, and drive it down at `touchdown_speed` until the foot's force
-/// sensor reads more than `touchdown_force` (a hard touchdown), then shift again.
+/// forward of the stance foot and sideways to the feet's distance when the first step started
+/// (the step width: a stance foot's slip does not accumulate), and drive it down at
+/// `touchdown_speed` until the foot's force sensor reads more than `touchdown_force` (a hard
+/// touchdown), then shift again.
 struct BalanceConfig {
   std::vector<double> posture;  ///< joint posture reference, sample order
   std::string left_foot = "left_foot", right_foot = "right_foot";
@@ -196,7 +198,10 @@ struct BalanceConfig {
   double step_length = 0.0;       ///< [m] forward of the stance foot (0: in place)
   double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
   double touchdown_speed = 0.4;   ///< [m/s] downward at contact
-  double com_margin = 0.04;       ///< [m] centre of mass target inside the stance foot
+  /// [m] centre-of-mass target in single support, inward of the stance sole's centre (the sole's
+  /// half-width is 0.06 m: 0.03 leaves room for a model centre of mass 1–2 cm off; 0.04 put the
+  /// real one on the sole's inner edge, where a touchdown rolled the foot)
+  double com_margin = 0.03;
   // Contact limits (inequalities on each stance foot's planned wrench, in its sole's frame, held
   // by a primal active set over the KKT solve): the centre of pressure inside `cop_limit` of the
   // sole's half-sizes (below 1, a margin for the model's centre-of-mass error), a normal force of
@@ -268,6 +273,7 @@ class BalanceController final : public Controller {
   Eigen::Vector3d swing_target_ = Eigen::Vector3d::Zero(),
                   swing_target_vel_ = Eigen::Vector3d::Zero();
   std::array<double, 2> touchdown_time_{-1e9, -1e9};  // [s] each foot's last touchdown
+  double stance_width_ = 0.0;  // [m] left sole − right sole (y) when the first step starts
   // Workspace.
   static constexpr int kMaxLimits = 12;  // per foot: 4 centre of pressure, 2 normal force
   bool SolveWithContactLimits(double t, int n) noexcept;
