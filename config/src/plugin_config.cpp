@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include "heft/config/driver_check.hpp"
@@ -219,11 +220,12 @@ PluginConfig ReadPluginConfig(const config::Node& root) {
   return cfg;
 }
 
-void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
-  ApplyNominalParameters(config::Document::Load(path), model);
+std::vector<std::string> ApplyNominalParameters(const std::string& path, dyn::Model& model) {
+  return ApplyNominalParameters(config::Document::Load(path), model);
 }
 
-void ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
+std::vector<std::string> ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
+  std::vector<std::string> applied;
   const config::Node links = doc.root()["links"];
   if (!links.IsMap()) links.Fail("expected a map of link names");
   for (const std::string& name : links.Keys()) {
@@ -240,6 +242,52 @@ void ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
     if (!dyn::IsPhysicallyConsistent(pi, 0.0))
       link["pi"].Fail("not physically consistent (pseudo-inertia not positive definite)");
     dyn::SetBodyParameters(model, body, pi);
+    applied.push_back(name);
+  }
+  return applied;
+}
+
+void CheckEstimatedNominals(const PluginConfig& cfg,
+                            const std::vector<std::string>& from_parameters, dyn::Model& model) {
+  for (const std::string& name : cfg.estimator.bodies) {
+    const int body = model.body_index(name);
+    const dyn::Vector10 pi = dyn::GetBodyParameters(model, body);
+    // Massless or not consistent at all: the estimator's own check says so (InertialEstimator).
+    if (!dyn::IsPhysicallyConsistent(pi, 0.0) || dyn::HasConsistencyMargin(pi)) continue;
+    const bool param =
+        std::find(from_parameters.begin(), from_parameters.end(), name) != from_parameters.end();
+    const std::string& source = param ? cfg.parameters_path : cfg.urdf_path;
+    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+    std::ostringstream msg;
+    msg.precision(3);
+    msg << source << ": estimated link '" << name << "' is nearly degenerate (a point mass, rod or "
+        << "plate): its pseudo-inertia's smallest eigenvalue " << e.min << " is below the "
+        << "estimator's margin " << e.threshold() << " (" << dyn::kConsistencyMargin
+        << " x its largest, " << e.max << ")";
+    if (!cfg.repair_inertia)
+      throw config::ConfigError(
+          msg.str() + "; " +
+          (param ? "re-identify with heft-identify (its SDP keeps a margin, --sdp-margin)"
+                 : "fix the link's <inertial> in the URDF") +
+          ", stop estimating the link (estimator.links), or set robot.repair_inertia: true to "
+          "inflate its inertia to the margin");
+    // Repair: Σ about the centre of mass + δ·1 (the inertia about it + 2δ·1), δ doubled from the
+    // threshold until the margin holds; mass and centre of mass are kept.
+    dyn::RigidBodyInertia b = dyn::InertiaFromParameters10(pi);
+    const Eigen::Matrix3d inertia_com = b.inertia_com;
+    dyn::Vector10 repaired = pi;
+    for (double delta = e.threshold(); !dyn::HasConsistencyMargin(repaired); delta *= 2.0) {
+      b.inertia_com = inertia_com + 2.0 * delta * Eigen::Matrix3d::Identity();
+      repaired = dyn::ParametersFromInertia(b);
+    }
+    dyn::SetBodyParameters(model, body, repaired);
+    const dyn::PseudoInertiaExtremes r = dyn::PseudoInertiaEigenvalues(repaired);
+    std::ostringstream fixed;
+    fixed.precision(3);
+    fixed << msg.str() << "; repaired (robot.repair_inertia): inertia about the centre of mass + "
+          << (repaired[4] - pi[4] + repaired[7] - pi[7] + repaired[9] - pi[9]) / 3.0
+          << " kg m^2 on each axis, smallest eigenvalue now " << r.min;
+    model.warnings.push_back(fixed.str());
   }
 }
 

@@ -78,4 +78,15 @@ bool IsPhysicallyConsistent(const Vector10& pi, double tol) noexcept {
   return eig.eigenvalues()[0] > tol;
 }
 
+PseudoInertiaExtremes PseudoInertiaEigenvalues(const Vector10& pi) noexcept {
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(PseudoInertia(pi), Eigen::EigenvaluesOnly);
+  return {eig.eigenvalues()[0], eig.eigenvalues()[3]};
+}
+
+bool HasConsistencyMargin(const Vector10& pi) noexcept {
+  if (!pi.allFinite() || !(pi[0] > 0.0)) return false;
+  const PseudoInertiaExtremes e = PseudoInertiaEigenvalues(pi);
+  return e.min > e.threshold();
+}
+
 }  // namespace heft::dyn
