@@ -271,21 +271,14 @@ void CheckEstimatedNominals(const PluginConfig& cfg,
                  : "fix the link's <inertial> in the URDF") +
           ", stop estimating the link (estimator.links), or set robot.repair_inertia: true to "
           "inflate its inertia to the margin");
-    // Repair: Σ about the centre of mass + δ·1 (the inertia about it + 2δ·1), δ doubled from the
-    // threshold until the margin holds; mass and centre of mass are kept.
-    dyn::RigidBodyInertia b = dyn::InertiaFromParameters10(pi);
-    const Eigen::Matrix3d inertia_com = b.inertia_com;
-    dyn::Vector10 repaired = pi;
-    for (double delta = e.threshold(); !dyn::HasConsistencyMargin(repaired); delta *= 2.0) {
-      b.inertia_com = inertia_com + 2.0 * delta * Eigen::Matrix3d::Identity();
-      repaired = dyn::ParametersFromInertia(b);
-    }
+    // Repair: J + δ·1 (mass +δ, inertia about the origin +2δ·1), δ ≤ 2e-6 λ_max(J).
+    const dyn::Vector10 repaired = dyn::InflateToMargin(pi);
     dyn::SetBodyParameters(model, body, repaired);
     const dyn::PseudoInertiaExtremes r = dyn::PseudoInertiaEigenvalues(repaired);
     std::ostringstream fixed;
     fixed.precision(3);
-    fixed << msg.str() << "; repaired (robot.repair_inertia): inertia about the centre of mass + "
-          << (repaired[4] - pi[4] + repaired[7] - pi[7] + repaired[9] - pi[9]) / 3.0
+    fixed << msg.str() << "; repaired (robot.repair_inertia): mass + " << repaired[0] - pi[0]
+          << " kg, inertia + " << repaired[4] - pi[4]
           << " kg m^2 on each axis, smallest eigenvalue now " << r.min;
     model.warnings.push_back(fixed.str());
   }

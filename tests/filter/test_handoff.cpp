@@ -106,11 +106,13 @@ TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
 
 // The estimator started from a nearly degenerate but admitted forearm nominal (the URDF's mass and
 // centre of mass, a sphere's inertia about it of 1.2e-4 kg·m²: heft-identify's margin, λ_min /
-// λ_max ≈ 4e-5) while a 5.5 kg dumbbell pulls the estimate towards a point mass (its λ_min / λ_max
-// reaches 3.7e-7). Every handed set keeps the margin (dyn::kConsistencyMargin) and still has
-// λ_min(J) > 0 once written with 9 significant digits and read back. Fails if HandOn hands a target
-// thinner than the margin (before the fix it checked λ_min > 0 alone), or if the data no longer
-// pull the estimate below the margin (then this proves nothing).
+// λ_max ≈ 4e-5) while a 5.5 kg dumbbell pulls the estimate towards a point mass (λ_min / λ_max
+// down to ≈ 2e-9). Every handed set keeps the margin (dyn::kConsistencyMargin) and still has
+// λ_min(J) > 0 once written with 9 significant digits and read back, and the hand-off still follows
+// the load (the too-thin targets are moved into the margin, not held). Fails if HandOn hands a set
+// thinner than the margin (before the fix it checked λ_min > 0 alone), if it freezes instead of
+// handing the load on, or if the data no longer pull the estimate below the margin (then this
+// proves nothing).
 TEST_F(HandOff, NeverHandsASetThinnerThanTheMargin) {
   dyn::Model model = test::ReferenceHumanoid();
   const int b = model.body_index("left_forearm");
@@ -141,10 +143,11 @@ TEST_F(HandOff, NeverHandsASetThinnerThanTheMargin) {
   }
   std::printf(
       "[ heft ] λ_min / λ_max: estimate down to %.2e, handed down to %.2e (margin %.0e), %llu "
-      "ticks held; smallest λ_min of a handed set printed with 9 digits %.2e\n",
+      "ticks moved into the margin; smallest λ_min of a handed set printed with 9 digits %.2e\n",
       target, handed, dyn::kConsistencyMargin,
       static_cast<unsigned long long>(est.inconsistent_targets()), printed_min);
   EXPECT_GT(printed_min, 0.0);
+  EXPECT_GT(est.handed()[0], 6.5) << "the forearm and its 5.5 kg load (7 kg) are handed on";
   EXPECT_LT(target, dyn::kConsistencyMargin) << "the data pull the estimate below the margin";
 }
 

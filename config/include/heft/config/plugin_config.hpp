@@ -52,9 +52,9 @@ std::vector<std::string> ApplyNominalParameters(const config::Document& doc, dyn
 // `from_parameters`) must keep the estimator's margin from the point mass: λ_min(J) >
 // dyn::kConsistencyMargin · λ_max(J) (inertia.hpp). A thinner one is refused with a
 // config::ConfigError naming the file, the link, λ_min(J) and the threshold and saying what to do;
-// with cfg.repair_inertia its inertia about the centre of mass is inflated until it keeps the
-// margin (mass and centre of mass kept), with a warning in model.warnings. Links that are not
-// estimated are left alone: the dynamics takes a point mass (J semidefinite) as it is.
+// with cfg.repair_inertia it is moved into the margin (dyn::InflateToMargin: mass and inertia
+// raised by ≤ 2e-6 of J's scale, first moment kept), with a warning in model.warnings. Links that
+// are not estimated are left alone: the dynamics takes a point mass (J semidefinite) as it is.
 void CheckEstimatedNominals(const PluginConfig& cfg,
                             const std::vector<std::string>& from_parameters, dyn::Model& model);
 // The sections alone, without the URDF's checks (file names resolved against `config_dir`).

@@ -70,4 +70,10 @@ PseudoInertiaExtremes PseudoInertiaEigenvalues(const Vector10& pi) noexcept;
 // set it hands on.
 bool HasConsistencyMargin(const Vector10& pi) noexcept;
 
+// π moved into the margin when it is consistent (λ_min(J) > 0) but too thin: J + δ·1, i.e. mass +δ
+// and the inertia about the origin +2δ·1 (first moment kept), with δ the smallest that gives
+// λ_min = 2 kConsistencyMargin λ_max (twice the margin: room for rounding). δ ≤ 2e-6 λ_max(J), so
+// the mass moves by at most 2e-6 of J's scale. π unchanged when it has the margin; no allocation.
+Vector10 InflateToMargin(const Vector10& pi) noexcept;
+
 }  // namespace heft::dyn
