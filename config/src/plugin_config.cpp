@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include "heft/config/driver_check.hpp"
@@ -219,11 +220,12 @@ PluginConfig ReadPluginConfig(const config::Node& root) {
   return cfg;
 }
 
-void ApplyNominalParameters(const std::string& path, dyn::Model& model) {
-  ApplyNominalParameters(config::Document::Load(path), model);
+std::vector<std::string> ApplyNominalParameters(const std::string& path, dyn::Model& model) {
+  return ApplyNominalParameters(config::Document::Load(path), model);
 }
 
-void ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
+std::vector<std::string> ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
+  std::vector<std::string> applied;
   const config::Node links = doc.root()["links"];
   if (!links.IsMap()) links.Fail("expected a map of link names");
   for (const std::string& name : links.Keys()) {
@@ -240,6 +242,45 @@ void ApplyNominalParameters(const config::Document& doc, dyn::Model& model) {
     if (!dyn::IsPhysicallyConsistent(pi, 0.0))
       link["pi"].Fail("not physically consistent (pseudo-inertia not positive definite)");
     dyn::SetBodyParameters(model, body, pi);
+    applied.push_back(name);
+  }
+  return applied;
+}
+
+void CheckEstimatedNominals(const PluginConfig& cfg,
+                            const std::vector<std::string>& from_parameters, dyn::Model& model) {
+  for (const std::string& name : cfg.estimator.bodies) {
+    const int body = model.body_index(name);
+    const dyn::Vector10 pi = dyn::GetBodyParameters(model, body);
+    // Massless or not consistent at all: the estimator's own check says so (InertialEstimator).
+    if (!dyn::IsPhysicallyConsistent(pi, 0.0) || dyn::HasConsistencyMargin(pi)) continue;
+    const bool param =
+        std::find(from_parameters.begin(), from_parameters.end(), name) != from_parameters.end();
+    const std::string& source = param ? cfg.parameters_path : cfg.urdf_path;
+    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+    std::ostringstream msg;
+    msg.precision(3);
+    msg << source << ": estimated link '" << name << "' is nearly degenerate (a point mass, rod or "
+        << "plate): its pseudo-inertia's smallest eigenvalue " << e.min << " is below the "
+        << "estimator's margin " << e.threshold() << " (" << dyn::kConsistencyMargin
+        << " x its largest, " << e.max << ")";
+    if (!cfg.repair_inertia)
+      throw config::ConfigError(
+          msg.str() + "; " +
+          (param ? "re-identify with heft-identify (its SDP keeps a margin, --sdp-margin)"
+                 : "fix the link's <inertial> in the URDF") +
+          ", stop estimating the link (estimator.links), or set robot.repair_inertia: true to "
+          "inflate its inertia to the margin");
+    // Repair: J + δ·1 (mass +δ, inertia about the origin +2δ·1), δ ≤ 2e-6 λ_max(J).
+    const dyn::Vector10 repaired = dyn::InflateToMargin(pi);
+    dyn::SetBodyParameters(model, body, repaired);
+    const dyn::PseudoInertiaExtremes r = dyn::PseudoInertiaEigenvalues(repaired);
+    std::ostringstream fixed;
+    fixed.precision(3);
+    fixed << msg.str() << "; repaired (robot.repair_inertia): mass + " << repaired[0] - pi[0]
+          << " kg, inertia + " << repaired[4] - pi[4]
+          << " kg m^2 on each axis, smallest eigenvalue now " << r.min;
+    model.warnings.push_back(fixed.str());
   }
 }
 

@@ -78,4 +78,30 @@ bool IsPhysicallyConsistent(const Vector10& pi, double tol) noexcept {
   return eig.eigenvalues()[0] > tol;
 }
 
+PseudoInertiaExtremes PseudoInertiaEigenvalues(const Vector10& pi) noexcept {
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(PseudoInertia(pi), Eigen::EigenvaluesOnly);
+  return {eig.eigenvalues()[0], eig.eigenvalues()[3]};
+}
+
+bool HasConsistencyMargin(const Vector10& pi) noexcept {
+  if (!pi.allFinite() || !(pi[0] > 0.0)) return false;
+  const PseudoInertiaExtremes e = PseudoInertiaEigenvalues(pi);
+  return e.min > e.threshold();
+}
+
+Vector10 InflateToMargin(const Vector10& pi) noexcept {
+  if (HasConsistencyMargin(pi)) return pi;
+  // J + δ·1 shifts every eigenvalue by δ: (λ_min + δ) = 2ε (λ_max + δ).
+  const PseudoInertiaExtremes e = PseudoInertiaEigenvalues(pi);
+  const double eps = 2.0 * kConsistencyMargin;
+  const double delta = (eps * e.max - e.min) / (1.0 - eps);
+  Vector10 out = pi;
+  out[0] += delta;  // J's (3, 3)
+  // Σ + δ·1 is I + 2δ·1 (I = tr(Σ)·1 − Σ).
+  out[4] += 2.0 * delta;
+  out[7] += 2.0 * delta;
+  out[9] += 2.0 * delta;
+  return out;
+}
+
 }  // namespace heft::dyn

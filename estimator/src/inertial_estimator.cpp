@@ -38,11 +38,19 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
         "estimator.measurement: the null-space model needs a floating base");
 
   nominal_ = selection_.Gather(model_);
-  for (int k = 0; k < selection_.size(); ++k)
-    if (!dyn::IsPhysicallyConsistent(nominal_.segment<10>(10 * k), 0.0))
+  for (int k = 0; k < selection_.size(); ++k) {
+    const dyn::Vector10 pi = nominal_.segment<10>(10 * k);
+    if (!dyn::IsPhysicallyConsistent(pi, 0.0))
       throw std::invalid_argument(
           "estimator.bodies: the nominal parameters of '" + config.bodies[k] +
           "' are not physically consistent (a massless link cannot be estimated)");
+    // The set-up (plugin_config.hpp, CheckEstimatedNominals) refuses it first, naming the file.
+    if (!dyn::HasConsistencyMargin(pi))
+      throw std::invalid_argument("estimator.bodies: the nominal parameters of '" +
+                                  config.bodies[k] +
+                                  "' are nearly degenerate (pseudo-inertia's smallest eigenvalue "
+                                  "below 1e-6 of its largest)");
+  }
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
   // What a white innovation (no parameter change) can lose at most when P is inflated: its
@@ -65,7 +73,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
                                   double inflation) {
   if (pi0.size() != n_ || !Plausible(pi0)) return false;
   for (int k = 0; k < selection_.size(); ++k)
-    if (!dyn::IsPhysicallyConsistent(pi0.segment<10>(10 * k), 0.0)) return false;
+    if (!dyn::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
   if (!filter_.Reset(pi0, config_.initial_sigma, cov_pi, inflation)) return false;
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
@@ -82,13 +90,19 @@ TickResult InertialEstimator::HandOn() noexcept {
 }
 
 void InertialEstimator::HandOn(TickResult& res) noexcept {
-  // Rate-limited along the segment towards the estimate, only towards consistent targets.
+  // Rate-limited along the segment towards the estimate, only towards targets consistent with the
+  // margin (dyn::kConsistencyMargin). A target that is consistent but thinner (λ_min(J) > 0, below
+  // the margin) is handed moved into it (dyn::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max); one that
+  // is not consistent at all (the baseline KF's) keeps the link's last handed set. Either way
+  // target_consistent is false (counted in inconsistent_targets). Both ends having the margin,
+  // every set on the segment has it (λ_min − ε λ_max is concave in π).
   const Eigen::VectorXd& target = filter_.parameters();
   for (int k = 0; k < selection_.size(); ++k) {
-    const dyn::Vector10 t = target.segment<10>(10 * k);
-    if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
+    dyn::Vector10 t = target.segment<10>(10 * k);
+    if (!dyn::HasConsistencyMargin(t)) {
       res.target_consistent = false;
-      continue;
+      if (!dyn::IsPhysicallyConsistent(t, 0.0)) continue;
+      t = dyn::InflateToMargin(t);
     }
     const RateLimitResult step =
         RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "heft/config/configuration.hpp"
 #include "heft/hal/spsc_queue.hpp"
@@ -41,10 +42,13 @@ class EstimatorPlugin final : public ControllerInterface {
       opt.floating_base = cfg_.floating_base;
       opt.repair_inertia = cfg_.repair_inertia;
       model_ = std::make_unique<dyn::Model>(dyn::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
+      std::vector<std::string> from_parameters;
       if (!cfg_.parameters_path.empty()) {
-        ApplyNominalParameters(cfg_.parameters_path, *model_);
+        from_parameters = ApplyNominalParameters(cfg_.parameters_path, *model_);
         cfg_.estimator.friction = ReadNominalFriction(cfg_.parameters_path, *model_);
       }
+      // An estimated link thinner than the estimator's margin is refused here, naming the file.
+      CheckEstimatedNominals(cfg_, from_parameters, *model_);
       estimator_ = std::make_unique<est::InertialEstimator>(*model_, cfg_.estimator);
       mapping_ = std::make_unique<est::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 
 #include "fixtures.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
@@ -14,10 +16,17 @@ namespace {
 
 class HandOff : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // The simulated data once for the suite's tests (they only read them).
+  static void SetUpTestSuite() {
     test::DataSpec spec = test::ArmMotion(5.0);
     spec.payload = test::ForearmPayload(5.5);
-    ticks_ = test::Generate(spec);
+    data_ = new std::vector<test::Tick>(test::Generate(spec));
+  }
+  static void TearDownTestSuite() {
+    delete data_;
+    data_ = nullptr;
+  }
+  void SetUp() override {
     cfg_ = test::ArmConfig();
     cfg_.calibration.enabled = true;
     cfg_.calibration.window = 0.05;
@@ -36,7 +45,8 @@ class HandOff : public ::testing::Test {
   // The largest change of the handed mass per tick must respect the limit (3 kg/s · 3 ms).
   double Limit() const { return cfg_.rate_limits.mass * cfg_.control_period * (1 + 1e-9); }
 
-  std::vector<test::Tick> ticks_;
+  static inline const std::vector<test::Tick>* data_ = nullptr;
+  const std::vector<test::Tick>& ticks_ = *data_;
   EstimatorConfig cfg_;
   std::size_t next_ = 0;
   const unsigned char valid_[2] = {1, 1}, contact_[2] = {1, 1};
@@ -92,6 +102,53 @@ TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
               worst);
   EXPECT_LE(worst, Limit());
   EXPECT_LT(ticks, 10000);
+}
+
+// The estimator started from a nearly degenerate but admitted forearm nominal (the URDF's mass and
+// centre of mass, a sphere's inertia about it of 1.2e-4 kg·m²: heft-identify's margin, λ_min /
+// λ_max ≈ 4e-5) while a 5.5 kg dumbbell pulls the estimate towards a point mass (λ_min / λ_max
+// down to ≈ 2e-9). Every handed set keeps the margin (dyn::kConsistencyMargin) and still has
+// λ_min(J) > 0 once written with 9 significant digits and read back, and the hand-off still follows
+// the load (the too-thin targets are moved into the margin, not held). Fails if HandOn hands a set
+// thinner than the margin (before the fix it checked λ_min > 0 alone), if it freezes instead of
+// handing the load on, or if the data no longer pull the estimate below the margin (then this
+// proves nothing).
+TEST_F(HandOff, NeverHandsASetThinnerThanTheMargin) {
+  dyn::Model model = test::ReferenceHumanoid();
+  const int b = model.body_index("left_forearm");
+  dyn::RigidBodyInertia body = dyn::InertiaFromParameters10(model.bodies[b].parameters);
+  body.inertia_com = 1.2e-4 * Eigen::Matrix3d::Identity();
+  dyn::SetBodyParameters(model, b, dyn::ParametersFromInertia(body));
+  InertialEstimator est(model, cfg_);
+  ASSERT_TRUE(dyn::HasConsistencyMargin(est.nominal().head<10>()));
+  est.SkipCalibration();
+  const auto ratio = [](const dyn::Vector10& pi) {
+    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+    return e.min / e.max;
+  };
+  double handed = std::numeric_limits<double>::infinity(), target = handed, printed_min = handed;
+  for (std::size_t i = 0; i < ticks_.size(); ++i) {
+    (void)est.Step(Input(i));
+    const dyn::Vector10 h = est.handed().head<10>();
+    target = std::min(target, ratio(est.estimate().head<10>()));
+    handed = std::min(handed, ratio(h));
+    ASSERT_TRUE(dyn::HasConsistencyMargin(h)) << "tick " << i << ": λ_min / λ_max " << ratio(h);
+    dyn::Vector10 printed;  // as the telemetry and the persisted estimate write it
+    for (int k = 0; k < 10; ++k) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.9g", h[k]);
+      printed[k] = std::strtod(text, nullptr);
+    }
+    printed_min = std::min(printed_min, dyn::PseudoInertiaEigenvalues(printed).min);
+  }
+  std::printf(
+      "[ heft ] λ_min / λ_max: estimate down to %.2e, handed down to %.2e (margin %.0e), %llu "
+      "ticks moved into the margin; smallest λ_min of a handed set printed with 9 digits %.2e\n",
+      target, handed, dyn::kConsistencyMargin,
+      static_cast<unsigned long long>(est.inconsistent_targets()), printed_min);
+  EXPECT_GT(printed_min, 0.0);
+  EXPECT_GT(est.handed()[0], 6.5) << "the forearm and its 5.5 kg load (7 kg) are handed on";
+  EXPECT_LT(target, dyn::kConsistencyMargin) << "the data pull the estimate below the margin";
 }
 
 }  // namespace

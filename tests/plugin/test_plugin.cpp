@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -245,6 +246,112 @@ TEST(Plugin, InitTakesTheHostsReadingWithoutReadingTheFileAgain) {
   c.plugin.estimator.bodies.push_back("right_forearm");  // not what the file says
   p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off, &c.plugin});
   EXPECT_EQ(p->num_links(), c.plugin.estimator.bodies.size());
+}
+
+// A nearly degenerate estimated link is refused at init (or repaired when robot.repair_inertia
+// says so): left_forearm as heft-identify's SDP used to write it, a point mass of 1.406 kg whose
+// inertia about its centre of mass is 2e-7 kg·m² (λ_min(J) ≈ 1e-7 for a threshold of ≈ 1.4e-6).
+struct DegenerateForearm {
+  config::Configuration c = config::LoadConfiguration(kConfig, config::Reader::kTool);
+  dyn::Vector10 pi = [] {
+    dyn::RigidBodyInertia b;
+    b.mass = 1.406;
+    b.com = Eigen::Vector3d(0.01, 0.005, -0.11);
+    b.inertia_com = 2e-7 * Eigen::Matrix3d::Identity();
+    return dyn::ParametersFromInertia(b);
+  }();
+  // "<file>: estimated link 'left_forearm' ... smallest eigenvalue <λ_min> is below the
+  // estimator's margin <threshold>", the values formatted as the message does (3 digits).
+  std::string Expected(const std::string& file) const {
+    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+    std::ostringstream m;
+    m.precision(3);
+    m << file << ": estimated link 'left_forearm' is nearly degenerate (a point mass, rod or "
+      << "plate): its pseudo-inertia's smallest eigenvalue " << e.min
+      << " is below the estimator's margin " << e.threshold();
+    return m.str();
+  }
+  std::string WriteParameters() const {
+    const std::string path = testing::TempDir() + "/heft_point_mass_forearm.yaml";
+    std::ofstream out(path);
+    out.precision(17);
+    out << "links:\n  left_forearm:\n    pi: [";
+    for (int k = 0; k < 10; ++k) out << (k ? ", " : "") << pi[k];
+    out << "]\n";
+    return path;
+  }
+  // init's error ("" when it accepts); `hand_off` gets configure()'s nominal when accepted.
+  std::string Init(HandOffMailbox& hand_off) {
+    Library lib;
+    const auto p = Create(lib);
+    hal::StateBuffer state;
+    try {
+      p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off, &c.plugin});
+    } catch (const PluginError& e) {
+      return e.what();
+    }
+    p->configure();
+    return "";
+  }
+};
+
+// robot.parameters carries the point mass: refused with the parameters file, the link, λ_min(J),
+// the threshold and what to do. Fails if init accepts it (before the fix it did: the point mass
+// passed λ_min > 0) or the message lacks the file, link or values.
+TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheParametersFile) {
+  DegenerateForearm f;
+  f.c.plugin.parameters_path = f.WriteParameters();
+  HandOffMailbox hand_off;
+  const std::string error = f.Init(hand_off);
+  EXPECT_NE(error.find(f.Expected(f.c.plugin.parameters_path)), std::string::npos) << error;
+  EXPECT_NE(error.find("re-identify with heft-identify"), std::string::npos) << error;
+  EXPECT_NE(error.find("robot.repair_inertia: true"), std::string::npos) << error;
+}
+
+// The same point mass in the URDF's <inertial>: refused naming the URDF. Fails if accepted or if
+// the message names another file.
+TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheUrdf) {
+  DegenerateForearm f;
+  std::ifstream in(f.c.plugin.urdf_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string urdf = text.str();
+  const std::size_t link = urdf.find("<link name=\"left_forearm\">");
+  ASSERT_NE(link, std::string::npos);
+  const std::size_t mass = urdf.find("<mass value=\"1.5\"/>", link);
+  const std::size_t from = urdf.find("<inertia ", link), to = urdf.find("/>", from);
+  ASSERT_TRUE(mass != std::string::npos && from != std::string::npos && to != std::string::npos);
+  urdf.replace(from, to + 2 - from,
+               "<inertia ixx=\"2e-7\" ixy=\"0\" ixz=\"0\" iyy=\"2e-7\" iyz=\"0\" izz=\"2e-7\"/>");
+  urdf.replace(mass, std::strlen("<mass value=\"1.5\"/>"), "<mass value=\"1.406\"/>");
+  const std::size_t origin = urdf.find("<origin ", link);
+  urdf.replace(origin, urdf.find("/>", origin) + 2 - origin, "<origin xyz=\"0.01 0.005 -0.11\"/>");
+  f.c.plugin.urdf_path = testing::TempDir() + "/heft_point_mass_forearm.urdf";
+  std::ofstream(f.c.plugin.urdf_path) << urdf;
+  HandOffMailbox hand_off;
+  const std::string error = f.Init(hand_off);
+  EXPECT_NE(error.find(f.Expected(f.c.plugin.urdf_path)), std::string::npos) << error;
+  EXPECT_NE(error.find("fix the link's <inertial> in the URDF"), std::string::npos) << error;
+}
+
+// With robot.repair_inertia the point mass is inflated to the margin and handed on: first moment
+// kept, the mass moved by at most 2e-6 λ_max(J) (dyn::InflateToMargin), the margin kept. Fails if
+// init still refuses, the repaired set lacks the margin, or the repair moved more than that.
+TEST(Plugin, RepairInertiaInflatesAnEstimatedPointMassToTheMargin) {
+  DegenerateForearm f;
+  f.c.plugin.parameters_path = f.WriteParameters();
+  f.c.plugin.repair_inertia = true;
+  HandOffMailbox hand_off;
+  ASSERT_EQ(f.Init(hand_off), "");
+  hal::InertialEstimate e;
+  ASSERT_TRUE(hand_off.read_latest(e));
+  dyn::Vector10 handed;
+  for (int k = 0; k < 10; ++k) handed[k] = e.links[0].parameters[k];
+  EXPECT_TRUE(dyn::HasConsistencyMargin(handed));
+  const double scale = 2.0 * dyn::kConsistencyMargin * dyn::PseudoInertiaEigenvalues(f.pi).max;
+  EXPECT_GT(handed[0], f.pi[0]);
+  EXPECT_LE(handed[0], f.pi[0] + scale);
+  for (int k = 1; k < 4; ++k) EXPECT_EQ(handed[k], f.pi[k]);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "heft/drivers/driver_config.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
@@ -36,16 +37,26 @@ struct PluginConfig {
 // Programs and tests read the whole file with config::LoadConfiguration (configuration.hpp).
 PluginConfig ReadPluginConfig(const config::Node& root);
 // Replaces the π of every link listed under `links` (each with `pi: [10 numbers]`, the format
-// heft-identify writes) in `model`. Throws config::ConfigError naming the file, line and key for an
-// unknown link, a missing or malformed π, or a physically inconsistent one.
-void ApplyNominalParameters(const std::string& path, dyn::Model& model);
+// heft-identify writes) in `model` and returns those links' names. Throws config::ConfigError
+// naming the file, line and key for an unknown link, a missing or malformed π, or a physically
+// inconsistent one.
+std::vector<std::string> ApplyNominalParameters(const std::string& path, dyn::Model& model);
 // The joint friction under `friction` in the same file (heft-identify --friction writes
 // `joint: {fc: N·m, fv: N·m·s/rad}` for τ_f = fc·tanh(q̇/0.01) + fv·q̇); none if the key is absent.
 // Throws config::ConfigError naming the file, line and key for an unknown joint or a bad value.
 std::vector<est::JointFriction> ReadNominalFriction(const std::string& path,
                                                     const dyn::Model& model);
 // The same from a parsed document (file name from the document).
-void ApplyNominalParameters(const config::Document& doc, dyn::Model& model);
+std::vector<std::string> ApplyNominalParameters(const config::Document& doc, dyn::Model& model);
+// Every ESTIMATED link's nominal π in `model` (the URDF's, or robot.parameters' for the links in
+// `from_parameters`) must keep the estimator's margin from the point mass: λ_min(J) >
+// dyn::kConsistencyMargin · λ_max(J) (inertia.hpp). A thinner one is refused with a
+// config::ConfigError naming the file, the link, λ_min(J) and the threshold and saying what to do;
+// with cfg.repair_inertia it is moved into the margin (dyn::InflateToMargin: mass and inertia
+// raised by ≤ 2e-6 of J's scale, first moment kept), with a warning in model.warnings. Links that
+// are not estimated are left alone: the dynamics takes a point mass (J semidefinite) as it is.
+void CheckEstimatedNominals(const PluginConfig& cfg,
+                            const std::vector<std::string>& from_parameters, dyn::Model& model);
 // The sections alone, without the URDF's checks (file names resolved against `config_dir`).
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir);
 

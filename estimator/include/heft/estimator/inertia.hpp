@@ -44,4 +44,36 @@ Eigen::Matrix4d PseudoInertia(const Vector10& pi) noexcept;
 // dynamics but not consistent in this strict sense, which the log-Cholesky parametrisation needs.
 bool IsPhysicallyConsistent(const Vector10& pi, double tol = 0.0) noexcept;
 
+// The margin from the point mass (and from rods and plates) that an ESTIMATED body keeps: its
+// pseudo-inertia's smallest eigenvalue at least kConsistencyMargin times its largest. Why relative
+// to λ_max(J): J's entries are at most of its order, so writing π with 9 significant digits moves
+// λ_min(J) by at most ~1e-7 λ_max (5e-9 per entry through Σ = ½ tr(I) 1 − I); 1e-6 keeps a body
+// 10× further from the boundary than that, and λ_min(J) − ε λ_max(J) is concave in π, so every
+// set on the rate limiter's segment between two sets with the margin has it too. A body whose
+// λ_max(J) ≈ m (smaller than 1 m about its origin) keeps an rms thickness ≥ 1 mm in its thinnest
+// direction: no real link is thinner; a point mass (heft-identify's SDP without its margin:
+// λ_min / λ_max ≈ 1e-7) is. The log-Cholesky map's Cholesky factor then has a condition number at
+// most 1e3.
+inline constexpr double kConsistencyMargin = 1e-6;
+
+// λ_min(J) and λ_max(J) of π's pseudo-inertia (ascending eigenvalues' ends); no allocation.
+struct PseudoInertiaExtremes {
+  double min = 0.0;
+  double max = 0.0;
+  // kConsistencyMargin · λ_max: the smallest λ_min an estimated body may have.
+  double threshold() const noexcept { return kConsistencyMargin * max; }
+};
+PseudoInertiaExtremes PseudoInertiaEigenvalues(const Vector10& pi) noexcept;
+
+// Consistent with the margin: finite, m > 0 and λ_min(J) > kConsistencyMargin · λ_max(J). The
+// test the estimator applies to an estimated body's nominal, to a start_from estimate and to every
+// set it hands on.
+bool HasConsistencyMargin(const Vector10& pi) noexcept;
+
+// π moved into the margin when it is consistent (λ_min(J) > 0) but too thin: J + δ·1, i.e. mass +δ
+// and the inertia about the origin +2δ·1 (first moment kept), with δ the smallest that gives
+// λ_min = 2 kConsistencyMargin λ_max (twice the margin: room for rounding). δ ≤ 2e-6 λ_max(J), so
+// the mass moves by at most 2e-6 of J's scale. π unchanged when it has the margin; no allocation.
+Vector10 InflateToMargin(const Vector10& pi) noexcept;
+
 }  // namespace heft::dyn

@@ -120,7 +120,8 @@ struct TickResult {
   double gamma = 0.0;
   double explained = -1.0;  // on a release check: share of the NIS the bodies explain (gating.hpp)
   bool rate_limited = false;
-  bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
+  bool target_consistent =
+      true;  // every link's estimate has the margin (dyn::HasConsistencyMargin)
   CalibrationStatus calibration = CalibrationStatus::kCollecting;
 };
 
