@@ -92,17 +92,20 @@ TickResult InertialEstimator::HandOn() noexcept {
 void InertialEstimator::HandOn(TickResult& res) noexcept {
   // Rate-limited along the segment towards the estimate, only towards targets consistent with the
   // margin (dyn::kConsistencyMargin). A target that is consistent but thinner (λ_min(J) > 0, below
-  // the margin) is handed moved into it (dyn::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max); one that
-  // is not consistent at all (the baseline KF's) keeps the link's last handed set. Either way
-  // target_consistent is false (counted in inconsistent_targets). Both ends having the margin,
-  // every set on the segment has it (λ_min − ε λ_max is concave in π).
+  // the margin) is handed moved into it (dyn::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max; counted in
+  // thin_targets); one that is not consistent at all (the baseline KF's) keeps the link's last
+  // handed set, and target_consistent is false (inconsistent_targets). Both ends having the
+  // margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
   const Eigen::VectorXd& target = filter_.parameters();
   for (int k = 0; k < selection_.size(); ++k) {
     dyn::Vector10 t = target.segment<10>(10 * k);
     if (!dyn::HasConsistencyMargin(t)) {
-      res.target_consistent = false;
-      if (!dyn::IsPhysicallyConsistent(t, 0.0)) continue;
+      if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
+        res.target_consistent = false;
+        continue;
+      }
       t = dyn::InflateToMargin(t);
+      res.target_thin = true;
     }
     const RateLimitResult step =
         RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
@@ -110,6 +113,7 @@ void InertialEstimator::HandOn(TickResult& res) noexcept {
     res.rate_limited = res.rate_limited || step.fraction < 1.0;
   }
   if (!res.target_consistent) ++inconsistent_targets_;
+  if (res.target_thin) ++thin_targets_;
   if (res.rate_limited) ++rate_limited_ticks_;
 }
 

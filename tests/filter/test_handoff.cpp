@@ -144,9 +144,11 @@ TEST_F(HandOff, NeverHandsASetThinnerThanTheMargin) {
   std::printf(
       "[ heft ] λ_min / λ_max: estimate down to %.2e, handed down to %.2e (margin %.0e), %llu "
       "ticks moved into the margin; smallest λ_min of a handed set printed with 9 digits %.2e\n",
-      target, handed, dyn::kConsistencyMargin,
-      static_cast<unsigned long long>(est.inconsistent_targets()), printed_min);
+      target, handed, dyn::kConsistencyMargin, static_cast<unsigned long long>(est.thin_targets()),
+      printed_min);
   EXPECT_GT(printed_min, 0.0);
+  EXPECT_GT(est.thin_targets(), 0u) << "the thin ticks are counted";
+  EXPECT_EQ(est.inconsistent_targets(), 0u) << "the EKF's own estimate stays consistent";
   EXPECT_GT(est.handed()[0], 6.5) << "the forearm and its 5.5 kg load (7 kg) are handed on";
   EXPECT_LT(target, dyn::kConsistencyMargin) << "the data pull the estimate below the margin";
 }

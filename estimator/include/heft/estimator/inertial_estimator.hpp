@@ -120,8 +120,8 @@ struct TickResult {
   double gamma = 0.0;
   double explained = -1.0;  // on a release check: share of the NIS the bodies explain (gating.hpp)
   bool rate_limited = false;
-  bool target_consistent =
-      true;  // every link's estimate has the margin (dyn::HasConsistencyMargin)
+  bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
+  bool target_thin = false;       // consistent but below the margin: handed moved into it (HandOn)
   CalibrationStatus calibration = CalibrationStatus::kCollecting;
 };
 
@@ -174,6 +174,8 @@ class InertialEstimator {
   std::uint64_t numeric_rejects() const { return numeric_rejects_; }
   std::uint64_t rate_limited_ticks() const { return rate_limited_ticks_; }
   std::uint64_t inconsistent_targets() const { return inconsistent_targets_; }
+  // Ticks whose estimate was consistent but thinner than the margin (handed moved into it).
+  std::uint64_t thin_targets() const { return thin_targets_; }
 
  private:
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
@@ -194,7 +196,8 @@ class InertialEstimator {
   double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   static constexpr int kPriorPullTicks = 10;
   int ticks_since_pull_ = 0;
-  std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0;
+  std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
+                thin_targets_ = 0;
 };
 
 }  // namespace heft::est
