@@ -61,7 +61,7 @@ TEST(Heftd, BoundedLockstepRunOnTheSimulatedRobot) {
   for (std::size_t i = 0; i < t.rows.size(); ++i)
     err.push_back(
         std::abs(t.number(i, "left_forearm_mass_kg") - t.number(i, "left_forearm_true_mass_kg")));
-  EXPECT_NEAR(static_cast<double>(t.rows.size()), 4000 / 3, 2);
+  EXPECT_NEAR(static_cast<double>(t.rows.size()), 4000.0 / 3, 2);
   ASSERT_GT(err.size(), 100u);
   EXPECT_GT(err.front(), 4.0);  // the dumbbell is unknown at first
   EXPECT_LT(err.back(), 0.5);   // the estimate has caught up
@@ -84,7 +84,7 @@ TEST(Heftd, TheControlThreadRunsAtTheConfiguredPeriod) {
   EXPECT_THAT(r.output, HasSubstr("control thread 500 Hz (2 ms)"));
   EXPECT_THAT(r.output, HasSubstr("→ estimating at t = "));
   const heft::host::TelemetryTable t = ReadCsv(csv);
-  EXPECT_NEAR(static_cast<double>(t.rows.size()), 2000 / 2, 2);
+  EXPECT_NEAR(static_cast<double>(t.rows.size()), 2000.0 / 2, 2);
   ASSERT_GT(t.rows.size(), 2u);
   EXPECT_NEAR(t.number(1, "t_ns") - t.number(0, "t_ns"), 2e6, 1.0);
 }
@@ -234,7 +234,7 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   }
   std::printf("frame loss: %llu of %llu frames lost, drivers counted %llu lost samples\n",
               static_cast<unsigned long long>(injected),
-              static_cast<unsigned long long>(injected + sent),
+              static_cast<unsigned long long>(injected) + static_cast<unsigned long long>(sent),
               static_cast<unsigned long long>(s.lost));
   // Every lost frame is a counter gap the drivers count, except the devices' last few frames of
   // the run (nothing follows them to reveal the gap).
