@@ -90,9 +90,10 @@ bool HasConsistencyMargin(const Vector10& pi) noexcept {
 }
 
 Vector10 InflateToMargin(const Vector10& pi) noexcept {
-  if (HasConsistencyMargin(pi)) return pi;
-  // J + δ·1 shifts every eigenvalue by δ: (λ_min + δ) = 2ε (λ_max + δ).
+  // One eigen-solve (HasConsistencyMargin's test on the same extremes); on the hand-off's path.
   const PseudoInertiaExtremes e = PseudoInertiaEigenvalues(pi);
+  if (pi.allFinite() && pi[0] > 0.0 && e.min > e.threshold()) return pi;
+  // J + δ·1 shifts every eigenvalue by δ: (λ_min + δ) = 2ε (λ_max + δ).
   const double eps = 2.0 * kConsistencyMargin;
   const double delta = (eps * e.max - e.min) / (1.0 - eps);
   Vector10 out = pi;

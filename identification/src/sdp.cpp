@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -100,10 +99,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   // ε_b: the absolute floor, or κ of the prior body's smallest pseudo-inertia eigenvalue.
   std::vector<double> eps(nb, options.epsilon);
   for (int b = 0; b < nb; ++b) {
-    const double prior_min =
-        Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d>(
-            dyn::PseudoInertia(prior.segment<10>(10 * b)), Eigen::EigenvaluesOnly)
-            .eigenvalues()[0];
+    const double prior_min = dyn::PseudoInertiaEigenvalues(prior.segment<10>(10 * b)).min;
     if (std::isfinite(prior_min)) eps[b] = std::max(eps[b], options.margin * prior_min);
   }
   // Column scaling d (ζ = d ⊙ (x − prior)) and the reduced least-squares factor.
