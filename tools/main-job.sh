@@ -122,13 +122,13 @@ run excite record "s|^  scenario: excite|&\n  ${IDENT_DURATION[0]}: ${IDENT_DURA
   "s|^host:|host:\n  recording: {path: $OUT/excite.heftrec}|"
 grep -o 'recording: .*' "$OUT/excite-record.log" | tail -1 | sed 's/^/  /'
 
-step "2. heft-identify on the recording: SDP (physically consistent) on the full-sensing rows + friction"
+step "2. heft-identify on the recording: SDP (physically consistent) on the full-sensing rows + friction + torque-sensor offsets"
 # The SDP fits the full-sensing rows (joint torques and the feet's wrenches; the null-space rows
 # left it worse than the URDF and inconsistent on this recording) and is pulled toward the URDF by
 # 1e-3 (README, "Main job figures": what was measured with which settings).
 t0=$SECONDS
 rc=0
-"$HEFT_IDENTIFY" --urdf config/robots/heft_humanoid.urdf --friction --methods wls,sdp --sdp-rows wls \
+"$HEFT_IDENTIFY" --urdf config/robots/heft_humanoid.urdf --friction --offsets --methods wls,sdp --sdp-rows wls \
   --regularisation 1e-3 --out-yaml "$OUT/identified.yaml" --out-urdf "$OUT/identified.urdf" "$OUT/excite.heftrec" \
   >"$OUT/identify.log" 2>&1 || rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then

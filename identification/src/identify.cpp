@@ -28,30 +28,28 @@ double FrictionSign(double v) noexcept {
   return std::tanh(v / 0.01);
 }
 
-Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies,
-                    bool friction) {
+Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction,
+                    bool offsets) {
   std::vector<std::string> chosen = bodies;
   if (chosen.empty())
     for (const dyn::Body& b : model.bodies) chosen.push_back(b.name);
-  Problem p{&model, dyn::RegressorSelection(model, chosen), friction, {}, {}, {}};
+  Problem p{&model, dyn::RegressorSelection(model, chosen), friction, offsets, {}, {}, {}};
   static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
   for (int b : p.selection.bodies())
     for (const char* s : kPi) p.names.push_back(model.bodies[b].name + "." + s);
+  // Joints in v order.
+  std::vector<std::pair<int, std::string>> joints;
+  for (const dyn::Body& b : model.bodies)
+    if (b.joint.type != dyn::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
+  std::sort(joints.begin(), joints.end());
+  if (friction || offsets)
+    for (const auto& [vi, name] : joints) p.joint_v.push_back(vi);
   if (friction) {
-    for (const dyn::Body& b : model.bodies) {
-      if (b.joint.type == dyn::JointType::kFree) continue;
-      p.friction_v.push_back(b.v_index);
-    }
-    // names in v order
-    std::vector<std::pair<int, std::string>> joints;
-    for (const dyn::Body& b : model.bodies)
-      if (b.joint.type != dyn::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
-    std::sort(joints.begin(), joints.end());
-    p.friction_v.clear();
-    for (const auto& [vi, name] : joints) p.friction_v.push_back(vi);
     for (const auto& [vi, name] : joints) p.names.push_back(name + ".fc");
     for (const auto& [vi, name] : joints) p.names.push_back(name + ".fv");
   }
+  if (offsets)
+    for (const auto& [vi, name] : joints) p.names.push_back(name + ".offset");
   p.prior = Eigen::VectorXd::Zero(p.size());
   p.prior.head(p.inertial_size()) = p.selection.Gather(model);
   return p;
@@ -117,14 +115,14 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
     dyn::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
     K.setZero();
     K.leftCols(ni) = Y;
-    if (problem.friction) {
-      const int nj = static_cast<int>(problem.friction_v.size());
-      for (int j = 0; j < nj; ++j) {
-        const int vi = problem.friction_v[j];
-        K(vi, ni + j) = FrictionSign(s.v[vi]);
-        K(vi, ni + nj + j) = s.v[vi];
-      }
+    const int nj = problem.joints();
+    for (int j = 0; j < nj && problem.friction; ++j) {
+      const int vi = problem.joint_v[j];
+      K(vi, ni + j) = FrictionSign(s.v[vi]);
+      K(vi, ni + nj + j) = s.v[vi];
     }
+    for (int j = 0; j < nj && problem.offsets; ++j)
+      K(problem.joint_v[j], problem.offset_begin() + j) = 1.0;
     ContactMap(model, ws, data.frames, G);
     const Eigen::VectorXd lambda = StackWrenches(s.wrenches);
     Eigen::MatrixXd Sigma = Eigen::MatrixXd::Zero(nv, nv);
@@ -301,14 +299,13 @@ void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspa
   dyn::Rnea(model, ws, s.q, s.v, s.a, tau);
   dyn::ContactTerm(model, ws, frames, s.wrenches, contact);
   tau -= contact;
-  if (problem.friction) {
-    const int ni = problem.inertial_size();
-    const int nj = static_cast<int>(problem.friction_v.size());
-    for (int j = 0; j < nj; ++j) {
-      const int vi = problem.friction_v[j];
-      tau[vi] += x[ni + j] * FrictionSign(s.v[vi]) + x[ni + nj + j] * s.v[vi];
-    }
+  const int ni = problem.inertial_size(), nj = problem.joints();
+  for (int j = 0; j < nj && problem.friction; ++j) {
+    const int vi = problem.joint_v[j];
+    tau[vi] += x[ni + j] * FrictionSign(s.v[vi]) + x[ni + nj + j] * s.v[vi];
   }
+  for (int j = 0; j < nj && problem.offsets; ++j)
+    tau[problem.joint_v[j]] += x[problem.offset_begin() + j];
 }
 
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x) {

@@ -179,13 +179,24 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
       << "\n    sigma: " << list(report.sigma, o, 10) << "\n";
   }
   if (problem.friction) {
-    const int nj = static_cast<int>(problem.friction_v.size());
+    const int nj = problem.joints();
     const int ni = problem.inertial_size();
     y << "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n";
     for (int j = 0; j < nj; ++j) {
       std::string name = problem.names[ni + j];
       name = name.substr(0, name.size() - 3);
       y << "  " << name << ": {fc: " << Num(x[ni + j]) << ", fv: " << Num(x[ni + nj + j]) << "}\n";
+    }
+  }
+  if (problem.offsets) {
+    // Comments only: a torque sensor's offset changes from one power-up to the next, so the
+    // service calibrates its own at start-up (estimator.calibration) and never reads these.
+    y << "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
+         "heft):\n";
+    for (int j = 0; j < problem.joints(); ++j) {
+      std::string name = problem.names[problem.offset_begin() + j];
+      name = name.substr(0, name.size() - 7);
+      y << "#   " << name << ": " << Num(x[problem.offset_begin() + j]) << "\n";
     }
   }
   return y.str();

@@ -61,7 +61,7 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
   mopt.floating_base = o.floating;
   auto loaded =
       std::make_unique<const dyn::Model>(dyn::LoadModelFromUrdfString(xml, mopt, o.urdf_path));
-  Problem made = MakeProblem(*loaded, o.bodies, o.friction);
+  Problem made = MakeProblem(*loaded, o.bodies, o.friction, o.offsets);
   IdentificationReport r(std::move(xml), std::move(loaded), std::move(made));
   const dyn::Model& model = *r.model;
   const Problem& problem = r.problem;

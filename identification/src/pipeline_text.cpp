@@ -1,4 +1,5 @@
 // FormatReport: the identification report as heft-identify prints it.
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -77,6 +78,19 @@ std::string FormatReport(const IdentificationReport& r) {
            sdp.message.c_str(), sdp.projected_bodies, sdp.projected_bodies == 1 ? "y" : "ies",
            sdp.projected_mass_or_com, sdp.objective_solver, sdp.objective,
            100.0 * (sdp.objective - sdp.objective_solver) / sdp.objective_solver);
+  }
+  if (problem.offsets && r.output < r.results.size()) {
+    const Eigen::VectorXd o =
+        r.results[r.output].x.segment(problem.offset_begin(), problem.joints());
+    int worst = 0;
+    if (o.size() > 0) o.cwiseAbs().maxCoeff(&worst);
+    Append(s,
+           "\nTorque-sensor offsets identified alongside (%s; not written to the model): RMS %.4f "
+           "N·m over %d joints, largest %s %+.4f N·m\n",
+           r.results[r.output].name.c_str(),
+           o.size() ? std::sqrt(o.squaredNorm() / static_cast<double>(o.size())) : 0.0,
+           problem.joints(), o.size() ? problem.names[problem.offset_begin() + worst].c_str() : "-",
+           o.size() ? o[worst] : 0.0);
   }
   if (!r.validations.empty()) {
     Append(s,

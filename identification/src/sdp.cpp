@@ -137,7 +137,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
     scalars.push_back(s);
   }
   if (options.friction_nonnegative) {
-    for (int i = ni; i < n; ++i) {
+    for (int i = ni; i < problem.offset_begin(); ++i) {
       Scalar s{Eigen::RowVectorXd::Zero(n), x0[i]};
       s.coeff[i] = 1.0;
       scalars.push_back(s);

@@ -74,6 +74,14 @@ bool Has(const std::string& s, const char* part) {
 
 }  // namespace
 
+double TorqueOffset(const SimSpec& spec, int vi) {
+  if (spec.torque_offset == 0.0) return 0.0;
+  std::mt19937_64 rng(0x0ff5e7u + static_cast<std::uint64_t>(vi));
+  std::uniform_real_distribution<double> u(1.0 / 3.0, 1.0);
+  const double size = u(rng);
+  return (rng() & 1u ? 1.0 : -1.0) * size * spec.torque_offset;
+}
+
 Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
   const dyn::Model& m = truth;
   const int nv = m.nv;
@@ -230,7 +238,8 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
     for (int k = 0; k < 6; ++k) r.base[7 + k] = v[k];
     for (const auto& [vi, jn] : order) {
       const int b = m.joint_body_index(jn);
-      double tm = joint_tau[vi] + spec.coulomb * FrictionSign(v[vi]) + spec.viscous * v[vi];
+      double tm = joint_tau[vi] + spec.coulomb * FrictionSign(v[vi]) + spec.viscous * v[vi] +
+                  TorqueOffset(spec, vi);
       tm += spec.noise.joint_torque * gauss(rng);
       if (spec.noise.torque_quantum > 0)
         tm = spec.noise.torque_quantum * std::round(tm / spec.noise.torque_quantum);

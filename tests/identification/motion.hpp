@@ -32,7 +32,13 @@ struct SimSpec {
   std::uint64_t seed = 1;
   SimNoise noise;
   double coulomb = 0.0, viscous = 0.0;  // true joint friction, same on every joint
+  // Each joint torque sensor's constant offset: ±torque_offset, its sign and size (⅓ to 1) drawn
+  // per joint from a stream of its own (the same offsets for every seed).
+  double torque_offset = 0.0;
 };
+
+// The offset SimSpec::torque_offset gives the joint sensed at v index `vi`.
+double TorqueOffset(const SimSpec& spec, int vi);
 
 // The URDF's model with perturbed parameters (seeded) plus a 1.8 kg cable run on the torso.
 dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed = 7);

@@ -24,6 +24,10 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --sdp-rows wls|nullspace rows the SDP fits (default nullspace when available, as Khorshidi
                            et al., else wls)
   --friction               identify Coulomb and viscous friction per joint alongside
+  --offsets                identify a constant torque-sensor offset per joint alongside (nuisance
+                           unknowns: logged and commented in the YAML, not used by the service,
+                           which calibrates its own at start-up; without them a sensor's offset
+                           is fitted as gravity of the bodies it can be traded against)
   --cutoff HZ              zero-phase low-pass cut-off (default 8)
   --rate HZ                identification rate after filtering (default 100)
   --contact-force N        a foot is in contact above this force (default 50)
@@ -124,6 +128,8 @@ Options ParseOptions(int argc, char** argv) {
         throw UsageError("--sdp-rows: '" + o.sdp_rows + "' (allowed: wls, nullspace)");
     } else if (a == "--friction") {
       o.friction = true;
+    } else if (a == "--offsets") {
+      o.offsets = true;
     } else if (a == "--cutoff") {
       o.dataset.cutoff_hz = Positive(a, value());
     } else if (a == "--rate") {

@@ -4,8 +4,12 @@
 // and the identifiability report.
 //
 // Unknowns x = [π of the chosen bodies (10 each, selection order); friction (Coulomb f_c and
-// viscous f_v per joint, in joint order) when enabled]. The measured joint torque is modelled as
-// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v with s(v) = tanh(v / 0.01) a smoothed sign.
+// viscous f_v per joint, in joint order) when enabled; one torque-sensor offset o per joint, in
+// joint order, when enabled]. The measured joint torque is modelled as
+// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v + o with s(v) = tanh(v / 0.01) a smoothed sign. The
+// offsets are nuisance unknowns: estimated so that a sensor's constant error is not read as
+// gravity (it would bias every body it can be traded against), reported, and not written to the
+// model (the service calibrates its own at each start).
 #pragma once
 
 #include <cstddef>
@@ -40,13 +44,19 @@ struct Problem {
   const dyn::Model* model = nullptr;
   dyn::RegressorSelection selection;
   bool friction = false;
-  std::vector<int> friction_v;     // v index of each joint with friction unknowns
-  std::vector<std::string> names;  // per unknown, e.g. "torso.m", "left_knee.fc"
+  bool offsets = false;
+  std::vector<int> joint_v;  // v index of each joint, in joint order (friction, offsets)
+  std::vector<std::string>
+      names;  // per unknown, e.g. "torso.m", "left_knee.fc", "left_knee.offset"
   int size() const { return static_cast<int>(names.size()); }
   int inertial_size() const { return 10 * selection.size(); }
-  Eigen::VectorXd prior;  // x of the model (friction 0)
+  int joints() const { return static_cast<int>(joint_v.size()); }
+  int friction_size() const { return friction ? 2 * joints() : 0; }
+  int offset_begin() const { return inertial_size() + friction_size(); }
+  Eigen::VectorXd prior;  // x of the model (friction and offsets 0)
 };
-Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction);
+Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction,
+                    bool offsets = false);
 
 // Whitened normal equations: A = Σ Ỹᵀ Ỹ, b = Σ Ỹᵀ ỹ, c = Σ ỹᵀ ỹ over `rows` rows.
 struct NormalEquations {

@@ -25,7 +25,7 @@ struct PipelineOptions {
   std::vector<std::string> methods;  // empty: chosen by the recording (DefaultMethods)
   std::string sdp_rows;              // empty: chosen with the methods
   std::string output_method;         // empty: the SDP when run, else the first method
-  bool floating = false, friction = false, ellipsoids = true;
+  bool floating = false, friction = false, offsets = false, ellipsoids = true;
   double ellipsoid_scale = 2.0;
   DatasetOptions dataset;
   NoiseModel noise;
