@@ -130,6 +130,27 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
+  if (auto priors = e.Optional("link_priors")) {
+    // Per estimated link, each at most once: the three keys above for that link alone.
+    std::string names;
+    for (const std::string& b : ec.bodies) names += (names.empty() ? "" : ", ") + b;
+    for (const config::Node& lp : priors->Elements()) {
+      lp.AllowOnly(config::schema::kEstimatorLinkPriors);
+      est::EstimatorConfig::LinkPrior prior;
+      prior.link = lp.Get<std::string>("link");
+      if (std::find(ec.bodies.begin(), ec.bodies.end(), prior.link) == ec.bodies.end())
+        lp["link"].Fail("'" + prior.link + "' is not one of estimator.links (" + names + ")");
+      for (const auto& other : ec.link_priors)
+        if (other.link == prior.link) lp["link"].Fail("'" + prior.link + "' given twice");
+      if (lp.Optional("initial_sigma"))
+        prior.initial_sigma = Ten(lp, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
+      if (lp.Optional("process_noise"))
+        prior.process_noise = Ten(lp, "process_noise", ec.process_noise, {0.0, 1e3});
+      if (lp.Optional("prior_time_constant"))
+        prior.prior_time_constant = lp.Get<double>("prior_time_constant", 0.0, {0.0, 1e6});
+      ec.link_priors.push_back(prior);
+    }
+  }
   if (auto g = e.Optional("gating")) {
     g->AllowOnly(config::schema::kEstimatorGating);
     ec.gating.enabled = g->Get<bool>("enabled", ec.gating.enabled, {});

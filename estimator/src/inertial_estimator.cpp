@@ -31,6 +31,38 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
     throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
+  initial_sigma_.resize(n_);
+  process_noise_.resize(n_);
+  pull_weight_.resize(n_);
+  for (int k = 0; k < static_cast<int>(config.bodies.size()); ++k) {
+    dyn::Vector10 sigma = config.initial_sigma, q = config.process_noise;
+    double tau = config.prior_time_constant;
+    int found = 0;
+    for (const EstimatorConfig::LinkPrior& lp : config.link_priors) {
+      if (lp.link != config.bodies[k]) continue;
+      ++found;
+      sigma = lp.initial_sigma.value_or(sigma);
+      q = lp.process_noise.value_or(q);
+      tau = lp.prior_time_constant.value_or(tau);
+    }
+    if (found > 1)
+      throw std::invalid_argument("estimator.link_priors: '" + config.bodies[k] +
+                                  "' is given more than once");
+    if (!(sigma.array() > 0.0).all() || !sigma.allFinite() || !(q.array() >= 0.0).all() ||
+        !q.allFinite() || !(tau >= 0.0) || !std::isfinite(tau))
+      throw std::invalid_argument("estimator.link_priors: '" + config.bodies[k] +
+                                  "': initial_sigma > 0, process_noise >= 0 and "
+                                  "prior_time_constant >= 0 (0: off), all finite");
+    initial_sigma_.segment<10>(10 * k) = sigma;
+    process_noise_.segment<10>(10 * k) = q;
+    pull_weight_.segment<10>(10 * k).setConstant(
+        tau > 0.0 ? kPriorPullTicks * config.control_period / tau : 0.0);
+    pull_ = pull_ || tau > 0.0;
+  }
+  for (const EstimatorConfig::LinkPrior& lp : config.link_priors)
+    if (std::find(config.bodies.begin(), config.bodies.end(), lp.link) == config.bodies.end())
+      throw std::invalid_argument("estimator.link_priors: '" + lp.link +
+                                  "' is not an estimated link (estimator.bodies)");
 
   if (config.measurement == MeasurementChoice::kTorqueNullSpace && !model_.floating_base &&
       !config.contact_frames.empty())
@@ -61,7 +93,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
 }
 
 void InertialEstimator::ResetFilter() noexcept {
-  filter_.Reset(nominal_, config_.initial_sigma);
+  filter_.Reset(nominal_, initial_sigma_);
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
@@ -74,7 +106,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   if (pi0.size() != n_ || !Plausible(pi0)) return false;
   for (int k = 0; k < selection_.size(); ++k)
     if (!dyn::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
-  if (!filter_.Reset(pi0, config_.initial_sigma, cov_pi, inflation)) return false;
+  if (!filter_.Reset(pi0, initial_sigma_, cov_pi, inflation)) return false;
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
@@ -195,7 +227,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     res.status = TickStatus::kRejectedNumeric;
     return res;
   }
-  filter_.Predict(config_.process_noise, config_.control_period);
+  filter_.Predict(process_noise_, config_.control_period);
   InertialFilter::Candidate cand;
   const auto H = measurement_.H();
   const auto z = measurement_.z();
@@ -244,11 +276,9 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
   const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
-  if (used && config_.prior_time_constant > 0.0 && ++ticks_since_pull_ >= kPriorPullTicks) {
+  if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {
     ticks_since_pull_ = 0;
-    if (!filter_.PullToPrior(kPriorPullTicks * config_.control_period /
-                             config_.prior_time_constant))
-      filter_.RecoverCovariance();
+    if (!filter_.PullToPrior(pull_weight_)) filter_.RecoverCovariance();
   }
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 

@@ -18,6 +18,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       dx_(Eigen::VectorXd::Zero(n_)),
       x_previous_(Eigen::VectorXd::Zero(n_)),
       p0_diagonal_(Eigen::VectorXd::Zero(n_)),
+      pull_w_(Eigen::VectorXd::Zero(n_)),
       P_(Eigen::MatrixXd::Identity(n_, n_)),
       T_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
@@ -39,7 +40,9 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
 }
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
-                           const dyn::Vector10& sigma0) {
+                           const Eigen::Ref<const Eigen::VectorXd>& sigma0) {
+  if (sigma0.size() != 10 && sigma0.size() != n_) return false;
+  const int period = static_cast<int>(sigma0.size());
   for (int j = 0; j < k_; ++j) {
     const dyn::Vector10 pi = pi0.segment<10>(10 * j);
     if (kind_ == FilterKind::kLogCholesky) {
@@ -51,17 +54,18 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
     }
   }
   P_.setZero();
-  for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % 10] * sigma0[i % 10];
+  for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % period] * sigma0[i % period];
   x0_ = x_;
   RefreshParameters();
   return true;
 }
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
-                           const dyn::Vector10& sigma0,
+                           const Eigen::Ref<const Eigen::VectorXd>& sigma0,
                            const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation) {
-  if (pi0.size() != n_ || cov_pi.rows() != 10 || cov_pi.cols() != n_ || !pi0.allFinite() ||
-      !cov_pi.allFinite() || !std::isfinite(inflation) || inflation < 1.0)
+  if ((sigma0.size() != 10 && sigma0.size() != n_) || pi0.size() != n_ || cov_pi.rows() != 10 ||
+      cov_pi.cols() != n_ || !pi0.allFinite() || !cov_pi.allFinite() || !std::isfinite(inflation) ||
+      inflation < 1.0)
     return false;
   // Every body's block in the filter's coordinates, checked before anything changes.
   Eigen::MatrixXd blocks(10, n_);
@@ -100,23 +104,33 @@ void InertialFilter::RefreshParameters() noexcept {
   }
 }
 
-void InertialFilter::Predict(const dyn::Vector10& q_per_second, double dt) noexcept {
-  for (int i = 0; i < n_; ++i) P_(i, i) += q_per_second[i % 10] * dt;
+void InertialFilter::Predict(const Eigen::Ref<const Eigen::VectorXd>& q_per_second,
+                             double dt) noexcept {
+  const auto period = q_per_second.size();
+  if (period != 10 && period != n_) return;
+  for (int i = 0; i < n_; ++i) P_(i, i) += q_per_second[i % period] * dt;
 }
 
 bool InertialFilter::PullToPrior(double w) noexcept {
   if (!(w > 0.0)) return true;
+  pull_w_.setConstant(w);
+  return PullToPrior(pull_w_);
+}
+
+bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noexcept {
+  if (w.size() != n_ || !(w.array() >= 0.0).all() || !w.allFinite()) return false;
+  if (!(w.array() > 0.0).any()) return true;
   // A = P⁻¹ + W; P⁺ = A⁻¹; x⁺ = x + P⁺ W (x₀ − x).
   llt_.compute(P_);
   if (llt_.info() != Eigen::Success) return false;
   A_.setIdentity();
   llt_.solveInPlace(A_);
-  // W = w P₀⁻¹, without the EKF's scale α: its pseudo-measurement holds the body's shape (θ's
-  // d, s, t: the centre of mass and the inertia per unit mass), not its mass.
-  A_.diagonal() += w * p0_diagonal_.cwiseInverse().cwiseProduct(prior_mask_);
+  // W = diag(w) P₀⁻¹, without the EKF's scale α: its pseudo-measurement holds the body's shape
+  // (θ's d, s, t: the centre of mass and the inertia per unit mass), not its mass.
+  A_.diagonal() += w.cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
   llt_.compute(A_);
   if (llt_.info() != Eigen::Success) return false;
-  b_ = w * (x0_ - x_).cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
+  b_ = w.cwiseProduct(x0_ - x_).cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
   llt_.solveInPlace(b_);
   T_.setIdentity();
   llt_.solveInPlace(T_);

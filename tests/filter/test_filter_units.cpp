@@ -233,10 +233,11 @@ TEST(InertialFilter, UpdatesAllocateNothing) {
     const Eigen::VectorXd z = Eigen::VectorXd::Random(35);
     Eigen::MatrixXd cov(10 * bodies, 10 * bodies);
     InertialFilter::Candidate c;
-    f.Evaluate(H, z, c);  // warm-up
+    f.Evaluate(H, z, c);                          // warm-up
+    const Vector10 q = Vector10::Constant(1e-3);  // a vector: an expression would be a temporary
     heft::test::AllocationScope scope;
     for (int i = 0; i < 3; ++i) {
-      f.Predict(Vector10::Constant(1e-3), 0.003);
+      f.Predict(q, 0.003);
       f.Evaluate(H, z, c);
       (void)f.Apply();
       f.ParameterCovariance(cov);
@@ -282,9 +283,10 @@ TEST(InertialFilter, EveryUpdateBranchAllocatesNothing) {
         ASSERT_TRUE(f.Reset(pi0, sigma0));
         InertialFilter::Candidate c;
         ASSERT_TRUE(f.Evaluate(H, z, c));  // warm-up
+        const Vector10 q = Vector10::Constant(1e-3);
         {
           heft::test::AllocationScope scope;
-          f.Predict(Vector10::Constant(1e-3), 0.003);
+          f.Predict(q, 0.003);
           ASSERT_TRUE(f.Evaluate(H, z, c));
           ASSERT_TRUE(f.Apply());
           f.Revert();

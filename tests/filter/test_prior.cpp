@@ -102,6 +102,48 @@ TEST(PriorPull, HoldsTheShapeAndLetsTheMassFollowTheData) {
   EXPECT_LT((com - com0).norm(), 2e-3) << "CoM moved by " << 1e3 * (com - com0).norm() << " mm";
 }
 
+// Fails if a body's prior leaks into another's (estimator.link_priors): two bodies, each its own
+// σ₀ (the filter's P₀ per state) and its own pull weight; both have drifted the same way on an
+// unobserved state, and only the pulled body returns (at the rate the one-body test derives), the
+// other keeps its drift.
+TEST(PriorPull, EachBodyKeepsItsOwnPriorAndPull) {
+  InertialFilter f(FilterKind::kKalman, 2, 2);
+  Eigen::VectorXd pi0(20);
+  Vector10 one;
+  one << 2.0, 0.1, 0.0, 0.05, 0.05, 0.0, 0.0, 0.06, 0.0, 0.04;
+  pi0 << one, one;
+  Eigen::VectorXd sigma0(20);
+  sigma0 << Vector10::Constant(0.5), Vector10::Constant(0.2);
+  ASSERT_TRUE(f.Reset(pi0, sigma0));
+  EXPECT_DOUBLE_EQ(f.covariance()(5, 5), 0.25);
+  EXPECT_DOUBLE_EQ(f.covariance()(15, 15), 0.04);
+  // One measurement per body on its state 5, each as strong as that body's prior: both posterior
+  // means move by half of what is measured (+0.6 → +0.3).
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(2, 20);
+  H(0, 5) = 1.0 / 0.5;
+  H(1, 15) = 1.0 / 0.2;
+  Eigen::VectorXd z = H * pi0;
+  z[0] += H(0, 5) * 0.6;
+  z[1] += H(1, 15) * 0.6;
+  InertialFilter::Candidate c;
+  ASSERT_TRUE(f.Evaluate(H, z, c));
+  ASSERT_TRUE(f.Apply());
+  ASSERT_NEAR(f.parameters()[5] - pi0[5], 0.3, 1e-9);
+  ASSERT_NEAR(f.parameters()[15] - pi0[15], 0.3, 1e-9);
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(20);
+  w.head(10).setConstant(0.01);  // the first body pulled, the second not
+  for (int k = 0; k < 300; ++k) ASSERT_TRUE(f.PullToPrior(w));
+  const double lambda0 = 2.0, added = 300 * 0.01;  // in units of the body's 1/σ0²
+  EXPECT_NEAR(f.parameters()[5] - pi0[5], 0.3 * lambda0 / (lambda0 + added), 1e-9);
+  EXPECT_NEAR(f.parameters()[15] - pi0[15], 0.3, 1e-9);
+  EXPECT_NEAR(f.covariance()(15, 15), 0.02, 1e-12);  // 0.04 / 2: the update's, untouched since
+  // A weight vector of the wrong size or with a negative entry changes nothing.
+  const Eigen::VectorXd before = f.parameters();
+  EXPECT_FALSE(f.PullToPrior(Eigen::VectorXd::Constant(10, 0.01)));
+  EXPECT_FALSE(f.PullToPrior(-w));
+  EXPECT_EQ(f.parameters(), before);
+}
+
 // Fails if the pull allocates (it runs in the control tick).
 TEST(PriorPull, AllocatesNothing) {
   InertialFilter f(FilterKind::kLogCholesky, 4, 35);

@@ -68,6 +68,17 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
        "41:25: estimator.links[1]: link 'left_forearm' is listed twice"},
       {"duplicate key", "forearm-load", "  filter: ekf\n", "  filter: ekf\n  filter: kf\n",
        "43:3: estimator.filter: duplicate key 'filter' (first at line 42:3)"},
+      {"link prior of a link not estimated", "torso-load", "  prior_time_constant: 2\n",
+       "  prior_time_constant: 2\n  link_priors: [{link: left_forearm, prior_time_constant: 1}]\n",
+       "59:24: estimator.link_priors[0].link: 'left_forearm' is not one of estimator.links "
+       "(torso)"},
+      {"link prior given twice", "torso-load", "  prior_time_constant: 2\n",
+       "  prior_time_constant: 2\n  link_priors: [{link: torso}, {link: torso}]\n",
+       "59:39: estimator.link_priors[1].link: 'torso' given twice"},
+      {"link prior with a stray key", "torso-load", "  prior_time_constant: 2\n",
+       "  prior_time_constant: 2\n  link_priors: [{link: torso, sigma: [1]}]\n",
+       "59:31: estimator.link_priors[0].sigma: unknown key 'sigma'; allowed: link, initial_sigma, "
+       "process_noise, prior_time_constant"},
       {"float for an integer", "forearm-load", "  filter: ekf\n",
        "  filter: ekf\n  difference_samples: 2.5\n",
        "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "

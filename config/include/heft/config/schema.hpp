@@ -53,7 +53,10 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "max_com_distance",
                                              "base_acceleration",
                                              "prior_time_constant",
+                                             "link_priors",
                                              "contact_frames"};
+inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
+                                                       "prior_time_constant"};
 inline constexpr const char* kEstimatorNoise[] = {
     "joint_torque", "base_force", "base_torque", "ft", "gyro", "accelerometer", "joint_velocity"};
 inline constexpr const char* kEstimatorNoiseFt[] = {"frame", "force", "moment"};
@@ -115,6 +118,7 @@ inline constexpr Section kSections[] = {
     {"estimator", kEstimator},
     {"estimator.noise", kEstimatorNoise},
     {"estimator.noise.ft[]", kEstimatorNoiseFt},
+    {"estimator.link_priors[]", kEstimatorLinkPriors},
     {"estimator.gating", kEstimatorGating},
     {"estimator.rate_limits", kEstimatorRateLimits},
     {"estimator.calibration", kEstimatorCalibration},

@@ -80,6 +80,16 @@ struct EstimatorConfig {
   // motion does not excite, the estimate returns to the nominal parameters over about τ of
   // estimation instead of wandering. 0: off (the paper's filter).
   double prior_time_constant = 0.0;  // s
+  // Per-link overrides of the three above (a link not listed, or a field not set, takes them):
+  // what a team knows about each link decides its prior — a torso whose loads change its mass
+  // but not its shape ("rigid": tight shape prior, pull), a forearm whose tool has a shape of its
+  // own (the paper's loose prior) — estimated together (README "Where the data say nothing").
+  struct LinkPrior {
+    std::string link;  // one of `bodies`, at most once
+    std::optional<dyn::Vector10> initial_sigma, process_noise;
+    std::optional<double> prior_time_constant;
+  };
+  std::vector<LinkPrior> link_priors;
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -196,6 +206,10 @@ class InertialEstimator {
   double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   static constexpr int kPriorPullTicks = 10;
   int ticks_since_pull_ = 0;
+  // Per state (10 per body, link_priors applied): σ₀, the random walk, the pull's weight per
+  // kPriorPullTicks (0: not pulled).
+  Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
+  bool pull_ = false;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;
 };

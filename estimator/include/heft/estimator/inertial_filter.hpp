@@ -72,20 +72,25 @@ class InertialFilter {
   int states() const { return n_; }
 
   // Starts from the (physically consistent) parameters π0 (10k) with a per-state standard
-  // deviation `sigma0` (10 values, in the filter's own coordinates: θ for the EKF, π for the KF),
-  // repeated for every body. Returns false if π0 is not physically consistent (EKF).
-  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0);
+  // deviation `sigma0` in the filter's own coordinates (θ for the EKF, π for the KF): 10 values
+  // repeated for every body, or 10k (each body its own). Returns false if π0 is not physically
+  // consistent (EKF) or sigma0 has another size.
+  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+             const Eigen::Ref<const Eigen::VectorXd>& sigma0);
   // The same, but the state's covariance from `cov_pi` (10 × 10k: body k's 10×10 covariance of π
   // in columns 10k..10k+9, as the hand-off carries it; bodies uncorrelated) times `inflation`,
   // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0). P₀, what
   // Inflate and RecoverCovariance go back to, is still sigma0's. Returns false and changes
   // nothing if π0 is not physically consistent, or a block is not finite, symmetric and positive
   // definite, or inflation is not a finite number >= 1.
-  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0, const dyn::Vector10& sigma0,
+  bool Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
+             const Eigen::Ref<const Eigen::VectorXd>& sigma0,
              const Eigen::Ref<const Eigen::MatrixXd>& cov_pi, double inflation);
 
-  // P += Q (random walk; q holds per-state variances per second, 10 values, scaled by dt).
-  void Predict(const dyn::Vector10& q_per_second, double dt) noexcept;
+  // P += Q (random walk; q holds per-state variances per second, scaled by dt: 10 values repeated
+  // for every body, or 10k). Pass a vector, not an expression: Eigen evaluates an expression
+  // into a temporary, which allocates.
+  void Predict(const Eigen::Ref<const Eigen::VectorXd>& q_per_second, double dt) noexcept;
 
   // The prior as a pseudo-measurement (header: "Where the data say nothing"): the state x₀ of
   // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact):
@@ -98,6 +103,9 @@ class InertialFilter {
   // back to x₀ at the rate w per call. w = dt/τ per period dt gives the prior's information a
   // renewal time τ. Returns false (nothing changed) if a factorisation fails. Allocates nothing.
   [[nodiscard]] bool PullToPrior(double w) noexcept;
+  // The same with a weight per state (10k values; 0 leaves that state unpulled): each body its own
+  // renewal time.
+  [[nodiscard]] bool PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noexcept;
 
   // Evaluates the update for the whitened measurement z = H_π π + noise (unit variance), where
   // H_π (m × 10k) and z (m) are already multiplied by the whitening W. Nothing is applied yet.
@@ -160,6 +168,7 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
+  Eigen::VectorXd pull_w_;      // PullToPrior(double)'s weights, one per state
   Eigen::VectorXd prior_mask_;  // 1 where PullToPrior pulls (the EKF: not α)
   Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;

@@ -1,0 +1,66 @@
+// estimator.link_priors: each estimated link its own initial σ, random walk and pull (README
+// "Where the data say nothing"), so that a torso with the rigid prior and a forearm with the
+// paper's loose one can be estimated together.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "fixtures.hpp"
+#include "heft/estimator/inertial_estimator.hpp"
+#include "heft/estimator/model.hpp"
+
+namespace heft::est {
+namespace {
+
+dyn::Model Humanoid() {
+  return dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf",
+                                    dyn::ModelOptions{});
+}
+
+EstimatorConfig RigidTorsoLooseForearm() {
+  EstimatorConfig c = test::ArmConfig({"left_forearm", "torso"});
+  EstimatorConfig::LinkPrior rigid;
+  rigid.link = "torso";
+  dyn::Vector10 sigma = dyn::Vector10::Constant(0.03);
+  sigma[0] = 0.3;
+  rigid.initial_sigma = sigma;
+  dyn::Vector10 q = dyn::Vector10::Constant(1e-6);
+  q[0] = 1e-3;
+  rigid.process_noise = q;
+  rigid.prior_time_constant = 2.0;
+  c.link_priors = {rigid};
+  return c;
+}
+
+// Fails if a link's prior is not its own: the forearm (not listed) keeps the estimator-wide σ₀
+// and random walk, the torso gets its entry's, in the filter's coordinates.
+TEST(LinkPriors, EachLinkStartsFromItsOwnPriorAndRandomWalk) {
+  const dyn::Model model = Humanoid();
+  const EstimatorConfig c = RigidTorsoLooseForearm();
+  InertialEstimator est(model, c);
+  const Eigen::MatrixXd& P = est.filter().covariance();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_DOUBLE_EQ(P(i, i), c.initial_sigma[i] * c.initial_sigma[i]) << i;
+    EXPECT_DOUBLE_EQ(P(10 + i, 10 + i),
+                     (*c.link_priors[0].initial_sigma)[i] * (*c.link_priors[0].initial_sigma)[i])
+        << i;
+  }
+}
+
+// Fails if a wrong entry is taken silently: a link that is not estimated, a link given twice, a
+// σ₀ that is not positive.
+TEST(LinkPriors, RefusesEntriesThatDoNotBelong) {
+  const dyn::Model model = Humanoid();
+  EstimatorConfig c = RigidTorsoLooseForearm();
+  c.link_priors[0].link = "pelvis";
+  EXPECT_THROW(InertialEstimator(model, c), std::invalid_argument);
+  c = RigidTorsoLooseForearm();
+  c.link_priors.push_back(c.link_priors[0]);
+  EXPECT_THROW(InertialEstimator(model, c), std::invalid_argument);
+  c = RigidTorsoLooseForearm();
+  (*c.link_priors[0].initial_sigma)[3] = 0.0;
+  EXPECT_THROW(InertialEstimator(model, c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace heft::est
