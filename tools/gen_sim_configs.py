@@ -116,9 +116,10 @@ SIM_DEVIATIONS = os.environ.get("HEFT_SIM_DEVIATIONS", "")
 # robot-walking.target, so its start is the walking signal: no wait for a "walking" command.
 SHIPPED_ESTIMATOR = [
     "estimator:",
-    "  # The forearm (a tool or load in the hand). Estimating the torso as well is possible (up to",
-    "  # four links), but standing, the torso's centre of mass and inertia are barely excited and",
-    "  # their drift takes a jointly estimated forearm 5-20 % off (README, limits).",
+    "  # The forearm (a tool or load in the hand). The torso can be estimated as well (up to four",
+    "  # links) with its own, rigid prior (link_priors, config/README.md): standing, its centre of",
+    "  # mass and inertia are barely excited. On standing-curl the forearm's mass then ends 5.8 % off",
+    "  # (11 % with one prior for both links, 0.6 % estimated alone; README \"Where the data say nothing\").",
     "  links: [left_forearm]", "  filter: ekf", "  measurement: auto",
     "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
     "  # differenced from them enter the rows' covariance through M(q) (config/README.md).",
