@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# tools/truth_parameters.py (main-job.sh --oracle) end to end: heft-sim writes a deviated robot's
+# truth, the tool turns it into a robot.parameters file, and heft-sim (the plugin's own loader)
+# accepts it with every body and joint. Fails if the truth file's layout and the tool drift apart
+# (no body, a missing joint's friction) or the file is not what robot.parameters reads.
+#   truth_parameters.sh HEFT_SIM CONFIG_DIR TOOLS_DIR
+set -euo pipefail
+SIM=$1 CONFIG=$2 TOOLS=$3
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+sed "s|urdf: ../robots|urdf: $CONFIG/robots|" "$CONFIG/sim/dumbbell-curl.yaml" |
+  sed "s|^  scenario: .*|&\n  deviations: {preset: default, seed: 4}|" >"$WORK/probe.yaml"
+"$SIM" --config "$WORK/probe.yaml" --telemetry "$WORK/probe.csv" --duration 0.02 >/dev/null 2>&1
+python3 "$TOOLS/truth_parameters.py" "$WORK/probe.truth.yaml" "$WORK/truth-params.yaml"
+bodies=$(grep -c '^    pi: \[' "$WORK/truth-params.yaml")
+joints=$(grep -c '^  [a-z_]*: {fc: ' "$WORK/truth-params.yaml")
+want_bodies=$(grep -c '^    pi: \[' "$WORK/probe.truth.yaml")
+want_joints=$(grep -c '^  [a-z_]*: {coulomb: ' "$WORK/probe.truth.yaml")
+echo "truth: $want_bodies bodies, $want_joints joints; parameters file: $bodies, $joints"
+[ "$bodies" -gt 0 ] && [ "$bodies" = "$want_bodies" ] && [ "$joints" = "$want_joints" ]
+# The fixed-base arm has no floating pelvis among its moving links (as main-job.sh does).
+awk '/^[^ #]/ { links = ($1 == "links:") } links && /^  [A-Za-z0-9_]+:/ { skip = ($1 == "pelvis:") }
+     /^[^ #]/ { skip = 0 } !skip' "$WORK/truth-params.yaml" >"$WORK/fixed.yaml"
+sed "s|^  floating_base: false|&\n  parameters: $WORK/fixed.yaml|" "$WORK/probe.yaml" >"$WORK/run.yaml"
+"$SIM" --config "$WORK/run.yaml" --telemetry "$WORK/run.csv" --duration 0.02 >"$WORK/run.log" 2>&1 ||
+  { cat "$WORK/run.log"; exit 1; }
+grep -q "the identified friction of $want_joints joints fed forward" "$WORK/run.log" ||
+  { echo "heft-sim did not take the file's friction:"; cat "$WORK/run.log"; exit 1; }
+echo "heft-sim loaded it: $(grep -o 'the identified friction of [0-9]* joints fed forward' "$WORK/run.log")"
