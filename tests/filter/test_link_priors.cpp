@@ -32,9 +32,11 @@ EstimatorConfig RigidTorsoLooseForearm() {
   return c;
 }
 
-// Fails if a link's prior is not its own: the forearm (not listed) keeps the estimator-wide σ₀
-// and random walk, the torso gets its entry's, in the filter's coordinates.
-TEST(LinkPriors, EachLinkStartsFromItsOwnPriorAndRandomWalk) {
+// Fails if a link's prior is not its own: the forearm (not listed) keeps the estimator-wide σ₀,
+// the torso gets its entry's, in the filter's coordinates. (The per-state random walk and pull
+// go through the same per-link vectors; PriorPull.EachBodyKeepsItsOwnPriorAndPull checks the
+// filter's side.)
+TEST(LinkPriors, EachLinkStartsFromItsOwnPrior) {
   const dyn::Model model = Humanoid();
   const EstimatorConfig c = RigidTorsoLooseForearm();
   InertialEstimator est(model, c);
