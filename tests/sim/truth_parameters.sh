@@ -8,7 +8,7 @@ set -euo pipefail
 SIM=$1 CONFIG=$2 TOOLS=$3
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-sed "s|urdf: ../robots|urdf: $CONFIG/robots|" "$CONFIG/sim/dumbbell-curl.yaml" |
+sed "s|urdf: ../robots|urdf: $CONFIG/robots|" "$CONFIG/sim/torso-load.yaml" |
   sed "s|^  scenario: .*|&\n  deviations: {preset: default, seed: 4}|" >"$WORK/probe.yaml"
 "$SIM" --config "$WORK/probe.yaml" --telemetry "$WORK/probe.csv" --duration 0.02 >/dev/null 2>&1
 python3 "$TOOLS/truth_parameters.py" "$WORK/probe.truth.yaml" "$WORK/truth-params.yaml"
@@ -18,10 +18,8 @@ want_bodies=$(grep -c '^    pi: \[' "$WORK/probe.truth.yaml")
 want_joints=$(grep -c '^  [a-z_]*: {coulomb: ' "$WORK/probe.truth.yaml")
 echo "truth: $want_bodies bodies, $want_joints joints; parameters file: $bodies, $joints"
 [ "$bodies" -gt 0 ] && [ "$bodies" = "$want_bodies" ] && [ "$joints" = "$want_joints" ]
-# The fixed-base arm has no floating pelvis among its moving links (as main-job.sh does).
-awk '/^[^ #]/ { links = ($1 == "links:") } links && /^  [A-Za-z0-9_]+:/ { skip = ($1 == "pelvis:") }
-     /^[^ #]/ { skip = 0 } !skip' "$WORK/truth-params.yaml" >"$WORK/fixed.yaml"
-sed "s|^  floating_base: false|&\n  parameters: $WORK/fixed.yaml|" "$WORK/probe.yaml" >"$WORK/run.yaml"
+# The floating robot: the file as written, pelvis included (main-job.sh's robot.parameters).
+sed "s|^  floating_base: true|&\n  parameters: $WORK/truth-params.yaml|" "$WORK/probe.yaml" >"$WORK/run.yaml"
 "$SIM" --config "$WORK/run.yaml" --telemetry "$WORK/run.csv" --duration 0.02 >"$WORK/run.log" 2>&1 ||
   { cat "$WORK/run.log"; exit 1; }
 grep -q "the identified friction of $want_joints joints fed forward" "$WORK/run.log" ||
