@@ -130,6 +130,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.initial_sigma = Ten(e, "initial_sigma", ec.initial_sigma, {1e-9, 1e3});
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
+  ec.stiction_band = e.Get<bool>("stiction_band", ec.stiction_band, {});
   if (auto priors = e.Optional("link_priors")) {
     // Per estimated link, each at most once: the three keys above for that link alone.
     std::string names;

@@ -165,9 +165,13 @@ void InertialEstimator::SkipCalibration() noexcept {
 bool InertialEstimator::BuildMeasurement(const TickInput& in,
                                          hal::MeasurementModel model) noexcept {
   // The bias is the calibration's result: not subtracted while it is being calibrated.
+  // The stiction band acts on the innovation: not while calibrating (the bias is averaged from
+  // the whole residual).
   const Eigen::VectorXd* bias = calibrating_ ? nullptr : &calibrator_.bias();
-  return model == hal::MeasurementModel::kFullWrench ? measurement_.FullWrench(in, bias)
-                                                     : measurement_.TorqueNullSpace(in, bias);
+  const Eigen::VectorXd* estimate = calibrating_ ? nullptr : &filter_.parameters();
+  return model == hal::MeasurementModel::kFullWrench
+             ? measurement_.FullWrench(in, bias, estimate)
+             : measurement_.TorqueNullSpace(in, bias, estimate);
 }
 
 bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
@@ -232,6 +236,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   const auto H = measurement_.H();
   const auto z = measurement_.z();
   bool ok = filter_.Evaluate(H, z, cand);
+  // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
+  cand.dof = std::max(cand.dof - measurement_.dropped_rows(), 0);
   res.nis = cand.nis;
   res.dof = cand.dof;
   res.gamma = gate_.threshold(std::min(std::max(cand.dof, 0), nv_));

@@ -48,6 +48,9 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
     friction_coulomb_.push_back(f.coulomb);
     friction_viscous_.push_back(f.viscous);
   }
+  stiction_width_.assign(friction_v_.size(), 0.0);
+  dropped_.assign(static_cast<std::size_t>(model_.nv), 0);
+  stiction_band_ = config.stiction_band;
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
   for (const FtNoise& n : config.ft_noise) {
@@ -114,25 +117,57 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
 }
 
 void Measurement::Residual(const TickInput& in) noexcept {
+  if (dropped_rows_ > 0) std::fill(dropped_.begin(), dropped_.end(), 0);
+  dropped_rows_ = 0;
   // Y_est and τ_nom (the nominal model of every other link, and its friction), r = τ_obs − τ_nom.
   dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
   // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
     const double qd = in.v[friction_v_[j]];
-    tau_nom_[friction_v_[j]] +=
-        friction_coulomb_[j] * std::tanh(qd / friction_epsilon_) + friction_viscous_[j] * qd;
+    const double sliding = std::tanh(qd / friction_epsilon_);
+    tau_nom_[friction_v_[j]] += friction_coulomb_[j] * sliding + friction_viscous_[j] * qd;
+    stiction_width_[j] = std::abs(friction_coulomb_[j]) * (1.0 - std::abs(sliding));
   }
   r_ = in.tau - tau_nom_;
 }
 
+void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
+  if (!stiction_band_ || estimate.size() != n_) return;
+  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
+    const double w = stiction_width_[j];
+    if (!(w > 0.0)) continue;
+    const int v = friction_v_[j];
+    const double predicted = Y_.row(v).dot(estimate);
+    const double nu = r_[v] - predicted;
+    if (std::abs(nu) <= w) {
+      // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
+      // that decouples it from the other rows.
+      Y_.row(v).setZero();
+      r_[v] = 0.0;
+      dropped_[v] = 1;
+      ++dropped_rows_;
+    } else {
+      r_[v] = predicted + std::copysign(std::abs(nu) - w, nu);
+    }
+  }
+}
+
+void Measurement::DecoupleDropped() noexcept {
+  if (dropped_rows_ == 0) return;
+  for (int v = 0; v < nv_; ++v)
+    if (dropped_[v]) rfull_(v, v) += kDroppedVariance;
+}
+
 // r = τ_obs − τ_nom + Σ J_cᵀλ_c − bias, and the whitened rows H = W Y_est, z = W r.
-bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias) noexcept {
+bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
+                             const Eigen::VectorXd* estimate) noexcept {
   Residual(in);
   if (!contact_frames_.empty()) {
     dyn::ContactTerm(model_, ws_, contact_frames_, in.wrenches, contact_);
     r_ += contact_;
   }
   if (bias != nullptr) r_ -= *bias;
+  if (estimate != nullptr) StictionBand(*estimate);
   rows_ = nv_;
   if ((ft_noise_ && !contact_frames_.empty()) || acceleration_noise_) {
     // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ, whitened by its Cholesky factor L: H = L⁻¹Y,
@@ -150,6 +185,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias) n
         rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
       }
     }
+    DecoupleDropped();
     ft_llt_.compute(rfull_);
     if (ft_llt_.info() != Eigen::Success) return false;
     H_ = Y_;
@@ -166,9 +202,11 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias) n
 }
 
 // Rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
-bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias) noexcept {
+bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
+                                  const Eigen::VectorXd* estimate) noexcept {
   Residual(in);
   if (bias != nullptr) r_ -= *bias;
+  if (estimate != nullptr) StictionBand(*estimate);
   dyn::ForwardKinematics(model_, ws_, in.q);
   // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
   int c = 0;
@@ -188,6 +226,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   rfull_.setZero();
   rfull_.diagonal() = row_sigma_.array().square().matrix();
   AddAccelerationNoise(in.q);
+  DecoupleDropped();
   if (c > 0) {
     qr_[c].compute(jct_[c]);
     ApplyQTranspose(qr_[c], qy, qr_work_.head(n_ + 1));

@@ -54,7 +54,8 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "base_acceleration",
                                              "prior_time_constant",
                                              "link_priors",
-                                             "contact_frames"};
+                                             "contact_frames",
+                                             "stiction_band"};
 inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
                                                        "prior_time_constant"};
 inline constexpr const char* kEstimatorNoise[] = {

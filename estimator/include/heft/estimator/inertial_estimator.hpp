@@ -71,6 +71,9 @@ struct EstimatorConfig {
   // Friction of the nominal model (heft-identify's `friction:`; ε its tanh width, 0.01 rad/s).
   std::vector<JointFriction> friction;
   double friction_epsilon = 0.01;
+  // A friction joint's row ignores the part of its innovation within its stiction band, ±F_c at
+  // rest (Measurement::StictionBand). Off: the model's F_c tanh(q̇/ε) is taken as exact.
+  bool stiction_band = true;
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);

@@ -32,9 +32,13 @@ class Measurement {
               const EstimatorConfig& config);
 
   // Both return false when the numbers are unusable (a factorisation failed); `bias` (nv, or
-  // nullptr for none) is subtracted from the residual.
-  [[nodiscard]] bool FullWrench(const TickInput& in, const Eigen::VectorXd* bias) noexcept;
-  [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias) noexcept;
+  // nullptr for none) is subtracted from the residual. With `estimate` (π̂ of the estimated links,
+  // or nullptr), each friction joint's row keeps only the part of its innovation r − Y_est π̂ that
+  // lies outside the joint's stiction band (StictionBand below).
+  [[nodiscard]] bool FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
+                                const Eigen::VectorXd* estimate = nullptr) noexcept;
+  [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
+                                     const Eigen::VectorXd* estimate = nullptr) noexcept;
 
   // The last measurement's whitened rows.
   int rows() const { return rows_; }
@@ -45,10 +49,25 @@ class Measurement {
   const Eigen::MatrixXd& regressor() const { return Y_; }
   Eigen::VectorXd& residual() { return r_; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
+  // Rows the last measurement dropped inside their stiction band: they are in H and z as zeros
+  // and carry no degree of freedom of the innovation.
+  int dropped_rows() const { return dropped_rows_; }
 
  private:
   // τ_nom and r = τ − τ_nom with the regressor Y_est (both forms start here).
   void Residual(const TickInput& in) noexcept;
+  // Stiction: a joint at rest is held by its static friction, anywhere in ±F_c, and the model's
+  // F_c tanh(q̇/ε) says 0 there. What that friction holds is unknown: a row whose innovation
+  // ν = r − Y_est π̂ lies inside the band ±w, w = F_c (1 − |tanh(q̇/ε)|), carries no information on
+  // the estimated links and is dropped (zero sensitivity and residual, and a variance that
+  // decouples it from the other rows); outside it, the part beyond the band is what the row says,
+  // ν ← ν − w sign(ν). Without it a joint that holds still reads back, within ±F_c, the torque the
+  // controller commands from the handed estimate, and the estimate confirms itself (README,
+  // "Stiction").
+  void StictionBand(const Eigen::VectorXd& estimate) noexcept;
+  // rfull_(v, v) += kDroppedVariance for the rows StictionBand dropped this tick.
+  void DecoupleDropped() noexcept;
+  static constexpr double kDroppedVariance = 1e12;  // (N·m)²: a row that carries nothing
   // rfull_ += M(q) Σ_a M(q)ᵀ when acceleration noise is configured.
   void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
 
@@ -58,7 +77,11 @@ class Measurement {
   int nv_, n_;
   std::vector<int> contact_frames_;
   std::vector<double> friction_coulomb_, friction_viscous_;
-  std::vector<int> friction_v_;  // v index of each friction entry
+  std::vector<int> friction_v_;         // v index of each friction entry
+  std::vector<double> stiction_width_;  // this tick's band half-width per friction entry
+  std::vector<unsigned char> dropped_;  // rows inside their band this tick (v order)
+  bool stiction_band_ = true;
+  int dropped_rows_ = 0;
   double friction_epsilon_ = 0.01;
   Eigen::VectorXd acceleration_sigma_;
   Eigen::VectorXd row_sigma_;
