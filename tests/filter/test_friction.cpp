@@ -12,6 +12,37 @@
 namespace heft::est {
 namespace {
 
+struct Outcome {
+  double error = 0.0;  // mean |m̂ − m| of the forearm over t > 6 s, kg
+  double sigma = 0.0;  // the filter's σ_m at the end, kg
+};
+
+// `cfg` on `ticks` (calibration skipped), each tick's measured torques changed by
+// perturb(tick, tau); no tick after the first may allocate.
+template <class Perturb>
+Outcome RunPerturbed(const dyn::Model& model, const EstimatorConfig& cfg,
+                     const std::vector<test::Tick>& ticks, Perturb perturb) {
+  InertialEstimator est(model, cfg);
+  est.SkipCalibration();
+  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+  Eigen::VectorXd tau(model.nv);
+  double sum = 0.0;
+  int n = 0;
+  std::uint64_t allocations = 0;
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const test::Tick& tk = ticks[i];
+    tau = tk.tau;
+    perturb(tk, tau);
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
+    heft::test::AllocationScope scope;
+    (void)est.Step(in);
+    if (i > 0) allocations += scope.count();
+    if (tk.t > 6.0) sum += std::abs(est.estimate()[0] - tk.truth[0]), ++n;
+  }
+  EXPECT_EQ(allocations, 0u);
+  return {sum / n, test::Sigma(est, 0)};
+}
+
 // A left elbow with 3 N·m Coulomb and 2 N·m·s/rad viscous friction (heft-identify's model), the
 // forearm without payload. Told the friction, the estimator's mean forearm mass error over the last
 // 2 s stays within kSigmas of its own σ_m scaled to the data's torque noise (the filter is told
@@ -30,27 +61,13 @@ TEST(Friction, IdentifiedFrictionEntersTheNominalTorque) {
     EstimatorConfig cfg = test::ArmConfig();
     if (told) cfg.friction = {friction};
     noise_ratio = spec.noise.tau_sigma / cfg.joint_torque_sigma;
-    InertialEstimator est(model, cfg);
-    est.SkipCalibration();
-    const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
-    Eigen::VectorXd tau(model.nv);
-    double sum = 0.0;
-    int n = 0;
-    std::uint64_t allocations = 0;
-    for (std::size_t i = 0; i < ticks.size(); ++i) {
-      const test::Tick& tk = ticks[i];
-      tau = tk.tau;
-      tau[elbow] +=
-          friction.coulomb * std::tanh(tk.v[elbow] / 0.01) + friction.viscous * tk.v[elbow];
-      const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
-      heft::test::AllocationScope scope;
-      (void)est.Step(in);
-      if (i > 0) allocations += scope.count();
-      if (tk.t > 6.0) sum += std::abs(est.estimate()[0] - tk.truth[0]), ++n;
-    }
-    EXPECT_EQ(allocations, 0u);
-    error[told] = sum / n;
-    sigma[told] = test::Sigma(est, 0);
+    const Outcome o =
+        RunPerturbed(model, cfg, ticks, [&](const test::Tick& tk, Eigen::VectorXd& tau) {
+          tau[elbow] +=
+              friction.coulomb * std::tanh(tk.v[elbow] / 0.01) + friction.viscous * tk.v[elbow];
+        });
+    error[told] = o.error;
+    sigma[told] = o.sigma;
     std::printf("[ heft ] elbow friction, %s: forearm mass error %.2f %% (%.2f σ)\n",
                 told ? "in the nominal model" : "unknown",
                 100 * error[told] / ticks.back().truth[0], error[told] / sigma[told]);
@@ -91,27 +108,13 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
     EstimatorConfig cfg = test::ArmConfig();
     cfg.friction = friction;
     cfg.stiction_band = band;
-    InertialEstimator est(model, cfg);
-    est.SkipCalibration();
-    const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
-    Eigen::VectorXd tau(model.nv);
-    double sum = 0.0;
-    int n = 0;
-    std::uint64_t allocations = 0;
-    for (std::size_t i = 0; i < ticks.size(); ++i) {
-      const test::Tick& tk = ticks[i];
-      tau = tk.tau;
-      // Static friction takes `held` of each shoulder's load, against its sign.
-      for (const int v : shoulder) tau[v] -= std::copysign(held, tk.tau[v]);
-      const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
-      heft::test::AllocationScope scope;
-      (void)est.Step(in);
-      if (i > 0) allocations += scope.count();
-      if (tk.t > 6.0) sum += std::abs(est.estimate()[0] - tk.truth[0]), ++n;
-    }
-    EXPECT_EQ(allocations, 0u);
-    error[band] = sum / n;
-    sigma[band] = test::Sigma(est, 0);
+    // Static friction takes `held` of each shoulder's load, against its sign.
+    const Outcome o =
+        RunPerturbed(model, cfg, ticks, [&](const test::Tick& tk, Eigen::VectorXd& tau) {
+          for (const int v : shoulder) tau[v] -= std::copysign(held, tk.tau[v]);
+        });
+    error[band] = o.error;
+    sigma[band] = o.sigma;
     std::printf(
         "[ heft ] shoulders held by static friction, band %s: forearm mass error %.2f %% "
         "(%.2f kg, %.2f σ with σ_m %.3f kg)\n",
