@@ -127,6 +127,31 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
   EXPECT_GT(error[0], 3.0 * error[1]);
 }
 
+// A row dropped inside its band is no degree of freedom of the innovation: the gate's threshold
+// and the telemetry's NIS use the rows that remain. Three held shoulders (F_c 5 N·m, well above
+// their innovation: the data carry no friction and 0.3 N·m of noise) are inside their band: the
+// tick's dof is three below the band-off run's. Fails if dropped rows still count (the gate would
+// then be three degrees of freedom too lenient), or rows are not dropped.
+TEST(Friction, ARowInsideItsBandIsNoDegreeOfFreedom) {
+  const auto ticks = test::Generate(test::ElbowMotion(0.1));
+  const dyn::Model model = test::ReferenceHumanoid();
+  int dof[2] = {0, 0};
+  for (const bool band : {false, true}) {
+    EstimatorConfig cfg = test::ArmConfig();
+    for (const char* joint : {"left_shoulder_pitch", "left_shoulder_roll", "left_shoulder_yaw"})
+      cfg.friction.push_back({joint, 5.0, 0.0});
+    cfg.stiction_band = band;
+    InertialEstimator est(model, cfg);
+    est.SkipCalibration();
+    const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+    const test::Tick& tk = ticks.back();
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+    dof[band] = est.Step(in).dof;
+  }
+  EXPECT_GT(dof[0], 3);
+  EXPECT_EQ(dof[1], dof[0] - 3);
+}
+
 TEST(Friction, SetUpRefusesAnUnknownJoint) {
   const dyn::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg;
