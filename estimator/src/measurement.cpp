@@ -49,7 +49,7 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
     friction_viscous_.push_back(f.viscous);
   }
   stiction_width_.assign(friction_v_.size(), 0.0);
-  dropped_.assign(static_cast<std::size_t>(model_.nv), 0);
+  dropped_.assign(friction_v_.size(), 0);
   stiction_band_ = config.stiction_band;
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
@@ -117,8 +117,7 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
 }
 
 void Measurement::Residual(const TickInput& in) noexcept {
-  if (dropped_rows_ > 0) std::fill(dropped_.begin(), dropped_.end(), 0);
-  dropped_rows_ = 0;
+  dropped_rows_ = 0;  // StictionBand sets dropped_ anew when it runs
   // Y_est and τ_nom (the nominal model of every other link, and its friction), r = τ_obs − τ_nom.
   dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
   // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
@@ -135,18 +134,17 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
   if (!stiction_band_ || estimate.size() != n_) return;
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
     const double w = stiction_width_[j];
-    if (!(w > 0.0)) continue;
     const int v = friction_v_[j];
-    const double predicted = Y_.row(v).dot(estimate);
+    const double predicted = w > 0.0 ? Y_.row(v).dot(estimate) : 0.0;
     const double nu = r_[v] - predicted;
-    if (std::abs(nu) <= w) {
+    dropped_[j] = w > 0.0 && std::abs(nu) <= w;
+    if (dropped_[j]) {
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.
       Y_.row(v).setZero();
       r_[v] = 0.0;
-      dropped_[v] = 1;
       ++dropped_rows_;
-    } else {
+    } else if (w > 0.0) {
       r_[v] = predicted + std::copysign(std::abs(nu) - w, nu);
     }
   }
@@ -154,8 +152,8 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
 
 void Measurement::DecoupleDropped() noexcept {
   if (dropped_rows_ == 0) return;
-  for (int v = 0; v < nv_; ++v)
-    if (dropped_[v]) rfull_(v, v) += kDroppedVariance;
+  for (std::size_t j = 0; j < friction_v_.size(); ++j)
+    if (dropped_[j]) rfull_(friction_v_[j], friction_v_[j]) += kDroppedVariance;
 }
 
 // r = τ_obs − τ_nom + Σ J_cᵀλ_c − bias, and the whitened rows H = W Y_est, z = W r.

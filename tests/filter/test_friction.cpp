@@ -12,6 +12,10 @@
 namespace heft::est {
 namespace {
 
+// The left arm's shoulder joints: they hold still while the elbow curls (test::ElbowMotion).
+constexpr const char* kShoulders[] = {"left_shoulder_pitch", "left_shoulder_roll",
+                                      "left_shoulder_yaw"};
+
 struct Outcome {
   double error = 0.0;  // mean |m̂ − m| of the forearm over t > 6 s, kg
   double sigma = 0.0;  // the filter's σ_m at the end, kg
@@ -97,12 +101,10 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
   const double coulomb = 2.0, held = 0.8 * coulomb;
   std::vector<JointFriction> friction;
   std::vector<int> shoulder;
-  for (const char* joint : {"left_shoulder_pitch", "left_shoulder_roll", "left_shoulder_yaw"}) {
+  for (const char* joint : kShoulders) {
     friction.push_back({joint, coulomb, 0.0});
-    for (const dyn::Body& b : model.bodies)
-      if (b.joint.name == joint) shoulder.push_back(b.v_index);
+    shoulder.push_back(model.bodies[model.joint_body_index(joint)].v_index);
   }
-  ASSERT_EQ(shoulder.size(), 3u);
   double error[2], sigma[2];
   for (const bool band : {false, true}) {
     EstimatorConfig cfg = test::ArmConfig();
@@ -138,8 +140,7 @@ TEST(Friction, ARowInsideItsBandIsNoDegreeOfFreedom) {
   int dof[2] = {0, 0};
   for (const bool band : {false, true}) {
     EstimatorConfig cfg = test::ArmConfig();
-    for (const char* joint : {"left_shoulder_pitch", "left_shoulder_roll", "left_shoulder_yaw"})
-      cfg.friction.push_back({joint, 5.0, 0.0});
+    for (const char* joint : kShoulders) cfg.friction.push_back({joint, 5.0, 0.0});
     cfg.stiction_band = band;
     InertialEstimator est(model, cfg);
     est.SkipCalibration();

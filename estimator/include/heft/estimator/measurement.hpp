@@ -79,7 +79,7 @@ class Measurement {
   std::vector<double> friction_coulomb_, friction_viscous_;
   std::vector<int> friction_v_;         // v index of each friction entry
   std::vector<double> stiction_width_;  // this tick's band half-width per friction entry
-  std::vector<unsigned char> dropped_;  // rows inside their band this tick (v order)
+  std::vector<unsigned char> dropped_;  // per friction entry: its row inside its band this tick
   bool stiction_band_ = true;
   int dropped_rows_ = 0;
   double friction_epsilon_ = 0.01;
