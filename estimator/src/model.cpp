@@ -7,6 +7,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +30,41 @@ Eigen::Matrix3d ToRotation(const urdf::Rotation& r) {
 
 Eigen::Vector3d ToVector(const urdf::Vector3& v) {
   return {v.x, v.y, v.z};
+}
+
+// Offset of the first byte that does not start a well-formed UTF-8 sequence, or npos. TinyXML (the
+// parser urdfdom and the inertial check use) steps over a multi-byte sequence by its lead byte
+// alone, so a truncated one at the end of a name runs past the string's terminator.
+std::size_t FirstInvalidUtf8(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    int len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlong forms
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + static_cast<std::size_t>(len) > n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (int k = 2; k < len; ++k)
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+    i += static_cast<std::size_t>(len);
+  }
+  return std::string::npos;
 }
 
 class Builder {
@@ -83,11 +119,24 @@ class Builder {
     model_.nq = nq_;
     model_.nv = nv_;
     if (model_.nv == 0) Fail("the URDF has no moving joint");
+    CheckComposedValuesFinite();
     return std::move(model_);
   }
 
  private:
   [[noreturn]] void Fail(const std::string& what) const { throw ModelError(source_ + ": " + what); }
+
+  // Each number in the URDF is finite (checked as read), but composing them (a huge mass times a
+  // huge offset, two huge origins added) can overflow; such a model is refused, not handed on.
+  void CheckComposedValuesFinite() const {
+    for (const Body& b : model_.bodies)
+      if (!b.parameters.allFinite() || !b.axis.allFinite() || !b.placement_R.allFinite() ||
+          !b.placement_p.allFinite())
+        Fail("link '" + b.name + "': its inertia or placement overflows (values too large)");
+    for (const Frame& f : model_.frames)
+      if (!f.R.allFinite() || !f.p.allFinite())
+        Fail("link '" + f.name + "': its placement overflows (values too large)");
+  }
 
   void AddFrame(const std::string& name, int body, const Eigen::Matrix3d& R,
                 const Eigen::Vector3d& p) {
@@ -244,8 +293,9 @@ class Builder {
             b.joint.friction = joint->dynamics->friction;
           }
           const Eigen::Vector3d axis = ToVector(joint->axis);
-          if (!(axis.norm() > 1e-9)) Fail(where + " <axis>: zero axis");
-          b.axis = axis.normalized();
+          if (!axis.allFinite()) Fail(where + " <axis>: non-finite value");
+          if (!(axis.stableNorm() > 1e-9)) Fail(where + " <axis>: zero axis");
+          b.axis = axis.stableNormalized();  // no overflow on huge components
           b.placement_R = Rj;
           b.placement_p = pj;
           b.q_index = nq_++;
@@ -280,6 +330,14 @@ class Builder {
 
 Model LoadModelFromUrdfString(const std::string& xml, const ModelOptions& options,
                               const std::string& source_name) {
+  if (const std::size_t bad = FirstInvalidUtf8(xml); bad != std::string::npos) {
+    const auto line =
+        1 + std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(xml[bad]));
+    throw ModelError(source_name + ":" + std::to_string(line) + ": not valid UTF-8 (byte " + byte +
+                     " at offset " + std::to_string(bad) + "); save the URDF as UTF-8");
+  }
   detail::CheckInertialNumbers(xml, source_name);
   urdf::ModelInterfaceSharedPtr urdf;
   try {

@@ -5,6 +5,7 @@
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
+#include <cmath>
 
 #include "heft/estimator/dynamics.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
@@ -122,8 +123,16 @@ TEST(Model, RefusesWithAMessageNamingTheElement) {
            <joint name="f" type="floating"><parent link="a"/><child link="b"/></joint></robot>)",
        "joint 'f': a floating joint is only supported as the single child of a massless root"},
       {"zero axis", ZeroAxis(Robot(good)), "joint 'j' <axis>: zero axis"},
+      // Each number finite, their product not: m·c overflows in the first moment (the fuzzer's
+      // find). Accepting it would hand infinities to the dynamics.
+      {"overflow", Robot(R"(<inertial><origin xyz="1e300 0 0"/><mass value="1e300"/>
+           <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>)"),
+       "link 'a': its inertia or placement overflows"},
       {"no moving joint", Robot(good, "fixed"), "no moving joint"},
       {"not xml", "<robot", "not a valid URDF"},
+      // A truncated multi-byte sequence in a name: TinyXML would read past the string's end.
+      {"not utf-8", R"(<robot name=")" + std::string("\xDA\xDA") + R"("/>)",
+       "test.urdf:1: not valid UTF-8 (byte 0xDA at offset 13)"},
   };
   for (const BadCase& c : cases) {
     try {
@@ -198,6 +207,25 @@ TEST(Model, IgnoresMimicOnAFixedJointWithAWarning) {
 // realisable: its pseudo-inertia m [c; 1][c; 1]ᵀ is positive semidefinite (rank 1). Loaded without
 // repair (refused before); the dynamics use it (gravity torque m g × lever); IsPhysicallyConsistent
 // stays strict (definite), so the estimator refuses to estimate such a link, naming it.
+// An axis written with huge components is still a direction: it normalises to a unit vector rather
+// than overflowing its norm to infinity and collapsing to zero.
+TEST(Model, NormalisesAnAxisWithHugeComponents) {
+  std::string xml = Robot(Inertial(1, 0.01, 0.01, 0.01));
+  xml.replace(xml.find("0 0 1"), 5, "0 1e300 1e300");
+  const Model m = LoadModelFromUrdfString(xml, ModelOptions{}, "test.urdf");
+  EXPECT_NEAR(m.bodies[0].axis.norm(), 1.0, 1e-12);
+  EXPECT_NEAR(m.bodies[0].axis.y(), std::sqrt(0.5), 1e-12);
+}
+
+TEST(Model, AcceptsUtf8NamesAndComments) {
+  std::string xml = Robot(Inertial(1, 0.01, 0.01, 0.01));
+  xml.replace(xml.find("name=\"a\""), 8, "name=\"bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE\"");
+  xml.replace(xml.find("<child link=\"a\""), 15,
+              "<child link=\"bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE\"");
+  const Model m = LoadModelFromUrdfString(xml, ModelOptions{}, "test.urdf");
+  EXPECT_EQ(m.bodies[0].name, "bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE");
+}
+
 TEST(Model, AcceptsAPointMass) {
   const std::string xml = Robot(R"(<inertial><origin xyz="0.3 0 0"/><mass value="2"/>
       <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>)");
