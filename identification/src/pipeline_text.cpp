@@ -48,10 +48,21 @@ std::string FormatReport(const IdentificationReport& r) {
     int count = 0;
     for (int k = 0; k < 10; ++k) count += ref.report.relative_sigma[10 * b + k] < 0.1;
     const std::string& name = model.bodies[problem.selection.bodies()[b]].name;
-    Append(s, "  %-26s %2d   mass %s\n", name.c_str(), count,
-           ref.report.relative_sigma[10 * b] < 0.1 ? "identified" : "NOT identified");
+    // Which components of the first moment lie (mostly) in the identified subspace; a component
+    // regrouped into the parent (along the body's own joint axis) does not.
+    char h[4] = "...";
+    for (int k = 0; k < 3; ++k)
+      if (ref.report.identifiable_share.size() > 10 * b + 1 + k &&
+          ref.report.identifiable_share[10 * b + 1 + k] >= 0.5)
+        h[k] = "xyz"[k];
+    Append(s, "  %-26s %2d   mass %-14s  first moment %s\n", name.c_str(), count,
+           ref.report.relative_sigma[10 * b] < 0.1 ? "identified" : "NOT identified", h);
     if (count == 0) weak += (weak.empty() ? "" : ", ") + name;
   }
+  s += "  (first moment: its components in the identified subspace, share >= 0.5; '.' = kept near "
+       "the URDF's.\n   Where the mass is not identified, the CoM h/m carries the URDF mass's "
+       "relative error;\n   along a '.' component it is the URDF's CoM. README: \"Why the torso's "
+       "CoM is not identified\".)\n";
   if (!weak.empty())
     s += "WARNING: the motion does not excite any parameter of: " + weak +
          " — they keep the URDF's values (only combinations with others may be identified)\n";
