@@ -9,6 +9,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "heft/hal/text_file.hpp"
+
 namespace heft::config {
 namespace {
 
@@ -312,13 +314,9 @@ Document Document::Parse(const std::string& text, const std::string& name) {
 }
 
 Document Document::Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw ConfigError(path + ": cannot open the configuration file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path + ": cannot open the configuration file");
-  return Parse(text.str(), path);
+  const hal::TextFile file = hal::ReadTextFile(path);
+  if (!file.ok()) throw ConfigError(path + ": " + file.Describe("the configuration file"));
+  return Parse(file.text, path);
 }
 
 }  // namespace heft::config

@@ -174,21 +174,58 @@ std::string FormatCandumpLine(const CandumpRecord& r) {
   return line;
 }
 
+namespace {
+
+// One line into `line`, at most `max` characters of it (the rest is dropped and `too_long` set), so
+// that a file with no newline (/dev/zero, a binary file) cannot grow one string without bound.
+// False at the end of the stream with nothing read.
+bool ReadBoundedLine(std::istream& in, std::string& line, std::size_t max, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    const int c = buf ? buf->sbumpc() : std::char_traits<char>::eof();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return any;
+    }
+    any = true;
+    if (c == '\n') return true;
+    if (line.size() < max)
+      line.push_back(static_cast<char>(c));
+    else
+      too_long = true;
+  }
+}
+
+}  // namespace
+
 std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpError>& errors) {
   std::vector<CandumpRecord> out;
   std::string line;
+  bool too_long = false;
   int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
+  long long dropped = 0;  // errors past kMaxCandumpErrors, counted only
+  while (ReadBoundedLine(in, line, kMaxCandumpLine, too_long)) {
+    if (number < std::numeric_limits<int>::max()) ++number;
+    if (line.empty() && !too_long) continue;
     CandumpRecord r;
-    std::string why = ParseCandumpLine(line, r);
+    std::string why = too_long ? "longer than " + std::to_string(kMaxCandumpLine) +
+                                     " characters: not a candump line"
+                               : ParseCandumpLine(line, r);
     r.line = number;
     if (why.empty())
       out.push_back(std::move(r));
-    else
+    else if (errors.size() < kMaxCandumpErrors)
       errors.push_back({number, std::move(why)});
+    else
+      ++dropped;
   }
+  if (dropped > 0)
+    errors.push_back({number, "and " + std::to_string(dropped) +
+                                  " more malformed lines (only the first " +
+                                  std::to_string(kMaxCandumpErrors) + " are listed)"});
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "heft/hal/text_file.hpp"
 #include "urdf_inertial_check.hpp"
 
 namespace heft::dyn {
@@ -350,11 +351,9 @@ Model LoadModelFromUrdfString(const std::string& xml, const ModelOptions& option
 }
 
 Model LoadModelFromUrdfFile(const std::string& path, const ModelOptions& options) {
-  std::ifstream in(path);
-  if (!in) throw ModelError(path + ": cannot open the URDF file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return LoadModelFromUrdfString(text.str(), options, path);
+  const hal::TextFile file = hal::ReadTextFile(path);
+  if (!file.ok()) throw ModelError(path + ": " + file.Describe("the URDF file"));
+  return LoadModelFromUrdfString(file.text, options, path);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 
+#include "heft/hal/text_file.hpp"
 #include "heft/identification/output.hpp"
 
 namespace heft::ident {
@@ -16,9 +17,9 @@ namespace heft::ident {
 namespace {
 
 std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  hal::TextFile file = hal::ReadTextFile(path);
+  if (!file.ok()) throw std::runtime_error(path + ": " + file.Describe("the URDF file"));
+  return std::move(file.text);
 }
 
 Method MethodOf(const std::string& m) {

@@ -123,8 +123,14 @@ void RecordingWriter::Close() {
 Recording ReadRecording(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RecordingError(path + ": cannot open: " + std::strerror(errno));
-  const std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
-                                        std::istreambuf_iterator<char>());
+  // The magic first: a file that is not a recording (/dev/zero, a video) is refused before it is
+  // read whole into memory.
+  std::vector<unsigned char> data(8);
+  in.read(reinterpret_cast<char*>(data.data()), 8);
+  data.resize(static_cast<std::size_t>(in.gcount()));
+  if (data.size() == 8 && std::memcmp(data.data(), kRecordingMagic, 8) != 0)
+    throw RecordingError(path + ": bad magic: not a heft recording (.heftrec)");
+  data.insert(data.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return ParseRecording(data, path);
 }
 

@@ -145,5 +145,16 @@ TEST(ConfigYaml, MissingFileNamesTheReason) {
   }
 }
 
+// An endless input (/dev/zero, a FIFO nobody closes) is refused at the limit instead of filling
+// the memory; would hang or be killed without it.
+TEST(ConfigYaml, AnEndlessFileIsRefusedAtTheLimit) {
+  try {
+    Document::Load("/dev/zero");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/dev/zero: the configuration file is larger than 64 MiB"));
+  }
+}
+
 }  // namespace
 }  // namespace heft::config

@@ -68,6 +68,32 @@ TEST(Candump, MalformedLinesAreRefusedLineByLine) {
   }
 }
 
+// A line with no end (a binary file, /dev/zero) is cut at kMaxCandumpLine and reported, and the
+// reading goes on; a log of garbage lists the first kMaxCandumpErrors errors and counts the rest.
+// Fails if a long line is accepted or stops the reading, or the error list grows with the input.
+TEST(Candump, EndlessLinesAndEndlessGarbageAreBounded) {
+  std::istringstream in(std::string(3 * kMaxCandumpLine, 'x') + "\n" +
+                        "(1700000000.000002) can0 106#00\n" + std::string(100, '\0'));
+  std::vector<CandumpError> errors;
+  auto records = ReadCandump(in, errors);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].line, 2);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].line, 1);
+  EXPECT_EQ(errors[0].reason, "longer than 4096 characters: not a candump line");
+  EXPECT_EQ(errors[1].line, 3);  // the NULs, without a newline at the end
+
+  std::string garbage;
+  for (int i = 0; i < 2500; ++i) garbage += "garbage\n";
+  std::istringstream many(garbage);
+  errors.clear();
+  records = ReadCandump(many, errors);
+  EXPECT_TRUE(records.empty());
+  ASSERT_EQ(errors.size(), kMaxCandumpErrors + 1);
+  EXPECT_EQ(errors.back().line, 2500);
+  EXPECT_EQ(errors.back().reason, "and 1500 more malformed lines (only the first 1000 are listed)");
+}
+
 // Issue 17: the time stamp was read with from_chars up to the first non-digit, so garbage inside it
 // was ignored, a sign was accepted and seconds × 1e9 overflowed int64 (undefined behaviour) after
 // 2262. Fails if any of these lines is accepted or a refusal does not name its line and reason.

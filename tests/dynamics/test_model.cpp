@@ -226,6 +226,16 @@ TEST(Model, AcceptsUtf8NamesAndComments) {
   EXPECT_EQ(m.bodies[0].name, "bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE");
 }
 
+// An endless input is refused at the limit instead of filling the memory.
+TEST(Model, AnEndlessUrdfFileIsRefusedAtTheLimit) {
+  try {
+    (void)LoadModelFromUrdfFile("/dev/zero", ModelOptions{});
+    ADD_FAILURE() << "accepted";
+  } catch (const ModelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/dev/zero: the URDF file is larger than 64 MiB"));
+  }
+}
+
 TEST(Model, AcceptsAPointMass) {
   const std::string xml = Robot(R"(<inertial><origin xyz="0.3 0 0"/><mass value="2"/>
       <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>)");

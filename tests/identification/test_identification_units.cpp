@@ -113,6 +113,14 @@ TEST(Recording, RoundTripAndRefusals) {
   refused(b, "unsupported version 9");
   refused(bytes.substr(0, bytes.size() - 3), "truncated record");
   refused(bytes.substr(0, 20), "truncated header");
+  refused(bytes.substr(0, 5), "truncated header");
+  // An endless input is refused by its first bytes, not read whole (would hang and fill memory).
+  try {
+    ReadRecording("/dev/zero");
+    ADD_FAILURE() << "accepted /dev/zero";
+  } catch (const RecordingError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero: bad magic"), std::string::npos) << e.what();
+  }
   b = bytes;
   b[16] = static_cast<char>(b[16] + 8);
   refused(b, "record size");

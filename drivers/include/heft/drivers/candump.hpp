@@ -15,6 +15,7 @@
 // Set-up / tooling code: allocates and throws; the replay transport's receive() does not.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -41,7 +42,13 @@ struct CandumpError {
   int line = 0;
   std::string reason;
 };
-// Reads a whole log. Malformed lines are skipped and reported one by one in `errors`.
+// A candump line is at most ~170 characters (CAN FD's 64 bytes in hex); longer is not one.
+inline constexpr std::size_t kMaxCandumpLine = 4096;
+// Errors listed one by one, at most; the rest are counted in one last entry.
+inline constexpr std::size_t kMaxCandumpErrors = 1000;
+// Reads a whole log. Malformed lines (and lines over kMaxCandumpLine characters) are skipped and
+// reported one by one in `errors`, the first kMaxCandumpErrors of them, then one entry saying how
+// many more; so neither an endless line nor a log of garbage can exhaust the memory through them.
 std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpError>& errors);
 
 // The first record whose bus goes back in time (earlier than that bus's previous record), as its
