@@ -1,10 +1,7 @@
 #include "heft/config/yaml.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>

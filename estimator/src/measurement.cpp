@@ -133,18 +133,20 @@ void Measurement::Residual(const TickInput& in) noexcept {
 void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
   if (!stiction_band_ || estimate.size() != n_) return;
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
+    dropped_[j] = 0;
     const double w = stiction_width_[j];
+    if (!(w > 0.0)) continue;
     const int v = friction_v_[j];
-    const double predicted = w > 0.0 ? Y_.row(v).dot(estimate) : 0.0;
+    const double predicted = Y_.row(v).dot(estimate);
     const double nu = r_[v] - predicted;
-    dropped_[j] = w > 0.0 && std::abs(nu) <= w;
-    if (dropped_[j]) {
+    if (std::abs(nu) <= w) {
+      dropped_[j] = 1;
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.
       Y_.row(v).setZero();
       r_[v] = 0.0;
       ++dropped_rows_;
-    } else if (w > 0.0) {
+    } else {
       r_[v] = predicted + std::copysign(std::abs(nu) - w, nu);
     }
   }

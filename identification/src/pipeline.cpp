@@ -1,12 +1,8 @@
 #include "heft/identification/pipeline.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 
 #include "heft/hal/text_file.hpp"

@@ -222,6 +222,9 @@ TEST(Model, AcceptsUtf8NamesAndComments) {
   xml.replace(xml.find("name=\"a\""), 8, "name=\"bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE\"");
   xml.replace(xml.find("<child link=\"a\""), 15,
               "<child link=\"bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE\"");
+  xml.insert(xml.find("<link"),
+             "<!-- l'avant-bras \xE2\x80\x94 m\xC3\xA9"
+             "canique -->");
   const Model m = LoadModelFromUrdfString(xml, ModelOptions{}, "test.urdf");
   EXPECT_EQ(m.bodies[0].name, "bras_\xC3\xA9\xE2\x82\xAC\xF0\x9F\xA6\xBE");
 }
