@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "heft/config/plugin_config.hpp"
+#include "heft/estimator/model.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
 #include "host.hpp"
@@ -33,16 +34,28 @@ class SimulatedFactory final : public host::BackendFactory {
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
     SimulationConfig sim = WithRobotsDir(config_, config.urdf_path);
-    // The controllers' friction model is the identified one (robot.parameters), as on a robot.
-    if (!config.parameters_path.empty())
+    // The controllers' model is the identified one (robot.parameters: its bodies and friction), as
+    // on a robot whose team identified it: the whole-body controller and heft's estimator start
+    // from the same model.
+    if (!config.parameters_path.empty()) {
       sim.options.controller_friction = plugin::ReadNominalFriction(config.parameters_path, model);
+      dyn::Model identified = model;
+      for (const std::string& body :
+           plugin::ApplyNominalParameters(config.parameters_path, identified))
+        sim.options.controller_parameters.push_back(
+            {body, dyn::GetBodyParameters(identified, identified.body_index(body))});
+    }
     const std::size_t friction_joints = sim.options.controller_friction.size();
+    const std::size_t identified_bodies = sim.options.controller_parameters.size();
     auto backend =
         std::make_unique<SimulatedBackend>(std::move(sim), host.duration, config.drivers, model);
     log.info("simulated robot: scenario {} ({}), adaptation {}, {:.1f} s", config_.options.scenario,
              backend->robot().scenario().description, config_.options.adaptation ? "on" : "off",
              backend->duration());
     backend->ReportVoidRunTo(&void_run_);
+    if (identified_bodies > 0)
+      log.info("simulated controllers: the identified model of {} bodies ({})", identified_bodies,
+               config.parameters_path);
     if (friction_joints > 0)
       log.info("simulated controllers: the identified friction of {} joints fed forward ({})",
                friction_joints, config.parameters_path);

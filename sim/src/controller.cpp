@@ -88,6 +88,15 @@ void Controller::SetFrictionModel(std::span<const est::JointFriction> friction) 
   }
 }
 
+void Controller::SetNominalModel(std::span<const BodyParameters> bodies) {
+  for (const BodyParameters& b : bodies) {
+    const int body = model_.body(b.body);  // throws for an unknown body, naming the known ones
+    if (!model_.SetParameters(body, b.pi))
+      throw std::invalid_argument("nominal model: '" + b.body +
+                                  "' is not finite or not physically consistent");
+  }
+}
+
 double Controller::FrictionFeedForward(int v, double qd_ref) const noexcept {
   // The model heft-identify fits and the estimator's τ_nom uses (config/README.md).
   constexpr double kVelocityScale = 0.01;  // rad/s

@@ -185,6 +185,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   }
   ApplyDeviations(options, drivers);
   scenario_.controller->SetFrictionModel(options.controller_friction);
+  scenario_.controller->SetNominalModel(options.controller_parameters);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
   if (!options.candump.empty())
     candump_ = std::make_unique<drivers::CandumpWriter>(

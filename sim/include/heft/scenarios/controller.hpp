@@ -50,6 +50,17 @@ class Controller {
   /// std::invalid_argument for an unknown joint or a non-finite coefficient.
   void SetFrictionModel(std::span<const est::JointFriction> friction);
 
+  /// One body's inertial parameters π (mass, first moment, inertia about the link's origin).
+  struct BodyParameters {
+    std::string body;
+    Vector10 pi;
+  };
+  /// The controller's rigid-body model of the listed bodies (a real controller's: the identified
+  /// model, robot.parameters, which heft's estimator also starts from; never the simulated robot's
+  /// truth). The others keep the URDF's; an estimated link's hand-off still replaces it when
+  /// adaptation is on. Throws std::invalid_argument for an unknown body or an inconsistent π.
+  void SetNominalModel(std::span<const BodyParameters> bodies);
+
   /// Joint torques (sample joint order) for the state at time t. False if the state is unusable
   /// (then tau is zero).
   bool Compute(double t, const hal::RobotStateSample& state, std::span<double> tau) noexcept;

@@ -135,6 +135,9 @@ struct SimOptions {
   // The simulated controllers' joint friction model: heft-sim passes robot.parameters' `friction`
   // (heft-identify's, identified on this robot); empty: none (the URDF has none).
   std::vector<est::JointFriction> controller_friction;
+  // The simulated controllers' rigid-body model of these bodies: heft-sim passes robot.parameters'
+  // (the identified model, the one the estimator starts from); empty: the URDF's.
+  std::vector<scenarios::Controller::BodyParameters> controller_parameters;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
