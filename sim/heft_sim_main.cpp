@@ -34,11 +34,12 @@ class SimulatedFactory final : public host::BackendFactory {
                                         const plugin::PluginConfig& config, const dyn::Model& model,
                                         spdlog::logger& log) override {
     SimulationConfig sim = WithRobotsDir(config_, config.urdf_path);
-    // The controllers' model is the identified one (robot.parameters: its bodies and friction), as
-    // on a robot whose team identified it: the whole-body controller and heft's estimator start
-    // from the same model.
-    if (!config.parameters_path.empty()) {
+    // The controllers' friction model is the identified one (robot.parameters), as on a robot; its
+    // bodies too with simulation.controller_model: parameters (the URDF's by default: README,
+    // "The controller's model and heft's").
+    if (!config.parameters_path.empty())
       sim.options.controller_friction = plugin::ReadNominalFriction(config.parameters_path, model);
+    if (config_.controller_model_from_parameters) {
       dyn::Model identified = model;
       for (const std::string& body :
            plugin::ApplyNominalParameters(config.parameters_path, identified))

@@ -135,6 +135,11 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   // The operator's procedure: the scenario starts (load, task) this late (scenario.hpp).
   sim.options.load_after = s.Get<double>("load_after", sim.options.load_after, {0.0, 600.0});
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
+  sim.controller_model_from_parameters =
+      s.Enum("controller_model", {"urdf", "parameters"}, "urdf") == 1;
+  if (sim.controller_model_from_parameters &&
+      !(root.Has("robot") && root["robot"].Has("parameters")))
+    s["controller_model"].Fail("'parameters' needs robot.parameters (the model it would take)");
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {
       std::string name;

@@ -492,5 +492,33 @@ TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
               HasSubstr("simulation.deviations.mass"));
 }
 
+// simulation.controller_model: the URDF by default; `parameters` only with robot.parameters (the
+// model it names); anything else refused with the allowed values. Fails if a value is ignored.
+TEST(Deviations, TheControllersModelIsTheUrdfUnlessParametersAreAskedForAndGiven) {
+  auto parse = [](const std::string& robot, const std::string& simulation) {
+    const std::string text = robot + "simulation:\n  scenario: torso-load\n" + simulation;
+    return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
+  };
+  const std::string with_parameters = "robot:\n  parameters: identified.yaml\n";
+  EXPECT_FALSE(parse(with_parameters, "").controller_model_from_parameters);
+  EXPECT_FALSE(
+      parse(with_parameters, "  controller_model: urdf\n").controller_model_from_parameters);
+  EXPECT_TRUE(
+      parse(with_parameters, "  controller_model: parameters\n").controller_model_from_parameters);
+  auto error = [&](const std::string& robot, const std::string& simulation) {
+    try {
+      parse(robot, simulation);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  using ::testing::HasSubstr;
+  const std::string missing = error("robot:\n  urdf: x.urdf\n", "  controller_model: parameters\n");
+  EXPECT_THAT(missing, HasSubstr("sim.yaml:5:"));
+  EXPECT_THAT(missing, HasSubstr("needs robot.parameters"));
+  EXPECT_THAT(error(with_parameters, "  controller_model: cad\n"), HasSubstr("urdf, parameters"));
+}
+
 }  // namespace
 }  // namespace heft::sim

@@ -80,8 +80,8 @@ inline constexpr const char* kHostPersistence[] = {"file", "max_age", "interval"
                                                    "covariance_inflation"};
 // simulation: (sim/src/sim_config.cpp; heft-sim only)
 inline constexpr const char* kSimulation[] = {
-    "scenario", "adaptation", "duration_scale", "lockstep", "seed",      "walking_after",
-    "noise",    "deviations", "faults",         "candump",  "load_after"};
+    "scenario", "adaptation", "duration_scale", "lockstep", "seed",       "walking_after",
+    "noise",    "deviations", "faults",         "candump",  "load_after", "controller_model"};
 inline constexpr const char* kSimulationNoise[] = {
     "joint_torque", "torque_bias", "velocity",  "force",      "moment",  "force_bias",
     "gyro",         "accel",       "gyro_bias", "accel_bias", "attitude"};

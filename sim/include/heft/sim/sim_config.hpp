@@ -16,7 +16,10 @@ namespace heft::sim {
 struct SimulationConfig {
   SimOptions options;
   bool lockstep = true;
-  double walking_after = 0.5;             // s of simulated time
+  double walking_after = 0.5;  // s of simulated time
+  // simulation.controller_model: parameters — the simulated controllers model the bodies of
+  // robot.parameters (the identified model heft estimates against) instead of the URDF's.
+  bool controller_model_from_parameters = false;
   std::vector<std::string> fault_names;   // per fault: the joint, F/T frame or bus it hits
   std::vector<config::Node> fault_nodes;  // per fault: where it is written (for errors)
 };
