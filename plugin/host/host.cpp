@@ -116,13 +116,12 @@ int Run(const Program& program, int argc, const char* const* argv, BackendFactor
   plug->init(cli.config_path, plugin::HardwareInterface{&state, &hand_off, &pcfg});
   log->info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), plugin_path,
             plug->num_links());
-  // The hand-off is right together with this model: the controller should use it for the rest.
+  // The hand-off is right together with this model (README, "On your robot").
   if (pcfg.parameters_path.empty())
     log->info("nominal model: {} (the URDF's inertial parameters)", pcfg.urdf_path);
   else
-    log->info(
-        "nominal model: {} with the parameters of {} (give the whole-body controller the same)",
-        pcfg.urdf_path, pcfg.parameters_path);
+    log->info("nominal model: {} with the parameters of {} (the hand-off is relative to it)",
+              pcfg.urdf_path, pcfg.parameters_path);
   // host.persistence: start from an earlier run's last settled estimate when it is usable.
   std::string model_hash;
   if (!cli.check && !host.persistence.file.empty()) {

@@ -55,10 +55,11 @@ class Controller {
     std::string body;
     Vector10 pi;
   };
-  /// The controller's rigid-body model of the listed bodies (a real controller's: the identified
-  /// model, robot.parameters, which heft's estimator also starts from; never the simulated robot's
-  /// truth). The others keep the URDF's; an estimated link's hand-off still replaces it when
-  /// adaptation is on. Throws std::invalid_argument for an unknown body or an inconsistent π.
+  /// The controller's rigid-body model of the listed bodies (what a real controller could have:
+  /// the identified model, robot.parameters, which heft's estimator also starts from; never the
+  /// simulated robot's truth outside tests). The others keep the URDF's; an estimated link's
+  /// hand-off still replaces it when adaptation is on. Throws std::invalid_argument for an unknown
+  /// body or an inconsistent π.
   void SetNominalModel(std::span<const BodyParameters> bodies);
 
   /// Joint torques (sample joint order) for the state at time t. False if the state is unusable

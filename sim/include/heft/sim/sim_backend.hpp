@@ -136,7 +136,8 @@ struct SimOptions {
   // (heft-identify's, identified on this robot); empty: none (the URDF has none).
   std::vector<est::JointFriction> controller_friction;
   // The simulated controllers' rigid-body model of these bodies: heft-sim passes robot.parameters'
-  // (the identified model, the one the estimator starts from); empty: the URDF's.
+  // (the identified model, the one the estimator starts from) with simulation.controller_model:
+  // parameters; empty (the default): the URDF's.
   std::vector<scenarios::Controller::BodyParameters> controller_parameters;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
