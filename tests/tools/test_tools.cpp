@@ -146,6 +146,40 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
   EXPECT_THAT(gp, HasSubstr("using (column('t_ns') * 1e-9):'torso_est_mass_kg'"));
 }
 
+// Table II's last column: the task's mean error in the second before the payload arrives (the
+// controller's own offset, unloaded). A synthetic torso-load whose true mass steps at 1.8 s and
+// whose pelvis stands 20 mm low before (nominal) or 5 mm low (adaptive). Would fail if the column
+// were missing, took samples after the arrival or from before the last second.
+TEST(Tools, ReportGivesTheTaskErrorBeforeThePayloadArrives) {
+  const std::string dir = testing::TempDir() + "/tools_pre_load_run";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, double offset) {
+    std::ofstream f(dir + "/" + name);
+    f << "t_ns,state,tick_status,rate_limited,consistent,compute_us,pelvis_height_error_m";
+    for (const char* kind : {"_est_", "_true_", "_"})
+      for (const char* p : heft::host::kInertialColumns) f << ",torso" << kind << p;
+    f << "\n";
+    for (int i = 0; i < 1000; ++i) {  // 3 ms apart: the load at row 600 (1.8 s)
+      const bool loaded = i >= 600;
+      // Before the last second (t < 0.8 s) a different error, which must not count.
+      const double e = loaded ? 0.001 : (i < 267 ? 0.1 : offset);
+      f << 3'000'000LL * i << ",estimating,updated,0,1,20," << e;
+      for (int k = 0; k < 3; ++k) {
+        const double m = (k == 1 && loaded) ? 35.0 : 30.0;
+        f << "," << m << "," << m * 0.01 << ",0," << m * 0.3 << ",1,0,0,1,0,1";
+      }
+      f << "\n";
+    }
+  };
+  write("torso-load-adaptive.csv", -0.005);
+  write("torso-load-nominal.csv", -0.02);
+  const Outcome r = Exec(HEFT_REPORT, {dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = Slurp(dir + "/report.md");
+  EXPECT_THAT(md, HasSubstr("mean error the second before the load: nominal / adaptive"));
+  EXPECT_THAT(md, HasSubstr("| -0.0200 / -0.0050 m |"));
+}
+
 // heftd records the fixed-base dumbbell curl; heft-identify with its default methods must
 // identify from it (the defaults used to include contact-only, which aborts on a fixed base), say
 // which methods it chose, and write the YAML. Then an unwritable output must fail with the path

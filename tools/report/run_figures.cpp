@@ -112,9 +112,16 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   const int ec = tb.col(ErrorColumn(tb, error));
   if (ec >= 0) {
     std::vector<double> e;
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::isnan(f.load_time) || t[i] - origin >= f.load_time) e.push_back(at(i, ec));
+    double before = 0.0;
+    int before_n = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ti = t[i] - origin;
+      if (std::isnan(f.load_time) || ti >= f.load_time) e.push_back(at(i, ec));
+      if (f.load_time >= 1.0 && ti >= f.load_time - 1.0 && ti < f.load_time)
+        before += at(i, ec), ++before_n;
+    }
     f.rmse = Rms(e);
+    if (before_n > 0) f.pre_load_error = before / before_n;
   }
   // Estimate against truth over the last quarter, while estimating.
   double me = 0, ce = 0, ie = 0, ne = 0;

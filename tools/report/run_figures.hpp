@@ -35,12 +35,14 @@ std::string ErrorColumn(const Table& t, const std::string& error);
 
 struct RunFigures {
   bool ok = false;
-  double load_time = NAN;      // s: when the true mass first left its starting value
-  double calibrated_at = NAN;  // s: when the start-up calibration ended (NaN: none ran)
-  double rmse = NAN;           // task error from the load's arrival on (the whole run without one)
-  double mass_error = NAN;     // mean relative error, last quarter, while estimating
-  double com_error = NAN;      // m, same
-  double inertia_error = NAN;  // relative Frobenius, same
+  double load_time = NAN;       // s: when the true mass first left its starting value
+  double calibrated_at = NAN;   // s: when the start-up calibration ended (NaN: none ran)
+  double rmse = NAN;            // task error from the load's arrival on (the whole run without one)
+  double pre_load_error = NAN;  // mean task error over the second before the load's arrival (when
+                                // it arrives after 1 s): the controller's own offset, unloaded
+  double mass_error = NAN;      // mean relative error, last quarter, while estimating
+  double com_error = NAN;       // m, same
+  double inertia_error = NAN;   // relative Frobenius, same
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
   double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
                                 // after the estimator starts when the mass never jumps)
