@@ -131,6 +131,13 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
   ec.stiction_band = e.Get<bool>("stiction_band", ec.stiction_band, {});
+  const auto frame = [](const config::Node& n, est::EstimatorConfig::ParameterFrame fallback) {
+    using F = est::EstimatorConfig::ParameterFrame;
+    return n.Enum("parameter_frame", {"link", "com"}, fallback == F::kCom ? "com" : "link") == 1
+               ? F::kCom
+               : F::kLink;
+  };
+  ec.parameter_frame = frame(e, ec.parameter_frame);
   if (auto priors = e.Optional("link_priors")) {
     // Per estimated link, each at most once: the three keys above for that link alone.
     std::string names;
@@ -149,6 +156,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
         prior.process_noise = Ten(lp, "process_noise", ec.process_noise, {0.0, 1e3});
       if (lp.Optional("prior_time_constant"))
         prior.prior_time_constant = lp.Get<double>("prior_time_constant", 0.0, {0.0, 1e6});
+      if (lp.Optional("parameter_frame")) prior.parameter_frame = frame(lp, ec.parameter_frame);
       ec.link_priors.push_back(prior);
     }
   }

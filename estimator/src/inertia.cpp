@@ -62,6 +62,26 @@ Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
   return ParametersFromInertia(body);
 }
 
+Eigen::Matrix<double, 10, 10> TranslationMatrix(const Eigen::Vector3d& p) noexcept {
+  // I_A = I_B + (2 hᵀp + m|p|²) 1 − (h pᵀ + p hᵀ + m p pᵀ), h_A = h + m p, m_A = m.
+  Eigen::Matrix<double, 10, 10> X;
+  for (int k = 0; k < 10; ++k) {
+    Vector10 e = Vector10::Zero();
+    e[k] = 1.0;
+    const double m = e[0];
+    const Eigen::Vector3d h = e.segment<3>(1);
+    const Eigen::Matrix3d I = InertiaFromParameters(e) +
+                              (2.0 * h.dot(p) + m * p.squaredNorm()) * Eigen::Matrix3d::Identity() -
+                              (h * p.transpose() + p * h.transpose() + m * p * p.transpose());
+    Vector10 out;
+    out[0] = m;
+    out.segment<3>(1) = h + m * p;
+    PutInertia(I, out);
+    X.col(k) = out;
+  }
+  return X;
+}
+
 Eigen::Matrix4d PseudoInertia(const Vector10& pi) noexcept {
   const Eigen::Matrix3d I = InertiaFromParameters(pi);
   Eigen::Matrix4d J;

@@ -37,6 +37,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   for (int k = 0; k < static_cast<int>(config.bodies.size()); ++k) {
     dyn::Vector10 sigma = config.initial_sigma, q = config.process_noise;
     double tau = config.prior_time_constant;
+    EstimatorConfig::ParameterFrame frame = config.parameter_frame;
     int found = 0;
     for (const EstimatorConfig::LinkPrior& lp : config.link_priors) {
       if (lp.link != config.bodies[k]) continue;
@@ -44,7 +45,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
       sigma = lp.initial_sigma.value_or(sigma);
       q = lp.process_noise.value_or(q);
       tau = lp.prior_time_constant.value_or(tau);
+      frame = lp.parameter_frame.value_or(frame);
     }
+    frames_.push_back(frame);
     if (found > 1)
       throw std::invalid_argument("estimator.link_priors: '" + config.bodies[k] +
                                   "' is given more than once");
@@ -83,6 +86,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                   "' are nearly degenerate (pseudo-inertia's smallest eigenvalue "
                                   "below 1e-6 of its largest)");
   }
+  for (int k = 0; k < selection_.size(); ++k)
+    if (frames_[k] == EstimatorConfig::ParameterFrame::kCom)
+      filter_.SetBodyFrame(k, nominal_.segment<3>(10 * k + 1) / nominal_[10 * k]);
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
   // What a white innovation (no parameter change) can lose at most when P is inflated: its

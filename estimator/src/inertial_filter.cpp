@@ -34,9 +34,23 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       pi_trial_(Eigen::VectorXd::Zero(n_)),
       res_(Eigen::VectorXd::Zero(rows)),
       llt_(n_) {
+  frame_.setZero(10, n_);
+  frame_inverse_.setZero(10, n_);
+  for (int j = 0; j < k_; ++j) {
+    frame_.middleCols<10>(10 * j).setIdentity();
+    frame_inverse_.middleCols<10>(10 * j).setIdentity();
+  }
   prior_mask_ = Eigen::VectorXd::Ones(n_);
   if (kind_ == FilterKind::kLogCholesky)
     for (int j = 0; j < k_; ++j) prior_mask_[10 * j] = 0.0;
+}
+
+bool InertialFilter::SetBodyFrame(int body, const Eigen::Vector3d& offset) {
+  if (kind_ != FilterKind::kLogCholesky || body < 0 || body >= k_ || !offset.allFinite())
+    return false;
+  frame_.middleCols<10>(10 * body) = dyn::TranslationMatrix(offset);
+  frame_inverse_.middleCols<10>(10 * body) = dyn::TranslationMatrix(-offset);
+  return true;
 }
 
 bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -47,7 +61,8 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
     const dyn::Vector10 pi = pi0.segment<10>(10 * j);
     if (kind_ == FilterKind::kLogCholesky) {
       dyn::Vector10 theta;
-      if (!dyn::ParametersToLogCholesky(pi, theta)) return false;
+      const dyn::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
+      if (!dyn::ParametersToLogCholesky(pi_frame, theta)) return false;
       x_.segment<10>(10 * j) = theta;
     } else {
       x_.segment<10>(10 * j) = pi;
@@ -76,8 +91,11 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
     Eigen::Matrix<double, 10, 10> B = inflation * 0.5 * (S + S.transpose());
     if (kind_ == FilterKind::kLogCholesky) {
       dyn::Vector10 theta;
-      if (!dyn::ParametersToLogCholesky(pi, theta)) return false;
-      const auto lu = dyn::LogCholeskyJacobian(theta).fullPivLu();
+      const dyn::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
+      if (!dyn::ParametersToLogCholesky(pi_frame, theta)) return false;
+      const Eigen::Matrix<double, 10, 10> G =
+          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
+      const auto lu = G.fullPivLu();
       if (!lu.isInvertible()) return false;
       const Eigen::Matrix<double, 10, 10> Gi = lu.inverse();
       B = Gi * B * Gi.transpose();
@@ -96,8 +114,10 @@ void InertialFilter::RefreshParameters() noexcept {
   for (int j = 0; j < k_; ++j) {
     if (kind_ == FilterKind::kLogCholesky) {
       const dyn::Vector10 theta = x_.segment<10>(10 * j);
-      pi_.segment<10>(10 * j) = dyn::LogCholeskyToParameters(theta);
-      G_.block<10, 10>(0, 10 * j) = dyn::LogCholeskyJacobian(theta);
+      pi_.segment<10>(10 * j).noalias() =
+          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyToParameters(theta);
+      G_.block<10, 10>(0, 10 * j).noalias() =
+          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
     } else {
       pi_.segment<10>(10 * j) = x_.segment<10>(10 * j);
     }
@@ -240,7 +260,8 @@ double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                                 const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
   for (int j = 0; j < k_; ++j) {
     const dyn::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
-    pi_trial_.segment<10>(10 * j) = dyn::LogCholeskyToParameters(theta);
+    pi_trial_.segment<10>(10 * j).noalias() =
+        frame_.middleCols<10>(10 * j) * dyn::LogCholeskyToParameters(theta);
   }
   auto residual = res_.head(z.size());
   residual = z;

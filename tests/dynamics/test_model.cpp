@@ -301,6 +301,13 @@ TEST(Inertia, ConversionsRoundTripAndConsistency) {
   const Vector10 there = TransformParameters(pi, R, p);
   const Vector10 back_again = TransformParameters(there, R.transpose(), -R.transpose() * p);
   EXPECT_LT((back_again - pi).norm(), 1e-14);
+  // A translation alone is linear in π: TranslationMatrix is its matrix, X(p)⁻¹ = X(−p).
+  const Vector10 shifted = TransformParameters(pi, Eigen::Matrix3d::Identity(), p);
+  EXPECT_LT((TranslationMatrix(p) * pi - shifted).norm(), 1e-14);
+  EXPECT_LT(
+      (TranslationMatrix(-p) * TranslationMatrix(p) - Eigen::Matrix<double, 10, 10>::Identity())
+          .norm(),
+      1e-14);
 }
 
 }  // namespace

@@ -78,7 +78,14 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
       {"link prior with a stray key", "torso-load", "  prior_time_constant: 2\n",
        "  prior_time_constant: 2\n  link_priors: [{link: torso, sigma: [1]}]\n",
        "59:31: estimator.link_priors[0].sigma: unknown key 'sigma'; allowed: link, initial_sigma, "
-       "process_noise, prior_time_constant"},
+       "process_noise, prior_time_constant, parameter_frame"},
+      {"unknown parameter frame", "torso-load", "  parameter_frame: com\n",
+       "  parameter_frame: cog\n",
+       "59:20: estimator.parameter_frame: 'cog' is not allowed; allowed: link, com"},
+      {"unknown parameter frame of a link", "torso-load", "  prior_time_constant: 2\n",
+       "  prior_time_constant: 2\n  link_priors: [{link: torso, parameter_frame: origin}]\n",
+       "59:48: estimator.link_priors[0].parameter_frame: 'origin' is not allowed; allowed: link, "
+       "com"},
       {"float for an integer", "forearm-load", "  filter: ekf\n",
        "  filter: ekf\n  difference_samples: 2.5\n",
        "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "

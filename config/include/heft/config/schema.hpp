@@ -55,9 +55,10 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "prior_time_constant",
                                              "link_priors",
                                              "contact_frames",
-                                             "stiction_band"};
+                                             "stiction_band",
+                                             "parameter_frame"};
 inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
-                                                       "prior_time_constant"};
+                                                       "prior_time_constant", "parameter_frame"};
 inline constexpr const char* kEstimatorNoise[] = {
     "joint_torque", "base_force", "base_torque", "ft", "gyro", "accelerometer", "joint_velocity"};
 inline constexpr const char* kEstimatorNoiseFt[] = {"frame", "force", "moment"};

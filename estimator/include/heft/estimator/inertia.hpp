@@ -34,6 +34,11 @@ RigidBodyInertia InertiaFromParameters10(const Vector10& pi) noexcept;
 Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
                              const Eigen::Vector3d& p) noexcept;
 
+// The linear map of π under a translation: π_A = X π_B for a frame B whose origin sits at p in A
+// (same orientation). Linear in π (m, h, I about the origin), so it applies to any 10-vector,
+// covariance directions included; X(p)⁻¹ = X(−p).
+Eigen::Matrix<double, 10, 10> TranslationMatrix(const Eigen::Vector3d& p) noexcept;
+
 // The 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] with Σ = ½ tr(I) 1 − I (Wensing et al.).
 Eigen::Matrix4d PseudoInertia(const Vector10& pi) noexcept;
 

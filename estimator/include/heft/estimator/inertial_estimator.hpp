@@ -83,7 +83,16 @@ struct EstimatorConfig {
   // motion does not excite, the estimate returns to the nominal parameters over about τ of
   // estimation instead of wandering. 0: off (the paper's filter).
   double prior_time_constant = 0.0;  // s
-  // Per-link overrides of the three above (a link not listed, or a field not set, takes them):
+  // The frame the EKF's log-Cholesky coordinates θ (and so initial_sigma, process_noise and the
+  // pull) describe a link in (InertialFilter::SetBodyFrame): its own (kLink, the paper's) or one
+  // translated to its nominal centre of mass (kCom), where θ's d and s are the inertia about the
+  // CoM and t the CoM's displacement, so that a tight prior on the shape holds those quantities.
+  // In the link's frame, with the CoM far from the origin (a torso 0.29 m above its waist joint),
+  // the inertia about the CoM is a small difference of large terms that every θ moves (README
+  // "Where the data say nothing"). The KF ignores it (its state is π).
+  enum class ParameterFrame { kLink, kCom };
+  ParameterFrame parameter_frame = ParameterFrame::kLink;
+  // Per-link overrides of the four above (a link not listed, or a field not set, takes them):
   // what a team knows about each link decides its prior — a torso whose loads change its mass
   // but not its shape ("rigid": tight shape prior, pull), a forearm whose tool has a shape of its
   // own (the paper's loose prior) — estimated together (README "Where the data say nothing").
@@ -91,6 +100,7 @@ struct EstimatorConfig {
     std::string link;  // one of `bodies`, at most once
     std::optional<dyn::Vector10> initial_sigma, process_noise;
     std::optional<double> prior_time_constant;
+    std::optional<ParameterFrame> parameter_frame;
   };
   std::vector<LinkPrior> link_priors;
   GatingConfig gating;
@@ -212,6 +222,7 @@ class InertialEstimator {
   // Per state (10 per body, link_priors applied): σ₀, the random walk, the pull's weight per
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
+  std::vector<EstimatorConfig::ParameterFrame> frames_;  // per estimated link
   bool pull_ = false;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;

@@ -71,6 +71,16 @@ class InertialFilter {
   FilterKind kind() const { return kind_; }
   int states() const { return n_; }
 
+  // The EKF's coordinates for one body taken in a frame translated by `offset` from the body's own
+  // (its nominal centre of mass, typically): θ is the log-Cholesky vector of the body described in
+  // that frame, π (what Evaluate's H_π multiplies, parameters(), the covariances) stays in the
+  // body's frame: π = X(offset) g(θ) (dyn::TranslationMatrix). At the centre of mass θ's d and s
+  // are the inertia about it and t its displacement, so a prior on them is a prior on those
+  // physical quantities; in the body's frame, with the CoM far from the origin (a torso above its
+  // waist joint), the inertia about the CoM is a small difference of large terms and moves with
+  // every θ. Takes effect at the next Reset. Returns false for the KF (its x is π: no frame
+  // matters) or a body out of range or a non-finite offset.
+  bool SetBodyFrame(int body, const Eigen::Vector3d& offset);
   // Starts from the (physically consistent) parameters π0 (10k) with a per-state standard
   // deviation `sigma0` in the filter's own coordinates (θ for the EKF, π for the KF): 10 values
   // repeated for every body, or 10k (each body its own). Returns false if π0 is not physically
@@ -168,8 +178,9 @@ class InertialFilter {
   FilterKind kind_;
   int k_, n_;
   Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
-  Eigen::VectorXd pull_w_;      // PullToPrior(double)'s weights, one per state
-  Eigen::VectorXd prior_mask_;  // 1 where PullToPrior pulls (the EKF: not α)
+  Eigen::VectorXd pull_w_;                 // PullToPrior(double)'s weights, one per state
+  Eigen::VectorXd prior_mask_;             // 1 where PullToPrior pulls (the EKF: not α)
+  Eigen::MatrixXd frame_, frame_inverse_;  // 10 × 10k: body j's X(offset) and X(−offset)
   Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
