@@ -124,7 +124,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     if (before_n > 0) f.pre_load_error = before / before_n;
   }
   // Estimate against truth over the last quarter, while estimating.
-  double me = 0, ce = 0, ie = 0, ne = 0;
+  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0;
   int count = 0;
   const int nees = tb.col(link + "_nees");
   for (std::size_t i = 0; i < n; ++i) {
@@ -138,11 +138,17 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
       di += std::pow(at(i, est[k]) - at(i, tru[k]), 2);
       ni += at(i, tru[k]) * at(i, tru[k]);
     }
+    double dp = 0;  // the prior: the filter's estimate before it ran (row 0, the nominal link)
+    for (int k = 4; k < 10; ++k) dp += std::pow(at(0, est[k]) - at(i, tru[k]), 2);
     ce += std::sqrt(dc);
     ie += std::sqrt(di / ni);
+    pe += std::sqrt(dp / ni);
     ++count;
   }
-  if (count) f.mass_error = me / count, f.com_error = ce / count, f.inertia_error = ie / count;
+  if (count) {
+    f.mass_error = me / count, f.com_error = ce / count, f.inertia_error = ie / count;
+    f.prior_inertia_error = pe / count;
+  }
   if (count && nees >= 0) f.nees = ne / count;
   // Convergence after each jump of the true mass, or after the estimator starts.
   std::vector<double> conv;

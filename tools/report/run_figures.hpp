@@ -43,6 +43,8 @@ struct RunFigures {
   double mass_error = NAN;      // mean relative error, last quarter, while estimating
   double com_error = NAN;       // m, same
   double inertia_error = NAN;   // relative Frobenius, same
+  double prior_inertia_error = NAN;  // the same for the estimator's prior (its first row's
+                                     // estimate, the nominal model's link) against the same truth
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
   double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
                                 // after the estimator starts when the mass never jumps)
