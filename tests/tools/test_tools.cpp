@@ -294,6 +294,22 @@ TEST(Tools, ReportChecksTheTorsoInertiaAgainstThePrior) {
                               (met ? "5.0 %" : "20.0 %") + " (prior 10.0 %) | ≤ the prior's | " +
                               (met ? "yes" : "**no**")))
         << md;
+    // The same errors over time, for the plot: the last row's raw and handed inertia 5 or 20 %, the
+    // prior's 10 %, the CoM where the truth's (0.3 / 30, 9 / 30 m in every row). Fails when the
+    // CSV is not written, its columns move, or its figures stop matching the check's.
+    std::istringstream shape(Slurp(dir + "/step-in-place-shape.csv"));
+    std::string header, row, last;
+    std::getline(shape, header);
+    EXPECT_EQ(header,
+              "t_s,com_raw_mm,com_handed_mm,com_prior_mm,inertia_raw_pct,inertia_handed_pct,"
+              "inertia_prior_pct");
+    int rows = 0;
+    while (std::getline(shape, row)) last = row, ++rows;
+    EXPECT_EQ(rows, 400);
+    EXPECT_EQ(last, met ? "1.1970,0.000,0.000,0.000,5.000,5.000,10.000"
+                        : "1.1970,0.000,0.000,0.000,20.000,20.000,10.000");
+    EXPECT_THAT(md, HasSubstr("![](step-in-place-com-error.png)"));
+    EXPECT_THAT(md, HasSubstr("![](step-in-place-inertia-error.png)"));
   }
 }
 

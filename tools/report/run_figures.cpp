@@ -1,6 +1,7 @@
 #include "run_figures.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +25,26 @@ std::vector<int> Codes(const Table& t, const std::string& column,
 }
 
 constexpr int kCalibrating = 2, kEstimating = 3;
+
+// A link's ten parameters in row i, from the columns `cols` (mass, first moment, inertia about the
+// link origin).
+std::array<double, 10> Parameters(const Table& tb, std::size_t i, const std::vector<int>& cols) {
+  std::array<double, 10> p{};
+  for (int k = 0; k < 10; ++k) p[k] = tb.rows[i][cols[k]];
+  return p;
+}
+// Distance between the centres of mass of a and b, m.
+double ComDistance(const std::array<double, 10>& a, const std::array<double, 10>& b) {
+  double d = 0;
+  for (int k = 1; k < 4; ++k) d += std::pow(a[k] / a[0] - b[k] / b[0], 2);
+  return std::sqrt(d);
+}
+// a's inertia about the link origin against the truth's, relative Frobenius (the six entries).
+double InertiaError(const std::array<double, 10>& a, const std::array<double, 10>& truth) {
+  double d = 0, n = 0;
+  for (int k = 4; k < 10; ++k) d += std::pow(a[k] - truth[k], 2), n += truth[k] * truth[k];
+  return std::sqrt(d / n);
+}
 
 }  // namespace
 
@@ -130,19 +151,12 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   for (std::size_t i = 0; i < n; ++i) {
     if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
     if (nees >= 0) ne += at(i, nees);
-    const double mt = at(i, tru[0]), mh = at(i, est[0]);
-    me += std::abs(mh - mt) / mt;
-    double dc = 0, di = 0, ni = 0;
-    for (int k = 1; k < 4; ++k) dc += std::pow(at(i, est[k]) / mh - at(i, tru[k]) / mt, 2);
-    for (int k = 4; k < 10; ++k) {
-      di += std::pow(at(i, est[k]) - at(i, tru[k]), 2);
-      ni += at(i, tru[k]) * at(i, tru[k]);
-    }
-    double dp = 0;  // the prior: the filter's estimate before it ran (row 0, the nominal link)
-    for (int k = 4; k < 10; ++k) dp += std::pow(at(0, est[k]) - at(i, tru[k]), 2);
-    ce += std::sqrt(dc);
-    ie += std::sqrt(di / ni);
-    pe += std::sqrt(dp / ni);
+    const auto truth = Parameters(tb, i, tru), raw = Parameters(tb, i, est);
+    me += std::abs(raw[0] - truth[0]) / truth[0];
+    ce += ComDistance(raw, truth);
+    ie += InertiaError(raw, truth);
+    // The prior: the filter's estimate before it ran (row 0, the nominal link).
+    pe += InertiaError(Parameters(tb, 0, est), truth);
     ++count;
   }
   if (count) {
@@ -194,6 +208,52 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   f.overruns =
       static_cast<double>(std::count_if(cu.begin(), cu.end(), [](double x) { return x > 3000; }));
   return f;
+}
+
+bool WriteShapeErrors(const Table& tb, const std::string& link, const std::string& path) {
+  if (!tb.ok || tb.rows.empty()) return false;
+  std::vector<int> est(10), tru(10), hand(10);
+  for (int q = 0; q < 10; ++q) {
+    est[q] = tb.col(LinkColumn(tb, link, "est_", q));
+    tru[q] = tb.col(LinkColumn(tb, link, "true_", q));
+    hand[q] = tb.col(LinkColumn(tb, link, "", q));
+    if (est[q] < 0 || tru[q] < 0 || hand[q] < 0) return false;
+  }
+  std::ofstream out(path);
+  out << "t_s,com_raw_mm,com_handed_mm,com_prior_mm,inertia_raw_pct,inertia_handed_pct,"
+         "inertia_prior_pct\n";
+  const std::vector<double> t = Seconds(tb);
+  const double origin = t.front() > 1.0 ? t.front() : 0.0;
+  const auto prior = Parameters(tb, 0, est);
+  char line[256];
+  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
+    const auto truth = Parameters(tb, i, tru), raw = Parameters(tb, i, est),
+               handed = Parameters(tb, i, hand);
+    std::snprintf(line, sizeof line, "%.4f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", t[i] - origin,
+                  1000 * ComDistance(raw, truth), 1000 * ComDistance(handed, truth),
+                  1000 * ComDistance(prior, truth), 100 * InertiaError(raw, truth),
+                  100 * InertiaError(handed, truth), 100 * InertiaError(prior, truth));
+    out << line;
+  }
+  return static_cast<bool>(out);
+}
+
+bool PlotShapeErrors(const std::string& dir, const std::string& name, const std::string& link) {
+  const std::string csv = dir + "/" + name + "-shape.csv";
+  const bool com =
+      Plot(dir, name + "-com-error.png",
+           name + ": " + link + " centre of mass, distance to the truth", "CoM error [mm]",
+           {{csv, "t_s", "com_raw_mm", "raw estimate (EKF)", Style::kPrimary},
+            {csv, "t_s", "com_handed_mm", "handed on", Style::kSecondary},
+            {csv, "t_s", "com_prior_mm", "the prior (nominal model)", Style::kTertiary}});
+  const bool inertia =
+      Plot(dir, name + "-inertia-error.png",
+           name + ": " + link + " inertia about the link origin, relative error to the truth",
+           "inertia error [%]",
+           {{csv, "t_s", "inertia_raw_pct", "raw estimate (EKF)", Style::kPrimary},
+            {csv, "t_s", "inertia_handed_pct", "handed on", Style::kSecondary},
+            {csv, "t_s", "inertia_prior_pct", "the prior (nominal model)", Style::kTertiary}});
+  return com && inertia;
 }
 
 RunInfo DescribeRun(const std::string& yaml_path) {

@@ -72,6 +72,14 @@ struct PlottedRun {
 bool PlotMassEstimates(const std::string& dir, const std::string& png, const std::string& title,
                        const std::string& link, const PlottedRun& a, const PlottedRun& b);
 
+// Writes PATH: per row of `link`, the distance of its CoM to the truth (mm) and its inertia's
+// relative error (%), for the raw estimate, the handed one and the prior (row 0's raw estimate,
+// the nominal link). False when the table lacks the link's columns or PATH cannot be written.
+bool WriteShapeErrors(const Table& t, const std::string& link, const std::string& path);
+// Writes DIR/NAME-com-error.png and DIR/NAME-inertia-error.png from DIR/NAME-shape.csv. False
+// when gnuplot failed.
+bool PlotShapeErrors(const std::string& dir, const std::string& name, const std::string& link);
+
 // What a run was (its configuration as main-job.sh wrote it).
 struct RunInfo {
   bool found = false;
