@@ -99,7 +99,9 @@ NOFT_CONTACTS = "  contact_frames: [left_foot, right_foot]"
 # (the simulated robot's defaults, docs/can-devices.md's LSBs): the estimator models the noise of
 # the accelerations it differences from them (estimator.noise.gyro / accelerometer /
 # joint_velocity). Without it the gyro's noise, differenced over 4 ms (0.7 rad/s²), times the
-# robot's inertia, gates most ticks of a floating robot.
+# robot's inertia, gates most ticks of a floating robot. The same noise also biases the estimate
+# through the regressor; estimator.noise.acceleration_inflation (default 1, left so here) trades
+# that against information (README "The acceleration noise's bias").
 IMU_NOISE = "gyro: 0.002, accelerometer: 0.02, joint_velocity: 0.0005"
 SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
 IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
@@ -134,7 +136,8 @@ SHIPPED_ESTIMATOR = [
     "  # (11 % with one prior for both links, 0.6 % estimated alone; README \"Where the data say nothing\").",
     "  links: [left_forearm]", "  filter: ekf", "  measurement: auto",
     "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
-    "  # differenced from them enter the rows' covariance through M(q) (config/README.md).",
+    "  # differenced from them enter the rows' covariance through M(q) (config/README.md; their",
+    "  # acceleration_inflation: README \"The acceleration noise's bias\").",
     "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
     "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
     "  rate_limits: {mass: 3.0, first_moment: 0.5, inertia: 0.2}",

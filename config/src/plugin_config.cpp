@@ -103,6 +103,8 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
         n->Get<double>("accelerometer", cfg.accelerometer_sigma, {0.0, 100.0});
     cfg.joint_velocity_sigma =
         n->Get<double>("joint_velocity", cfg.joint_velocity_sigma, {0.0, 10.0});
+    cfg.acceleration_inflation =
+        n->Get<double>("acceleration_inflation", cfg.acceleration_inflation, {1.0, 100.0});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
@@ -234,7 +236,7 @@ PluginConfig ReadPluginConfig(const config::Node& root) {
   // Acceleration noise from the sensors' noise: a central difference over 2h samples of 1 ms
   // turns a velocity's σ into √2 σ / (2h · 1 ms); the base's linear acceleration also carries the
   // accelerometer's σ and the gyro's difference through the transport from the IMU to the base
-  // origin (ω̇ × p_BS).
+  // origin (ω̇ × p_BS). Each then times acceleration_inflation (PluginConfig).
   if (cfg.gyro_sigma > 0.0 || cfg.accelerometer_sigma > 0.0 || cfg.joint_velocity_sigma > 0.0) {
     const double span = 2.0 * cfg.mapping.difference_samples * 1e-3;
     const double angular = std::sqrt(2.0) * cfg.gyro_sigma / span;
@@ -245,7 +247,7 @@ PluginConfig ReadPluginConfig(const config::Node& root) {
       sigma.head<3>().setConstant(std::hypot(cfg.accelerometer_sigma, lever * angular));
       sigma.segment<3>(3).setConstant(angular);
     }
-    cfg.estimator.acceleration_sigma = sigma;
+    cfg.estimator.acceleration_sigma = cfg.acceleration_inflation * sigma;
   }
   return cfg;
 }

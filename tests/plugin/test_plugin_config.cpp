@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,6 +87,10 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
        "  prior_time_constant: 2\n  link_priors: [{link: torso, parameter_frame: origin}]\n",
        "59:48: estimator.link_priors[0].parameter_frame: 'origin' is not allowed; allowed: link, "
        "com"},
+      {"acceleration inflation below one", "torso-load", "joint_velocity: 0.0005}",
+       "joint_velocity: 0.0005, acceleration_inflation: 0.5}",
+       "54:148: estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, "
+       "100]"},
       {"float for an integer", "forearm-load", "  filter: ekf\n",
        "  filter: ekf\n  difference_samples: 2.5\n",
        "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
@@ -108,6 +113,33 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
     }
     std::filesystem::remove(path);
   }
+}
+
+// The accelerations' noise in R: the sensors' σ through the central difference (√2 σ / 2h ms),
+// times estimator.noise.acceleration_inflation (default 5). Would fail if the inflation were not
+// applied, applied twice, or defaulted to another value, or if the base's angular rows lost the
+// gyro's.
+TEST(PluginConfig, TheAccelerationNoiseIsTheSensorsTimesTheInflation) {
+  const std::string path = std::string(HEFT_CONFIG_DIR) + "/sim/torso-load.yaml";
+  const PluginConfig shipped = LoadPluginConfig(path);
+  const double gyro = std::sqrt(2.0) * 0.002 / 0.004, joint = std::sqrt(2.0) * 0.0005 / 0.004;
+  EXPECT_EQ(shipped.acceleration_inflation, 1.0);
+  ASSERT_EQ(shipped.estimator.acceleration_sigma.size(), 35);
+  EXPECT_NEAR(shipped.estimator.acceleration_sigma[3], gyro, 1e-12);
+  EXPECT_NEAR(shipped.estimator.acceleration_sigma[34], joint, 1e-12);
+  std::string text = Slurp(path);
+  const std::string from = "joint_velocity: 0.0005}";
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "joint_velocity: 0.0005, acceleration_inflation: 5}");
+  const std::string edited =
+      std::string(HEFT_CONFIG_DIR) + "/sim/.test_inflation_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(edited) << text;
+  const PluginConfig five = LoadPluginConfig(edited);
+  std::filesystem::remove(edited);
+  EXPECT_EQ(five.acceleration_inflation, 5.0);
+  EXPECT_NEAR(five.estimator.acceleration_sigma[3], 5.0 * gyro, 1e-12);
+  EXPECT_NEAR(five.estimator.acceleration_sigma[34], 5.0 * joint, 1e-12);
 }
 
 // The unedited scenarios load; would fail if a cross-check refused a valid configuration.

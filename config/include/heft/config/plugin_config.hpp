@@ -30,6 +30,13 @@ struct PluginConfig {
   // (0: not modelled); ReadPluginConfig turns them into estimator.acceleration_sigma.
   double gyro_sigma = 0.0, accelerometer_sigma = 0.0,
          joint_velocity_sigma = 0.0;  // false: estimation starts at activation
+  // estimator.noise.acceleration_inflation: k on those accelerations' σ in R. R then holds k² times
+  // the variance the noise adds to each row, so the rows the differenced accelerations corrupt
+  // most count less: a correct R (k = 1) models the noise's variance but not the bias it causes
+  // through the regressor (errors in variables), which pulls the weakly seen parameters (a
+  // torso's CoM height) toward zero. Default 1 (the sensors' σ as they are); README, "The
+  // acceleration noise's bias", measures 2 and 5.
+  double acceleration_inflation = 1.0;
 };
 
 // Reads `robot`, `drivers` and `estimator` of a parsed file (other top-level sections are the
