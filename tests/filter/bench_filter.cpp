@@ -1,6 +1,7 @@
 // Google Benchmark of one full estimator tick on the reference humanoid: condensed regressor,
 // contact term, EKF update (information form), gating, rate limiting — 1 body (10 states) and
-// 4 bodies (40 states); and the null-space measurement.
+// 4 bodies (40 states); the null-space measurement; and the states at each link's CoM
+// (estimator.parameter_frame: com) with the rigid shape prior's pull (prior_time_constant 2 s).
 #include <benchmark/benchmark.h>
 
 #include "heft/estimator/inertial_estimator.hpp"
@@ -20,6 +21,10 @@ void BM_Tick(benchmark::State& st) {
   cfg.bodies = {all.begin(), all.begin() + st.range(0)};
   cfg.contact_frames = {"left_foot_ft", "right_foot_ft"};
   cfg.calibration.enabled = false;
+  if (st.range(2) != 0) {
+    cfg.parameter_frame = EstimatorConfig::ParameterFrame::kCom;
+    cfg.prior_time_constant = 2.0;
+  }
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
   const unsigned char valid[2] = {static_cast<unsigned char>(st.range(1) == 0),
@@ -33,11 +38,13 @@ void BM_Tick(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_Tick)
-    ->ArgNames({"bodies", "null_space"})
-    ->Args({1, 0})
-    ->Args({4, 0})
-    ->Args({1, 1})
-    ->Args({4, 1});
+    ->ArgNames({"bodies", "null_space", "com_frame"})
+    ->Args({1, 0, 0})
+    ->Args({4, 0, 0})
+    ->Args({1, 1, 0})
+    ->Args({4, 1, 0})
+    ->Args({1, 0, 1})
+    ->Args({4, 0, 1});
 
 }  // namespace
 }  // namespace heft::est
