@@ -34,6 +34,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);
   pull_weight_.resize(n_);
+  std::vector<EstimatorConfig::ParameterFrame> frames;  // per estimated link
   for (int k = 0; k < static_cast<int>(config.bodies.size()); ++k) {
     dyn::Vector10 sigma = config.initial_sigma, q = config.process_noise;
     double tau = config.prior_time_constant;
@@ -47,7 +48,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
       tau = lp.prior_time_constant.value_or(tau);
       frame = lp.parameter_frame.value_or(frame);
     }
-    frames_.push_back(frame);
+    frames.push_back(frame);
     if (found > 1)
       throw std::invalid_argument("estimator.link_priors: '" + config.bodies[k] +
                                   "' is given more than once");
@@ -87,7 +88,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                   "below 1e-6 of its largest)");
   }
   for (int k = 0; k < selection_.size(); ++k)
-    if (frames_[k] == EstimatorConfig::ParameterFrame::kCom)
+    if (frames[k] == EstimatorConfig::ParameterFrame::kCom)
       filter_.SetBodyFrame(k, nominal_.segment<3>(10 * k + 1) / nominal_[10 * k]);
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);

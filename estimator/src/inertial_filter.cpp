@@ -36,6 +36,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       llt_(n_) {
   frame_.setZero(10, n_);
   frame_inverse_.setZero(10, n_);
+  framed_.assign(k_, 0);
   for (int j = 0; j < k_; ++j) {
     frame_.middleCols<10>(10 * j).setIdentity();
     frame_inverse_.middleCols<10>(10 * j).setIdentity();
@@ -50,6 +51,7 @@ bool InertialFilter::SetBodyFrame(int body, const Eigen::Vector3d& offset) {
     return false;
   frame_.middleCols<10>(10 * body) = dyn::TranslationMatrix(offset);
   frame_inverse_.middleCols<10>(10 * body) = dyn::TranslationMatrix(-offset);
+  framed_[body] = 1;
   return true;
 }
 
@@ -110,14 +112,21 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   return true;
 }
 
+dyn::Vector10 InertialFilter::InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept {
+  if (!framed_[body]) return pi_frame;
+  return frame_.middleCols<10>(10 * body) * pi_frame;
+}
+
 void InertialFilter::RefreshParameters() noexcept {
   for (int j = 0; j < k_; ++j) {
     if (kind_ == FilterKind::kLogCholesky) {
       const dyn::Vector10 theta = x_.segment<10>(10 * j);
-      pi_.segment<10>(10 * j).noalias() =
-          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyToParameters(theta);
-      G_.block<10, 10>(0, 10 * j).noalias() =
-          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
+      pi_.segment<10>(10 * j) = InBodyFrame(j, dyn::LogCholeskyToParameters(theta));
+      if (framed_[j])
+        G_.block<10, 10>(0, 10 * j).noalias() =
+            frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
+      else
+        G_.block<10, 10>(0, 10 * j) = dyn::LogCholeskyJacobian(theta);
     } else {
       pi_.segment<10>(10 * j) = x_.segment<10>(10 * j);
     }
@@ -260,8 +269,7 @@ double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                                 const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
   for (int j = 0; j < k_; ++j) {
     const dyn::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
-    pi_trial_.segment<10>(10 * j).noalias() =
-        frame_.middleCols<10>(10 * j) * dyn::LogCholeskyToParameters(theta);
+    pi_trial_.segment<10>(10 * j) = InBodyFrame(j, dyn::LogCholeskyToParameters(theta));
   }
   auto residual = res_.head(z.size());
   residual = z;

@@ -33,6 +33,19 @@ std::array<double, 10> Parameters(const Table& tb, std::size_t i, const std::vec
   for (int k = 0; k < 10; ++k) p[k] = tb.rows[i][cols[k]];
   return p;
 }
+// The columns of `link`'s raw estimate, truth and handed parameters (10 each). False when one
+// is missing.
+bool ParameterColumns(const Table& tb, const std::string& link, std::vector<int>& est,
+                      std::vector<int>& tru, std::vector<int>& hand) {
+  est.resize(10), tru.resize(10), hand.resize(10);
+  for (int q = 0; q < 10; ++q) {
+    est[q] = tb.col(LinkColumn(tb, link, "est_", q));
+    tru[q] = tb.col(LinkColumn(tb, link, "true_", q));
+    hand[q] = tb.col(LinkColumn(tb, link, "", q));
+    if (est[q] < 0 || tru[q] < 0 || hand[q] < 0) return false;
+  }
+  return true;
+}
 // Distance between the centres of mass of a and b, m.
 double ComDistance(const std::array<double, 10>& a, const std::array<double, 10>& b) {
   double d = 0;
@@ -105,13 +118,8 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   const std::vector<int> status =
       Codes(tb, "tick_status",
             {"calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"});
-  std::vector<int> est(10), tru(10), hand(10);
-  for (int q = 0; q < 10; ++q) {
-    est[q] = tb.col(LinkColumn(tb, link, "est_", q));
-    tru[q] = tb.col(LinkColumn(tb, link, "true_", q));
-    hand[q] = tb.col(LinkColumn(tb, link, "", q));
-    if (est[q] < 0 || tru[q] < 0 || hand[q] < 0) return f;
-  }
+  std::vector<int> est, tru, hand;
+  if (!ParameterColumns(tb, link, est, tru, hand)) return f;
   const std::size_t n = t.size();
   if (n == 0 || state.size() != n) return f;
   f.ok = true;
@@ -212,13 +220,8 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
 
 bool WriteShapeErrors(const Table& tb, const std::string& link, const std::string& path) {
   if (!tb.ok || tb.rows.empty()) return false;
-  std::vector<int> est(10), tru(10), hand(10);
-  for (int q = 0; q < 10; ++q) {
-    est[q] = tb.col(LinkColumn(tb, link, "est_", q));
-    tru[q] = tb.col(LinkColumn(tb, link, "true_", q));
-    hand[q] = tb.col(LinkColumn(tb, link, "", q));
-    if (est[q] < 0 || tru[q] < 0 || hand[q] < 0) return false;
-  }
+  std::vector<int> est, tru, hand;
+  if (!ParameterColumns(tb, link, est, tru, hand)) return false;
   std::ofstream out(path);
   out << "t_s,com_raw_mm,com_handed_mm,com_prior_mm,inertia_raw_pct,inertia_handed_pct,"
          "inertia_prior_pct\n";

@@ -222,7 +222,6 @@ class InertialEstimator {
   // Per state (10 per body, link_priors applied): σ₀, the random walk, the pull's weight per
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
-  std::vector<EstimatorConfig::ParameterFrame> frames_;  // per estimated link
   bool pull_ = false;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;

@@ -56,6 +56,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "heft/estimator/log_cholesky.hpp"
 
@@ -164,6 +165,8 @@ class InertialFilter {
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_
+  // π in the body's frame from π in body j's θ frame (SetBodyFrame; unchanged when none was set).
+  dyn::Vector10 InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept;
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
   // the NIS of those rows; false if unusable.
   bool InformationUpdate(int m, double& nis) noexcept;
@@ -181,6 +184,7 @@ class InertialFilter {
   Eigen::VectorXd pull_w_;                 // PullToPrior(double)'s weights, one per state
   Eigen::VectorXd prior_mask_;             // 1 where PullToPrior pulls (the EKF: not α)
   Eigen::MatrixXd frame_, frame_inverse_;  // 10 × 10k: body j's X(offset) and X(−offset)
+  std::vector<unsigned char> framed_;      // per body: a frame was set (else X = 1, skipped)
   Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
