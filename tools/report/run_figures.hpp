@@ -61,6 +61,20 @@ struct RunFigures {
 // The figures of `link` and the task error `error` in one run's telemetry.
 RunFigures Measure(const Table& t, const std::string& link, const std::string& error);
 
+// The stepping runs' torso-mass spikes (Fig. 8): `link`'s raw mass error against the truth after
+// `after` seconds (once stepping has begun), its settled value (the median), the robust spread of
+// the estimate about it (1.4826 × the median absolute deviation: the standard deviation for
+// Gaussian jitter, untouched by a few spikes) and the peak deviation about 0 and about the settled
+// value. A touchdown spike is a peak beyond kSpikeSigmas spreads: for ~3000 samples of Gaussian
+// jitter the largest is about 3.7 spreads, and one beyond 5 has a chance of about 0.2 %.
+struct MassSpikes {
+  bool ok = false;
+  double settled = NAN, spread = NAN, peak = NAN, peak_about_settled = NAN;
+  static constexpr double kSpikeSigmas = 5.0;
+  bool spiked() const { return peak_about_settled > kSpikeSigmas * spread; }
+};
+MassSpikes MeasureMassSpikes(const Table& t, const std::string& link, double after);
+
 // One run's telemetry file for a figure: DIR/<file>, read as `table`, drawn as `title`.
 struct PlottedRun {
   std::string file;
