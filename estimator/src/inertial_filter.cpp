@@ -1,5 +1,6 @@
 #include "heft/estimator/inertial_filter.hpp"
 
+#include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <cmath>
 #include <limits>
@@ -109,6 +110,16 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   if (!Reset(pi0, sigma0)) return false;
   P_.setZero();
   for (int j = 0; j < k_; ++j) P_.block<10, 10>(10 * j, 10 * j) = blocks.middleCols<10>(10 * j);
+  // A persisted estimate knows no less than a fresh start: no state's variance above the prior's
+  // (the congruence D P D of Inflate's cap). The first-order map back from π cannot undo the
+  // hand-off's nonlinear covariance (BodyCovariance), and would otherwise widen a nearly degenerate
+  // body's θ at every restart.
+  for (int i = 0; i < n_; ++i) {
+    if (!(P_(i, i) > p0_diagonal_[i])) continue;
+    const double d = std::sqrt(p0_diagonal_[i] / P_(i, i));
+    P_.row(i) *= d;
+    P_.col(i) *= d;
+  }
   return true;
 }
 
@@ -360,11 +371,45 @@ void InertialFilter::BodyCovariance(int body,
     out = P;
     return;
   }
-  const auto G = G_.block<10, 10>(0, 10 * body);
-  out.noalias() = G * P * G.transpose();
+  // The second moment of π = g(θ) about the estimate g(x) (the value handed on), θ ~ N(x, P), by
+  // the three-point Gauss–Hermite rule along each column Lᵢ of P's Cholesky factor: nodes x and
+  // x ± √3 Lᵢ, weights ⅔ and ⅙, exact for the Gaussian's moments to the fifth along each axis
+  // (the node at x adds nothing about x). g is exponential in the diagonal of the log-Cholesky
+  // factor, so where a body is nearly degenerate (a small principal moment, e^d ≪ 1) the first
+  // order, G P Gᵀ, shrinks that direction by e^{2d} while the θ spread behind it is wide: on the
+  // simulated dumbbell curl it made the handed covariance 10⁶ times too confident there.
+  const dyn::Vector10 theta = x_.segment<10>(10 * body);
+  const Eigen::LLT<dyn::Matrix10> llt(P);
+  if (llt.info() != Eigen::Success) {  // not reached with a positive definite P: first order
+    const auto G = G_.block<10, 10>(0, 10 * body);
+    out.noalias() = G * P * G.transpose();
+    return;
+  }
+  // In θ's frame (π = X g(θ), X linear: the congruence once, at the end).
+  // P's Cholesky factor is lower triangular, so only the first four directions move α and d: the
+  // others reuse g's exponentials at x, and those four multiply them by e^{±δ}.
+  const Eigen::Vector4d exps = theta.head<4>().array().exp();
+  const dyn::Vector10 centre = dyn::LogCholeskyToParameters(theta, exps);
+  const dyn::Matrix10 L = llt.matrixL();
+  const double spread = std::sqrt(3.0);
+  Eigen::Matrix<double, 10, 20> D;  // each node's π minus the centre's
+  for (int i = 0; i < 10; ++i) {
+    const dyn::Vector10 delta = spread * L.col(i);
+    const Eigen::Vector4d grow =
+        i < 4 ? Eigen::Vector4d(delta.head<4>().array().exp()) : Eigen::Vector4d::Ones();
+    D.col(2 * i) = dyn::LogCholeskyToParameters(theta + delta, exps.cwiseProduct(grow)) - centre;
+    D.col(2 * i + 1) =
+        dyn::LogCholeskyToParameters(theta - delta, exps.cwiseQuotient(grow)) - centre;
+  }
+  out.noalias() = (1.0 / 6.0) * D * D.transpose();
+  if (framed_[body]) {
+    const dyn::Matrix10 X = frame_.middleCols<10>(10 * body);
+    const dyn::Matrix10 XS = X * out;
+    out.noalias() = XS * X.transpose();
+  }
 }
 
-void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) noexcept {
+void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept {
   if (kind_ == FilterKind::kKalman) {
     out = P_;
     return;

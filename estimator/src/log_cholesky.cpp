@@ -32,6 +32,15 @@ Vector10 LogCholeskyToParameters(const Vector10& theta) noexcept {
   return std::exp(2.0 * theta[0]) * FromPseudoInertia(U.transpose() * U);
 }
 
+Vector10 LogCholeskyToParameters(const Vector10& th, const Eigen::Vector4d& exps) noexcept {
+  Eigen::Matrix4d U;
+  U << exps[1], th[4], th[5], th[7],  //
+      0.0, exps[2], th[6], th[8],     //
+      0.0, 0.0, exps[3], th[9],       //
+      0.0, 0.0, 0.0, 1.0;
+  return exps[0] * exps[0] * FromPseudoInertia(U.transpose() * U);
+}
+
 Matrix10 LogCholeskyJacobian(const Vector10& theta) noexcept {
   const Eigen::Matrix4d U = UnitU(theta);
   const double scale = std::exp(2.0 * theta[0]);

@@ -32,8 +32,9 @@ Vector10 Direction(bool com_frame, int state) {
   Vector10 sigma = Vector10::Constant(1e-9);
   sigma[state] = 0.1;
   EXPECT_TRUE(f.Reset(pi0, sigma));
-  Eigen::Matrix<double, 10, 10> cov;
-  f.BodyCovariance(0, cov);
+  // The first-order covariance, G P Gᵀ (the hand-off's, BodyCovariance, adds the map's curvature).
+  Eigen::MatrixXd cov(10, 10);
+  f.ParameterCovariance(cov);
   // Rank one: cov = v vᵀ, v = 0.1 G e_s; recover v from its largest diagonal entry's column.
   int k = 0;
   cov.diagonal().maxCoeff(&k);

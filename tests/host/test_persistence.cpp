@@ -54,9 +54,10 @@ Eigen::Matrix<double, 10, 10> Covariance(double scale) {
 }
 
 // Fails if the estimator does not start from the given π (handed on at once) and covariance
-// (times the inflation, in π: G⁻¹ΣG⁻ᵀ mapped back by G·Gᵀ), for the EKF and the KF, or if it
-// accepts an unusable start (covariance not positive definite, π inconsistent or outside the
-// divergence bounds) or changes anything when it refuses one.
+// (times the inflation, in π: G⁻¹ΣG⁻ᵀ mapped back by G·Gᵀ; the hand-off's within 1 % at a small
+// spread), caps none of its variances at the prior's, for the EKF and the KF, or if it accepts an
+// unusable start (covariance not positive definite, π inconsistent or outside the divergence
+// bounds) or changes anything when it refuses one.
 TEST(StartFrom, GivenParametersAndInflatedCovariance) {
   const dyn::Model model = Chain();
   for (const auto kind : {est::FilterKind::kLogCholesky, est::FilterKind::kKalman}) {
@@ -66,13 +67,32 @@ TEST(StartFrom, GivenParametersAndInflatedCovariance) {
     est::InertialEstimator e(model, cfg);
     const Eigen::VectorXd nominal = e.nominal();
     const Eigen::VectorXd pi = 1.5 * nominal;  // heavier, same shape: consistent
+    // A spread small enough that neither the prior's cap nor the map's curvature matters.
     Eigen::MatrixXd cov(10, 20);
-    cov << Covariance(1e-4), Covariance(2e-5);
+    cov << Covariance(1e-11), Covariance(2e-12);
     ASSERT_TRUE(e.StartFrom(pi, cov, 10.0));
     EXPECT_TRUE(e.handed().isApprox(pi, 1e-12));
     EXPECT_TRUE(e.estimate().isApprox(pi, 1e-12));
-    EXPECT_TRUE(e.parameter_covariance().isApprox(10.0 * cov, 1e-8))
+    // The state's covariance, mapped to π to first order, is the given one inflated; the
+    // hand-off's (BodyCovariance) adds the map's curvature, second order at this spread.
+    Eigen::MatrixXd first_order(20, 20);
+    e.filter().ParameterCovariance(first_order);
+    EXPECT_TRUE((first_order.block<10, 10>(0, 0).isApprox(10.0 * cov.leftCols<10>(), 1e-8)))
+        << first_order.block<10, 10>(0, 0) - 10.0 * cov.leftCols<10>();
+    EXPECT_TRUE((first_order.block<10, 10>(10, 10).isApprox(10.0 * cov.rightCols<10>(), 1e-8)));
+    EXPECT_TRUE(e.parameter_covariance().isApprox(10.0 * cov, 1e-2))
         << e.parameter_covariance() - 10.0 * cov;
+    // A spread wider than the prior's: no state's variance above a fresh start's.
+    Eigen::MatrixXd wide(10, 20);
+    wide << Covariance(1e-2), Covariance(1e-2);
+    ASSERT_TRUE(e.StartFrom(pi, wide, 10.0));
+    const est::InertialEstimator fresh(model, cfg);
+    const Eigen::VectorXd p0 = fresh.filter().covariance().diagonal();
+    const Eigen::VectorXd p = e.filter().covariance().diagonal();
+    EXPECT_TRUE((p.array() <= p0.array() * (1.0 + 1e-12)).all()) << p.transpose() << "\n"
+                                                                 << p0.transpose();
+    EXPECT_TRUE((p.array() >= p0.array() * (1.0 - 1e-12)).any());  // the cap did bind
+    ASSERT_TRUE(e.StartFrom(pi, cov, 10.0));
 
     Eigen::MatrixXd bad = cov;
     bad(3, 3) = -1.0;  // not positive definite

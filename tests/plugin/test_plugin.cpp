@@ -163,18 +163,26 @@ TEST(Plugin, StatusCountsTheAcceptedUpdates) {
   EXPECT_EQ(e.status.updates, accepted);
 }
 
-// Fails if start_from does not hand on the given estimate at once (covariance × the inflation),
-// accepts another configuration's links, or runs after activation.
+// Fails if start_from does not hand on the given estimate at once (its covariance used and
+// inflated: the hand-off's is at least the given one times the inflation, and grows at least as
+// much with it, the map from θ adding its curvature), accepts another configuration's links, or
+// runs after activation.
 TEST(Plugin, StartsFromAGivenEstimate) {
   Rig rig;
-  hal::InertialEstimate e = rig.Latest();            // nominal
+  hal::InertialEstimate e = rig.Latest();  // nominal
+  const double fresh = e.links[0].covariance[0];
   for (double& p : e.links[0].parameters) p *= 2.0;  // twice as heavy, same shape
   e.links[0].covariance.fill(0.0);
-  for (std::size_t i = 0; i < 10; ++i) e.links[0].covariance[11 * i] = 1e-4;
+  for (std::size_t i = 0; i < 10; ++i) e.links[0].covariance[11 * i] = 1e-9;
   rig.plugin->start_from(e, 10.0);
   const hal::InertialEstimate got = rig.Latest();
   EXPECT_DOUBLE_EQ(got.links[0].parameters[0], 3.0);
-  EXPECT_NEAR(got.links[0].covariance[0], 1e-3, 1e-12);
+  Rig uninflated;
+  uninflated.plugin->start_from(e, 1.0);
+  const double once = uninflated.Latest().links[0].covariance[0];
+  EXPECT_GE(once, 1e-9 * (1.0 - 1e-6));
+  EXPECT_GE(got.links[0].covariance[0], 10.0 * once * (1.0 - 1e-6));
+  EXPECT_LT(got.links[0].covariance[0], 1e-2 * fresh);  // not the nominal's prior
   hal::InertialEstimate other = e;
   std::snprintf(other.links[0].name.data(), other.links[0].name.size(), "right_forearm");
   try {

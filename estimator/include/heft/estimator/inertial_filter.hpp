@@ -90,7 +90,8 @@ class InertialFilter {
              const Eigen::Ref<const Eigen::VectorXd>& sigma0);
   // The same, but the state's covariance from `cov_pi` (10 × 10k: body k's 10×10 covariance of π
   // in columns 10k..10k+9, as the hand-off carries it; bodies uncorrelated) times `inflation`,
-  // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0). P₀, what
+  // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0), no state's
+  // variance above sigma0's (scaled down by Inflate's congruence where it would be). P₀, what
   // Inflate and RecoverCovariance go back to, is still sigma0's. Returns false and changes
   // nothing if π0 is not physically consistent, or a block is not finite, symmetric and positive
   // definite, or inflation is not a finite number >= 1.
@@ -155,12 +156,15 @@ class InertialFilter {
   void UndoInflate() noexcept { P_ = P_before_inflation_; }
   std::uint64_t covariance_resets() const { return covariance_resets_; }
 
-  // Current estimate in π (10k) and its covariance in π (first-order: G P Gᵀ for the EKF).
+  // Current estimate in π (10k) and its covariance in π (ParameterCovariance: first order, G P Gᵀ
+  // for the EKF, every body and their cross terms).
   const Eigen::VectorXd& parameters() const { return pi_; }
   const Eigen::VectorXd& state() const { return x_; }
   const Eigen::MatrixXd& covariance() const { return P_; }
-  void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) noexcept;
-  // The 10×10 covariance of one body's π (what the hand-off carries).
+  void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
+  // The 10×10 covariance of one body's π (what the hand-off carries): for the EKF the second
+  // moment of π about the estimate under θ ~ N(x, P), by a Gauss–Hermite rule along P's Cholesky
+  // columns (the .cpp says why not first order); for the KF its block of P.
   void BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept;
 
  private:

@@ -16,6 +16,10 @@ using Matrix10 = Eigen::Matrix<double, 10, 10>;
 // π = g(θ), eq. 17.
 Vector10 LogCholeskyToParameters(const Vector10& theta) noexcept;
 
+// The same with the exponentials of θ's first four states given, exps = (e^α, e^d1, e^d2, e^d3)
+// (a caller evaluating g at many θ that share or shift them multiplies instead of exponentiating).
+Vector10 LogCholeskyToParameters(const Vector10& theta, const Eigen::Vector4d& exps) noexcept;
+
 // G = ∂g/∂θ at θ, in closed form.
 Matrix10 LogCholeskyJacobian(const Vector10& theta) noexcept;
 
