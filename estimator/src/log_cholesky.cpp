@@ -6,14 +6,18 @@
 namespace heft::dyn {
 namespace {
 
-// Ū = U / e^α from θ.
-Eigen::Matrix4d UnitU(const Vector10& th) {
+// Ū = U / e^α from θ, with its diagonal's exponentials e^{d1}, e^{d2}, e^{d3} given.
+Eigen::Matrix4d UnitU(const Vector10& th, double e1, double e2, double e3) {
   Eigen::Matrix4d U;
-  U << std::exp(th[1]), th[4], th[5], th[7],  //
-      0.0, std::exp(th[2]), th[6], th[8],     //
-      0.0, 0.0, std::exp(th[3]), th[9],       //
+  U << e1, th[4], th[5], th[7],  //
+      0.0, e2, th[6], th[8],     //
+      0.0, 0.0, e3, th[9],       //
       0.0, 0.0, 0.0, 1.0;
   return U;
+}
+
+Eigen::Matrix4d UnitU(const Vector10& th) {
+  return UnitU(th, std::exp(th[1]), std::exp(th[2]), std::exp(th[3]));
 }
 
 // π from a (pseudo-inertia-like) symmetric 4×4 J; linear in J.
@@ -32,12 +36,8 @@ Vector10 LogCholeskyToParameters(const Vector10& theta) noexcept {
   return std::exp(2.0 * theta[0]) * FromPseudoInertia(U.transpose() * U);
 }
 
-Vector10 LogCholeskyToParameters(const Vector10& th, const Eigen::Vector4d& exps) noexcept {
-  Eigen::Matrix4d U;
-  U << exps[1], th[4], th[5], th[7],  //
-      0.0, exps[2], th[6], th[8],     //
-      0.0, 0.0, exps[3], th[9],       //
-      0.0, 0.0, 0.0, 1.0;
+Vector10 LogCholeskyToParameters(const Vector10& theta, const Eigen::Vector4d& exps) noexcept {
+  const Eigen::Matrix4d U = UnitU(theta, exps[1], exps[2], exps[3]);
   return exps[0] * exps[0] * FromPseudoInertia(U.transpose() * U);
 }
 

@@ -32,6 +32,17 @@ TEST(LogCholesky, MatchesEquation17Explicitly) {
   }
 }
 
+// Fails if g with its exponentials given (what the hand-off's covariance evaluates) is not g.
+TEST(LogCholesky, WithItsExponentialsGivenIsTheSameMap) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Vector10 th = RandomTheta(rng);
+    const Eigen::Vector4d exps = th.head<4>().array().exp();
+    const Vector10 pi = LogCholeskyToParameters(th);
+    EXPECT_LT((LogCholeskyToParameters(th, exps) - pi).norm(), 1e-12 * pi.norm()) << trial;
+  }
+}
+
 TEST(LogCholesky, EveryThetaIsConsistentAndRoundTrips) {
   std::mt19937_64 rng(2);
   for (int trial = 0; trial < 1000; ++trial) {
