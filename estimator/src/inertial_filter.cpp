@@ -110,16 +110,10 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   if (!Reset(pi0, sigma0)) return false;
   P_.setZero();
   for (int j = 0; j < k_; ++j) P_.block<10, 10>(10 * j, 10 * j) = blocks.middleCols<10>(10 * j);
-  // A persisted estimate knows no less than a fresh start: no state's variance above the prior's
-  // (the congruence D P D of Inflate's cap). The first-order map back from π cannot undo the
-  // hand-off's nonlinear covariance (BodyCovariance), and would otherwise widen a nearly degenerate
-  // body's θ at every restart.
-  for (int i = 0; i < n_; ++i) {
-    if (!(P_(i, i) > p0_diagonal_[i])) continue;
-    const double d = std::sqrt(p0_diagonal_[i] / P_(i, i));
-    P_.row(i) *= d;
-    P_.col(i) *= d;
-  }
+  // A persisted estimate knows no less than a fresh start: no state's variance above the prior's.
+  // The first-order map back from π cannot undo the hand-off's nonlinear covariance
+  // (BodyCovariance), and would otherwise widen a nearly degenerate body's θ at every restart.
+  CapVariances(1.0);
   return true;
 }
 
@@ -344,6 +338,10 @@ void InertialFilter::Inflate(double factor, double cap) noexcept {
   P_before_inflation_ = P_;
   P_ *= factor;
   P_.diagonal() += p0_diagonal_;
+  CapVariances(cap);
+}
+
+void InertialFilter::CapVariances(double cap) noexcept {
   for (int i = 0; i < n_; ++i) {
     const double limit = cap * p0_diagonal_[i];
     if (!(P_(i, i) > limit)) continue;

@@ -44,7 +44,7 @@ double MeanNees(const Vector10& theta0, const Vector10& sigma,
 
 // Fails if the hand-off's covariance is not far closer to the spread of π its θ spread implies
 // than the first-order G P Gᵀ it replaced: at θ's spreads of 0.05 to 0.3 the mean NEES must be at
-// least 100 times nearer 10 than the first order's (which is 300-27 000 times too large there:
+// least 100 times smaller than the first order's (which is 340-26 500 times too large there:
 // e^d of the rod's small moments makes g steep in θ), and within a factor 2 of 10 at 0.05. The
 // rule along P's Cholesky columns leaves out the curvature across two θ states (products of two
 // of U's entries in J = UᵀU): the measured means are 18, 39 and 490 at 0.05, 0.1 and 0.3 (README,

@@ -91,7 +91,7 @@ class InertialFilter {
   // The same, but the state's covariance from `cov_pi` (10 × 10k: body k's 10×10 covariance of π
   // in columns 10k..10k+9, as the hand-off carries it; bodies uncorrelated) times `inflation`,
   // mapped into the filter's coordinates (G⁻¹ Σ G⁻ᵀ for the EKF, G = ∂π/∂θ at π0), no state's
-  // variance above sigma0's (scaled down by Inflate's congruence where it would be). P₀, what
+  // variance above sigma0's (CapVariances, Inflate's bound, where it would be). P₀, what
   // Inflate and RecoverCovariance go back to, is still sigma0's. Returns false and changes
   // nothing if π0 is not physically consistent, or a block is not finite, symmetric and positive
   // definite, or inflation is not a finite number >= 1.
@@ -169,6 +169,9 @@ class InertialFilter {
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_
+  // Scales down every state whose variance exceeds cap·P₀ᵢᵢ to it, by the congruence D P D
+  // (diagonal D ≤ 1: P stays positive definite). Inflate's bound, and StartFrom's at cap 1.
+  void CapVariances(double cap) noexcept;
   // π in the body's frame from π in body j's θ frame (SetBodyFrame; unchanged when none was set).
   dyn::Vector10 InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept;
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
