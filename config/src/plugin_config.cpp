@@ -133,6 +133,15 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ec.process_noise = Ten(e, "process_noise", ec.process_noise, {0.0, 1e3});
   ec.prior_time_constant = e.Get<double>("prior_time_constant", ec.prior_time_constant, {0.0, 1e6});
   ec.stiction_band = e.Get<bool>("stiction_band", ec.stiction_band, {});
+  ec.measurement_lowpass =
+      e.Get<double>("measurement_lowpass", ec.measurement_lowpass, {0.0, 1000.0});
+  if (ec.measurement_lowpass >= 0.5 / ec.control_period) {
+    std::ostringstream why;
+    why << "a cutoff of " << ec.measurement_lowpass
+        << " Hz is not below the control rate's Nyquist frequency (" << 0.5 / ec.control_period
+        << " Hz at control_period " << ec.control_period << " s); 0 turns the low-pass off";
+    e["measurement_lowpass"].Fail(why.str());
+  }
   const auto frame = [](const config::Node& n, est::EstimatorConfig::ParameterFrame fallback) {
     using F = est::EstimatorConfig::ParameterFrame;
     return n.Enum("parameter_frame", {"link", "com"}, fallback == F::kCom ? "com" : "link") == 1

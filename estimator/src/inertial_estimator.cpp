@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 namespace heft::est {
@@ -31,6 +32,15 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
                                 ") expected");
   if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
     throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
+  if (!(config.measurement_lowpass >= 0.0) ||
+      !(config.measurement_lowpass < 0.5 / config.control_period))
+    throw std::invalid_argument(
+        "estimator.measurement_lowpass must be >= 0 (0: off) and below the control rate's "
+        "Nyquist frequency (" +
+        std::to_string(0.5 / config.control_period) + " Hz)");
+  if (config.measurement_lowpass > 0.0)
+    lowpass_alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * config.measurement_lowpass *
+                                    config.control_period);
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);
   pull_weight_.resize(n_);
@@ -105,6 +115,7 @@ void InertialEstimator::ResetFilter() noexcept {
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
+  lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
 }
 
 bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -118,6 +129,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
   handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
   gate_.Reset();
+  lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
   return true;
 }
 
@@ -214,6 +226,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     model = hal::MeasurementModel::kFullWrench;  // fixed base: joint rows only
   res.model = model;
 
+  if (calibrating_ || model != hal::MeasurementModel::kFullWrench)
+    lowpass_last_ = std::numeric_limits<double>::quiet_NaN();  // the low-pass restarts after
   if (calibrating_) {
     res.status = TickStatus::kCalibrating;
     HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
@@ -238,11 +252,26 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     res.status = TickStatus::kRejectedNumeric;
     return res;
   }
+  // The full-wrench rows' low-pass (EstimatorConfig::measurement_lowpass): restarted unless the
+  // last filtered tick was the previous one. nis_scale: 1 / the filtered noise's variance per
+  // whitened row, v ← (1 − α)² v + α² from 1 at the restart.
+  double nis_scale = 1.0;
+  if (lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench) {
+    const bool restart =
+        !(in.time - lowpass_last_ <= 1.5 * config_.control_period && in.time > lowpass_last_);
+    measurement_.LowPass(lowpass_alpha_, restart);
+    const double fresh = 1.0 - lowpass_alpha_;
+    lowpass_variance_ =
+        restart ? 1.0 : fresh * fresh * lowpass_variance_ + lowpass_alpha_ * lowpass_alpha_;
+    lowpass_last_ = in.time;
+    nis_scale = 1.0 / lowpass_variance_;
+  }
   filter_.Predict(process_noise_, config_.control_period);
   InertialFilter::Candidate cand;
   const auto H = measurement_.H();
   const auto z = measurement_.z();
   bool ok = filter_.Evaluate(H, z, cand);
+  cand.nis *= nis_scale;
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   cand.dof = std::max(cand.dof - measurement_.dropped_rows(), 0);
   res.nis = cand.nis;
@@ -267,6 +296,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
         const double nis_gated = cand.nis;
         filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
         ok = filter_.Evaluate(H, z, cand);
+        cand.nis *= nis_scale;
         const double reduction = ok ? nis_gated - cand.nis : 0.0;
         res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
         if (ok && reduction >= release_threshold_) {

@@ -80,6 +80,8 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
 
   Y_.resize(nv_, n_);
   H_.resize(nv_, n_);
+  H_lowpass_.setZero(nv_, n_);
+  z_lowpass_.setZero(nv_);
   tau_nom_.resize(nv_);
   r_.resize(nv_);
   contact_.resize(nv_);
@@ -242,6 +244,18 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   llt.matrixL().solveInPlace(H_.topRows(rows_));
   llt.matrixL().solveInPlace(z_.head(rows_));
   return true;
+}
+
+void Measurement::LowPass(double alpha, bool restart) noexcept {
+  if (restart) {
+    H_lowpass_ = H_;
+    z_lowpass_ = z_;
+    return;
+  }
+  H_lowpass_ += alpha * (H_ - H_lowpass_);
+  z_lowpass_ += alpha * (z_ - z_lowpass_);
+  H_ = H_lowpass_;
+  z_ = z_lowpass_;
 }
 
 void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {

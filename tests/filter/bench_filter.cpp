@@ -1,7 +1,9 @@
 // Google Benchmark of one full estimator tick on the reference humanoid: condensed regressor,
 // contact term, EKF update (information form), gating, rate limiting — 1 body (10 states) and
 // 4 bodies (40 states); the null-space measurement; and the states at each link's CoM
-// (estimator.parameter_frame: com) with the rigid shape prior's pull (prior_time_constant 2 s).
+// (estimator.parameter_frame: com) with the rigid shape prior's pull (prior_time_constant 2 s),
+// with and without the measurement's 5 Hz low-pass (estimator.measurement_lowpass: the rigid
+// torso's configuration).
 #include <benchmark/benchmark.h>
 
 #include "heft/estimator/inertial_estimator.hpp"
@@ -25,6 +27,7 @@ void BM_Tick(benchmark::State& st) {
     cfg.parameter_frame = EstimatorConfig::ParameterFrame::kCom;
     cfg.prior_time_constant = 2.0;
   }
+  if (st.range(3) != 0) cfg.measurement_lowpass = 5.0;
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
   const unsigned char valid[2] = {static_cast<unsigned char>(st.range(1) == 0),
@@ -38,13 +41,15 @@ void BM_Tick(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_Tick)
-    ->ArgNames({"bodies", "null_space", "com_frame"})
-    ->Args({1, 0, 0})
-    ->Args({4, 0, 0})
-    ->Args({1, 1, 0})
-    ->Args({4, 1, 0})
-    ->Args({1, 0, 1})
-    ->Args({4, 0, 1});
+    ->ArgNames({"bodies", "null_space", "com_frame", "lowpass"})
+    ->Args({1, 0, 0, 0})
+    ->Args({4, 0, 0, 0})
+    ->Args({1, 1, 0, 0})
+    ->Args({4, 1, 0, 0})
+    ->Args({1, 0, 1, 0})
+    ->Args({4, 0, 1, 0})
+    ->Args({1, 0, 1, 1})
+    ->Args({4, 0, 1, 1});
 
 }  // namespace
 }  // namespace heft::est

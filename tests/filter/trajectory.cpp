@@ -153,6 +153,8 @@ std::vector<Tick> Generate(const DataSpec& spec) {
       smp.tau[i] = m;
       smp.v[i] += spec.noise.v_sigma * unit(rng);
     }
+    if (spec.noise.gyro_sigma > 0.0)  // drawn only when asked: other tests keep their sequence
+      for (int i = 3; i < 6; ++i) smp.v[i] += spec.noise.gyro_sigma * unit(rng);
     for (auto& wr : smp.wrenches) {
       for (int i = 0; i < 3; ++i) wr[i] += spec.noise.force_sigma * unit(rng);
       for (int i = 3; i < 6; ++i) wr[i] += spec.noise.torque_sigma * unit(rng);

@@ -27,6 +27,7 @@ struct NoiseSpec {
   double tau_quantum = 0.01;     // N·m
   double tau_bias = 0.0;         // N·m, constant per joint (alternating sign)
   double v_sigma = 0.0005;       // rad/s (the spec's velocity LSB)
+  double gyro_sigma = 0.0;       // rad/s on the base's angular velocity (an IMU's gyro; 0: none)
   double force_sigma = 2.0;      // N
   double torque_sigma = 0.2;     // N·m
   double impulse_period = 0.0;   // s between contact impulses (0: none)

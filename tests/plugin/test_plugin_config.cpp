@@ -95,6 +95,10 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
        "  filter: ekf\n  difference_samples: 2.5\n",
        "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
        "number"},
+      {"low-pass above Nyquist", "forearm-load", "  filter: ekf\n",
+       "  filter: ekf\n  measurement_lowpass: 200\n",
+       "43:24: estimator.measurement_lowpass: a cutoff of 200 Hz is not below the control rate's "
+       "Nyquist frequency (166.667 Hz at control_period 0.003 s); 0 turns the low-pass off"},
   };
   const std::string dir = std::string(HEFT_CONFIG_DIR) + "/sim";
   for (const Case& c : cases) {

@@ -56,6 +56,7 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "link_priors",
                                              "contact_frames",
                                              "stiction_band",
+                                             "measurement_lowpass",
                                              "parameter_frame"};
 inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
                                                        "prior_time_constant", "parameter_frame"};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,6 +75,17 @@ struct EstimatorConfig {
   // A friction joint's row ignores the part of its innovation within its stiction band, ±F_c at
   // rest (Measurement::StictionBand). Off: the model's F_c tanh(q̇/ε) is taken as exact.
   bool stiction_band = true;
+  // Low-pass cutoff (Hz) of the full-wrench measurement, both sides: the whitened rows H and
+  // residual z pass through the same first-order filter, x_f ← x_f + α (x − x_f) with
+  // α = 1 − exp(−2π f_c dt), so H_f π = z_f holds exactly for constant parameters while the
+  // noise of the differenced accelerations in H (an errors-in-variables noise, which pulls
+  // the estimate of what it multiplies toward zero) is mostly filtered out. The filter keeps
+  // R = I (a low-pass of white noise carries the same information per second: its variance
+  // α/(2 − α) times its correlation time); the NIS the gate reads is divided by the filtered
+  // noise's variance, so the gate's χ² thresholds keep their meaning per tick. Restarted on a
+  // gap, a switch to the null-space rows (whose basis changes with the contacts), calibration
+  // and reset. 0: off (the paper's per-tick measurement).
+  double measurement_lowpass = 0.0;  // Hz
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
   dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
@@ -223,6 +235,11 @@ class InertialEstimator {
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
   bool pull_ = false;
+  // The measurement's low-pass (EstimatorConfig::measurement_lowpass): α, the time of the last
+  // filtered tick (NaN: restart at the next) and the filtered noise's variance per whitened row.
+  double lowpass_alpha_ = 0.0;
+  double lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
+  double lowpass_variance_ = 1.0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;
 };

@@ -40,6 +40,11 @@ class Measurement {
   [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
                                      const Eigen::VectorXd* estimate = nullptr) noexcept;
 
+  // Low-pass of the last full-wrench measurement's whitened rows, both sides with one filter:
+  // H_f ← H_f + α (H − H_f), z_f likewise, and H(), z() become the filtered ones; `restart`
+  // (the first tick, or after a gap) starts the filter at this tick's rows.
+  void LowPass(double alpha, bool restart) noexcept;
+
   // The last measurement's whitened rows.
   int rows() const { return rows_; }
   auto H() const { return H_.topRows(rows_); }
@@ -85,7 +90,8 @@ class Measurement {
   double friction_epsilon_ = 0.01;
   Eigen::VectorXd acceleration_sigma_;
   Eigen::VectorXd row_sigma_;
-  Eigen::MatrixXd Y_, H_;
+  Eigen::MatrixXd Y_, H_, H_lowpass_;
+  Eigen::VectorXd z_lowpass_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   int rows_ = 0;
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
