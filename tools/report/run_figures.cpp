@@ -115,10 +115,18 @@ MassSpikes MeasureMassSpikes(const Table& tb, const std::string& link, double af
             tru = tb.col(LinkColumn(tb, link, "true_", 0));
   if (est < 0 || tru < 0) return s;
   const std::vector<double> t = Seconds(tb);
+  const std::vector<int> status =
+      Codes(tb, "tick_status",
+            {"calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"});
   std::vector<double> e;
-  for (std::size_t i = 0; i < t.size(); ++i)
-    if (t[i] > after) e.push_back(tb.rows[i][est] - tb.rows[i][tru]);
+  int used = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!(t[i] > after)) continue;
+    e.push_back(tb.rows[i][est] - tb.rows[i][tru]);
+    if (i < status.size() && (status[i] == 1 || status[i] == 3)) ++used;
+  }
   if (e.size() < 2) return s;
+  s.used = static_cast<double>(used) / static_cast<double>(e.size());
   s.ok = true;
   s.settled = Quantile(e, 0.5);
   std::vector<double> deviation;

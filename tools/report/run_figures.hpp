@@ -67,11 +67,15 @@ RunFigures Measure(const Table& t, const std::string& link, const std::string& e
 // Gaussian jitter, untouched by a few spikes) and the peak deviation about 0 and about the settled
 // value. A touchdown spike is a peak beyond kSpikeSigmas spreads: for ~3000 samples of Gaussian
 // jitter the largest is about 3.7 spreads, and one beyond 5 has a chance of about 0.2 %.
+// `used` is the share of those ticks whose measurement was used (updated or released): an
+// estimator that gated every touchdown by gating everything has frozen, not rejected spikes.
 struct MassSpikes {
   bool ok = false;
-  double settled = NAN, spread = NAN, peak = NAN, peak_about_settled = NAN;
+  double settled = NAN, spread = NAN, peak = NAN, peak_about_settled = NAN, used = NAN;
   static constexpr double kSpikeSigmas = 5.0;
-  bool spiked() const { return peak_about_settled > kSpikeSigmas * spread; }
+  static constexpr double kMinUsed = 0.5;
+  bool spiked() const { return !(peak_about_settled <= kSpikeSigmas * spread); }
+  double spreads() const { return spread > 0.0 ? peak_about_settled / spread : 0.0; }
 };
 MassSpikes MeasureMassSpikes(const Table& t, const std::string& link, double after);
 
