@@ -109,10 +109,14 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   ResetFilter();
 }
 
-void InertialEstimator::ResetFilter() noexcept {
-  filter_.Reset(nominal_, initial_sigma_);
+void InertialEstimator::HandedCovariance() noexcept {
   for (int k = 0; k < selection_.size(); ++k)
     filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+}
+
+void InertialEstimator::ResetFilter() noexcept {
+  filter_.Reset(nominal_, initial_sigma_);
+  HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
   lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
@@ -125,8 +129,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   for (int k = 0; k < selection_.size(); ++k)
     if (!dyn::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
   if (!filter_.Reset(pi0, initial_sigma_, cov_pi, inflation)) return false;
-  for (int k = 0; k < selection_.size(); ++k)
-    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+  HandedCovariance();
   handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
   gate_.Reset();
   lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
@@ -326,8 +329,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
 
   HandOn(res);
-  for (int k = 0; k < selection_.size(); ++k)
-    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+  HandedCovariance();
   return res;
 }
 

@@ -216,6 +216,8 @@ class InertialEstimator {
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
+  // cov_pi_ from the filter's state: each link's covariance of π as handed on (BodyCovariance).
+  void HandedCovariance() noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
