@@ -20,10 +20,6 @@ struct Outcome {
   std::uint64_t allocations = 0;
 };
 
-Eigen::Matrix3d InertiaAboutCom(const dyn::Vector10& pi) {
-  return dyn::InertiaFromParameters10(pi).inertia_com;
-}
-
 Outcome Estimate(const dyn::Model& model, EstimatorConfig cfg, const std::vector<test::Tick>& ticks,
                  double lowpass) {
   cfg.measurement_lowpass = lowpass;
@@ -43,8 +39,8 @@ Outcome Estimate(const dyn::Model& model, EstimatorConfig cfg, const std::vector
     const dyn::Vector10 pi = est.estimate().head<10>(), truth = tk.truth.head<10>();
     r.mass += std::abs(pi[0] - truth[0]) / truth[0];
     r.com += (pi.segment<3>(1) / pi[0] - truth.segment<3>(1) / truth[0]).norm();
-    const Eigen::Matrix3d Ic = InertiaAboutCom(truth);
-    r.inertia += (InertiaAboutCom(pi) - Ic).norm() / Ic.norm();
+    const Eigen::Matrix3d Ic = dyn::InertiaFromParameters10(truth).inertia_com;
+    r.inertia += (dyn::InertiaFromParameters10(pi).inertia_com - Ic).norm() / Ic.norm();
     ++n;
   }
   r.mass /= n;

@@ -26,6 +26,11 @@ std::vector<int> Codes(const Table& t, const std::string& column,
 
 constexpr int kCalibrating = 2, kEstimating = 3;
 
+// heftd's tick_status names in the order of their codes (hal::TickStatus), and the codes read here.
+const std::vector<std::string> kTickStatusNames = {
+    "calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"};
+constexpr int kUpdated = 1, kGated = 2, kReleased = 3;
+
 // A link's ten parameters in row i, from the columns `cols` (mass, first moment, inertia about the
 // link origin).
 std::array<double, 10> Parameters(const Table& tb, std::size_t i, const std::vector<int>& cols) {
@@ -115,15 +120,13 @@ MassSpikes MeasureMassSpikes(const Table& tb, const std::string& link, double af
             tru = tb.col(LinkColumn(tb, link, "true_", 0));
   if (est < 0 || tru < 0) return s;
   const std::vector<double> t = Seconds(tb);
-  const std::vector<int> status =
-      Codes(tb, "tick_status",
-            {"calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"});
+  const std::vector<int> status = Codes(tb, "tick_status", kTickStatusNames);
   std::vector<double> e;
   int used = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (!(t[i] > after)) continue;
     e.push_back(tb.rows[i][est] - tb.rows[i][tru]);
-    if (i < status.size() && (status[i] == 1 || status[i] == 3)) ++used;
+    if (i < status.size() && (status[i] == kUpdated || status[i] == kReleased)) ++used;
   }
   if (e.size() < 2) return s;
   s.used = static_cast<double>(used) / static_cast<double>(e.size());
@@ -147,9 +150,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   const std::vector<int> state = Codes(
       tb, "state", {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"});
   const std::vector<int> model = Codes(tb, "model", {"none", "full_wrench", "torque_null_space"});
-  const std::vector<int> status =
-      Codes(tb, "tick_status",
-            {"calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"});
+  const std::vector<int> status = Codes(tb, "tick_status", kTickStatusNames);
   std::vector<int> est, tru, hand;
   if (!ParameterColumns(tb, link, est, tru, hand)) return f;
   const std::size_t n = t.size();
@@ -225,8 +226,8 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   f.true_mass_span = hi - lo;
   f.nominal_mass_error = std::abs(at(0, hand[0]) - at(n - 1, tru[0])) / at(n - 1, tru[0]);
   for (std::size_t i = 0; i < n; ++i) {
-    f.gated += i < status.size() && status[i] == 2;
-    f.released += i < status.size() && status[i] == 3;
+    f.gated += i < status.size() && status[i] == kGated;
+    f.released += i < status.size() && status[i] == kReleased;
     f.null_space += i < model.size() && model[i] == 2;
     // The handed parameters' consistency, from the CSV (triangle inequalities about the CoM).
     const double mm = at(i, hand[0]);

@@ -75,7 +75,11 @@ struct MassSpikes {
   static constexpr double kSpikeSigmas = 5.0;
   static constexpr double kMinUsed = 0.5;
   bool spiked() const { return !(peak_about_settled <= kSpikeSigmas * spread); }
-  double spreads() const { return spread > 0.0 ? peak_about_settled / spread : 0.0; }
+  // The peak in spreads (a peak over a jitter-free estimate: infinitely many).
+  double spreads() const {
+    if (spread > 0.0) return peak_about_settled / spread;
+    return peak_about_settled > 0.0 ? INFINITY : 0.0;
+  }
 };
 MassSpikes MeasureMassSpikes(const Table& t, const std::string& link, double after);
 
