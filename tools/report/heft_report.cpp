@@ -161,14 +161,22 @@ int main(int argc, char** argv) {
     if (IsTorsoShapeScenario(s.name))
       targets.push_back({s.name + ": torso centre of mass at steady state",
                          Fmt("%.1f mm", 1000 * a.com_error), "≤ 10 mm", a.com_error <= 0.01, true});
-    // Issue 14: and its inertia no further from the truth than the prior's (the inertia about the
-    // link's origin, as in the table above; README "Where the data say nothing").
+    // Issue 14: and its inertia no further from the truth than the prior's. The rotational inertia
+    // about the CoM (the URDF's), since the CoM has its own check: about the link origin the
+    // inertia holds m c cᵀ, which moves 0.3 % per mm of the torso's CoM height, so that figure
+    // re-checks the CoM 30 times more strictly and rewards a prior whose CoM error happens to
+    // cancel its inertia's (README "Where the data say nothing"). "No further" up to twice the
+    // estimate's own jitter over the settled part (its noise): a drift beyond it fails.
     if (IsTorsoShapeScenario(s.name))
-      targets.push_back({s.name + ": torso inertia at steady state, no further from the truth than "
-                                  "the prior",
-                         Fmt("%.1f %%", 100 * a.inertia_error) +
-                             Fmt(" (prior %.1f %%)", 100 * a.prior_inertia_error),
-                         "≤ the prior's", a.inertia_error <= a.prior_inertia_error, true});
+      targets.push_back(
+          {s.name + ": torso inertia about its CoM at steady state, no further from the truth "
+                    "than the prior",
+           Fmt("%.2f %%", 100 * a.com_inertia_error) + Fmt(" ± %.2f", 100 * a.com_inertia_jitter) +
+               Fmt(" (prior %.2f %%; about the origin ", 100 * a.prior_com_inertia_error) +
+               Fmt("%.1f %%", 100 * a.inertia_error) +
+               Fmt(", prior %.1f %%)", 100 * a.prior_inertia_error),
+           "≤ the prior's + 2 × jitter",
+           a.com_inertia_error <= a.prior_com_inertia_error + 2 * a.com_inertia_jitter, true});
     // The handed covariance: the mean NEES over the settled part is 10 when it is honest. It is
     // not (README "The handed covariance"): the factor is reported for every run, and on
     // torso-load held to the order of magnitude measured (17-24×), so that a regression to the
@@ -412,7 +420,7 @@ int main(int argc, char** argv) {
       md << "![](" << s.name << "-mass.png)\n";
     if (std::filesystem::exists(dir + "/" + s.name + "-tracking.png"))
       md << "![](" << s.name << "-tracking.png)\n";
-    for (const char* shape : {"-com-error.png", "-inertia-error.png"})
+    for (const char* shape : {"-com-error.png", "-inertia-error.png", "-inertia-com-error.png"})
       if (std::filesystem::exists(dir + "/" + s.name + shape))
         md << "![](" << s.name << shape << ")\n";
   }

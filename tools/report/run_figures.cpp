@@ -63,6 +63,24 @@ double InertiaError(const std::array<double, 10>& a, const std::array<double, 10
   for (int k = 4; k < 10; ++k) d += std::pow(a[k] - truth[k], 2), n += truth[k] * truth[k];
   return std::sqrt(d / n);
 }
+// a's rotational inertia about its own centre of mass (the URDF's <inertia>) against the truth's
+// about the truth's, relative Frobenius (the six entries). Unlike the inertia about the link
+// origin it does not hold m c c: the CoM, checked on its own, does not enter it a second time.
+double InertiaAboutComError(const std::array<double, 10>& a, const std::array<double, 10>& truth) {
+  auto about_com = [](const std::array<double, 10>& p) {
+    const double c[3] = {p[1] / p[0], p[2] / p[0], p[3] / p[0]};
+    const double cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+    // p[4..9]: xx, xy, xz, yy, yz, zz about the origin; minus m (|c|² 1 − c cᵀ).
+    return std::array<double, 6>{
+        p[4] - p[0] * (cc - c[0] * c[0]), p[5] + p[0] * c[0] * c[1],
+        p[6] + p[0] * c[0] * c[2],        p[7] - p[0] * (cc - c[1] * c[1]),
+        p[8] + p[0] * c[1] * c[2],        p[9] - p[0] * (cc - c[2] * c[2])};
+  };
+  const auto x = about_com(a), y = about_com(truth);
+  double d = 0, n = 0;
+  for (int k = 0; k < 6; ++k) d += std::pow(x[k] - y[k], 2), n += y[k] * y[k];
+  return std::sqrt(d / n);
+}
 
 }  // namespace
 
@@ -186,7 +204,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     if (before_n > 0) f.pre_load_error = before / before_n;
   }
   // Estimate against truth over the last quarter, while estimating.
-  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0;
+  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0;
   int count = 0;
   const int nees = tb.col(link + "_nees");
   for (std::size_t i = 0; i < n; ++i) {
@@ -198,11 +216,18 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     ie += InertiaError(raw, truth);
     // The prior: the filter's estimate before it ran (row 0, the nominal link).
     pe += InertiaError(Parameters(tb, 0, est), truth);
+    const double k = InertiaAboutComError(raw, truth);
+    ke += k, ke2 += k * k;
+    pke += InertiaAboutComError(Parameters(tb, 0, est), truth);
     ++count;
   }
   if (count) {
     f.mass_error = me / count, f.com_error = ce / count, f.inertia_error = ie / count;
     f.prior_inertia_error = pe / count;
+    f.com_inertia_error = ke / count;
+    f.com_inertia_jitter =
+        std::sqrt(std::max(0.0, ke2 / count - f.com_inertia_error * f.com_inertia_error));
+    f.prior_com_inertia_error = pke / count;
   }
   if (count && nees >= 0) f.nees = ne / count;
   // Convergence after each jump of the true mass, or after the estimator starts.
@@ -257,7 +282,7 @@ bool WriteShapeErrors(const Table& tb, const std::string& link, const std::strin
   if (!ParameterColumns(tb, link, est, tru, hand)) return false;
   std::ofstream out(path);
   out << "t_s,com_raw_mm,com_handed_mm,com_prior_mm,inertia_raw_pct,inertia_handed_pct,"
-         "inertia_prior_pct\n";
+         "inertia_prior_pct,inertia_com_raw_pct,inertia_com_handed_pct,inertia_com_prior_pct\n";
   const std::vector<double> t = Seconds(tb);
   const double origin = t.front() > 1.0 ? t.front() : 0.0;
   const auto prior = Parameters(tb, 0, est);
@@ -265,10 +290,12 @@ bool WriteShapeErrors(const Table& tb, const std::string& link, const std::strin
   for (std::size_t i = 0; i < tb.rows.size(); ++i) {
     const auto truth = Parameters(tb, i, tru), raw = Parameters(tb, i, est),
                handed = Parameters(tb, i, hand);
-    std::snprintf(line, sizeof line, "%.4f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", t[i] - origin,
-                  1000 * ComDistance(raw, truth), 1000 * ComDistance(handed, truth),
+    std::snprintf(line, sizeof line, "%.4f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                  t[i] - origin, 1000 * ComDistance(raw, truth), 1000 * ComDistance(handed, truth),
                   1000 * ComDistance(prior, truth), 100 * InertiaError(raw, truth),
-                  100 * InertiaError(handed, truth), 100 * InertiaError(prior, truth));
+                  100 * InertiaError(handed, truth), 100 * InertiaError(prior, truth),
+                  100 * InertiaAboutComError(raw, truth), 100 * InertiaAboutComError(handed, truth),
+                  100 * InertiaAboutComError(prior, truth));
     out << line;
   }
   return static_cast<bool>(out);
@@ -276,20 +303,25 @@ bool WriteShapeErrors(const Table& tb, const std::string& link, const std::strin
 
 bool PlotShapeErrors(const std::string& dir, const std::string& name, const std::string& link) {
   const std::string csv = dir + "/" + name + "-shape.csv";
-  const bool com =
-      Plot(dir, name + "-com-error.png",
-           name + ": " + link + " centre of mass, distance to the truth", "CoM error [mm]",
-           {{csv, "t_s", "com_raw_mm", "raw estimate (EKF)", Style::kPrimary},
-            {csv, "t_s", "com_handed_mm", "handed on", Style::kSecondary},
-            {csv, "t_s", "com_prior_mm", "the prior (nominal model)", Style::kTertiary}});
+  // One figure per error: the raw estimate, the handed one and the prior, columns
+  // <prefix>_raw_<unit>…
+  auto plot = [&](const std::string& png, const std::string& what, const std::string& axis,
+                  const std::string& prefix, const std::string& unit) {
+    return Plot(
+        dir, name + png, name + ": " + link + " " + what, axis,
+        {{csv, "t_s", prefix + "_raw_" + unit, "raw estimate (EKF)", Style::kPrimary},
+         {csv, "t_s", prefix + "_handed_" + unit, "handed on", Style::kSecondary},
+         {csv, "t_s", prefix + "_prior_" + unit, "the prior (nominal model)", Style::kTertiary}});
+  };
+  const bool com = plot("-com-error.png", "centre of mass, distance to the truth", "CoM error [mm]",
+                        "com", "mm");
   const bool inertia =
-      Plot(dir, name + "-inertia-error.png",
-           name + ": " + link + " inertia about the link origin, relative error to the truth",
-           "inertia error [%]",
-           {{csv, "t_s", "inertia_raw_pct", "raw estimate (EKF)", Style::kPrimary},
-            {csv, "t_s", "inertia_handed_pct", "handed on", Style::kSecondary},
-            {csv, "t_s", "inertia_prior_pct", "the prior (nominal model)", Style::kTertiary}});
-  return com && inertia;
+      plot("-inertia-error.png", "inertia about the link origin, relative error to the truth",
+           "inertia error [%]", "inertia", "pct");
+  const bool about_com = plot("-inertia-com-error.png",
+                              "inertia about its centre of mass, relative error to the truth",
+                              "inertia error [%]", "inertia_com", "pct");
+  return com && inertia && about_com;
 }
 
 RunInfo DescribeRun(const std::string& yaml_path) {

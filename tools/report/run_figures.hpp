@@ -45,6 +45,10 @@ struct RunFigures {
   double inertia_error = NAN;   // relative Frobenius, same
   double prior_inertia_error = NAN;  // the same for the estimator's prior (its first row's
                                      // estimate, the nominal model's link) against the same truth
+  double com_inertia_error = NAN;    // the rotational inertia about the CoM, relative
+                                     // Frobenius, mean over the same ticks
+  double com_inertia_jitter = NAN;   // its standard deviation over them
+  double prior_com_inertia_error = NAN;  // the prior's, against the same truth
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
   double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
                                 // after the estimator starts when the mass never jumps)
