@@ -10,15 +10,53 @@
 namespace heft::est {
 namespace {
 
-// Applies Qᵀ of a Householder QR to the rows of dst (no allocation: `work` has dst.cols() entries).
-void ApplyQTranspose(const Eigen::HouseholderQR<Eigen::MatrixXd>& qr,
-                     Eigen::Ref<Eigen::MatrixXd> dst, Eigen::Ref<Eigen::VectorXd> work) {
+// Q of a Householder QR (the first k reflectors) as one block reflector, Q = H₀ ⋯ H_{k−1} =
+// I − V T Vᵀ (the compact WY form, LAPACK's dlarft forward and columnwise): V holds the reflectors
+// with their unit diagonal, T is upper triangular. No allocation: V is n × ≥k, T ≥k × ≥k, s ≥k.
+void BuildBlockReflector(const Eigen::HouseholderQR<Eigen::MatrixXd>& qr, Eigen::Index k,
+                         Eigen::MatrixXd& v, Eigen::MatrixXd& t, Eigen::VectorXd& s) noexcept {
   const Eigen::Index n = qr.matrixQR().rows();
-  const Eigen::Index k = std::min(qr.matrixQR().rows(), qr.matrixQR().cols());
+  t.topLeftCorner(k, k).setZero();
   for (Eigen::Index i = 0; i < k; ++i) {
-    dst.bottomRows(n - i).applyHouseholderOnTheLeft(qr.matrixQR().col(i).tail(n - i - 1),
-                                                    qr.hCoeffs()(i), work.data());
+    v.col(i).head(i).setZero();
+    v(i, i) = 1.0;
+    v.col(i).tail(n - i - 1) = qr.matrixQR().col(i).tail(n - i - 1);
+    const double tau = qr.hCoeffs()(i);
+    t(i, i) = tau;
+    if (i == 0) continue;
+    // T(0:i, i) = −τᵢ T(0:i, 0:i) V(:, 0:i)ᵀ vᵢ
+    s.head(i).noalias() = v.leftCols(i).transpose() * v.col(i);
+    t.col(i).head(i).noalias() = -tau * (t.topLeftCorner(i, i) * s.head(i));
   }
+}
+
+// The bottom `rows` rows of Qᵀ x = x − V Tᵀ (Vᵀ x), in place (the rows above are left as they
+// were): three small matrix products instead of k rank-1 updates of all of x, one per reflector.
+// w and w2 are ≥k × x.cols().
+void BottomOfQTransposeTimes(const Eigen::MatrixXd& v, const Eigen::MatrixXd& t, Eigen::Index k,
+                             Eigen::Index rows, Eigen::Ref<Eigen::MatrixXd> x, Eigen::MatrixXd& w,
+                             Eigen::MatrixXd& w2) noexcept {
+  auto vk = v.leftCols(k);
+  auto wk = w.topLeftCorner(k, x.cols());
+  auto w2k = w2.topLeftCorner(k, x.cols());
+  wk.noalias() = vk.transpose() * x;
+  w2k.noalias() = t.topLeftCorner(k, k).transpose() * wk;
+  x.bottomRows(rows).noalias() -= vk.bottomRows(rows) * w2k;
+}
+
+// The bottom-right rows × rows block of Qᵀ R Q (Q₂ᵀ R Q₂), in place in r, for a symmetric r.
+// First the bottom rows A₂ of Qᵀ R, then A₂ Q₂ = A₂(:, right) − (A₂ V T) V₂ᵀ. u and u2 are
+// ≥rows × ≥k; w and w2 as above.
+void ProjectFromBothSides(const Eigen::MatrixXd& v, const Eigen::MatrixXd& t, Eigen::Index k,
+                          Eigen::Index rows, Eigen::MatrixXd& r, Eigen::MatrixXd& w,
+                          Eigen::MatrixXd& w2, Eigen::MatrixXd& u, Eigen::MatrixXd& u2) noexcept {
+  BottomOfQTransposeTimes(v, t, k, rows, r, w, w2);
+  auto a2 = r.bottomRows(rows);
+  auto uk = u.topLeftCorner(rows, k);
+  auto u2k = u2.topLeftCorner(rows, k);
+  uk.noalias() = a2 * v.leftCols(k);
+  u2k.noalias() = uk * t.topLeftCorner(k, k);
+  r.bottomRightCorner(rows, rows).noalias() -= u2k * v.leftCols(k).bottomRows(rows).transpose();
 }
 
 }  // namespace
@@ -99,20 +137,26 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
     mass_.setZero(nv_, nv_);
     mass_scaled_.setZero(nv_, nv_);
   }
-  qr_work_.resize(std::max(n_, nv_) + 1);
+  const Eigen::Index k_max = 6 * std::max<Eigen::Index>(contact_frames_.size(), 1);
+  const Eigen::Index cols_max = std::max(n_, nv_) + 1;
+  wy_v_.setZero(nv_, k_max);
+  wy_t_.setZero(k_max, k_max);
+  wy_s_.setZero(k_max);
+  wy_w_.setZero(k_max, cols_max);
+  wy_w2_.setZero(k_max, cols_max);
+  wy_u_.setZero(nv_, k_max);
+  wy_u2_.setZero(nv_, k_max);
   ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
   const int nc = static_cast<int>(contact_frames_.size());
   // Reserved first: Eigen's decompositions must not be copied before they have computed something
   // (their status member is uninitialised until then).
   jct_.reserve(nc + 1);
   qr_.reserve(nc + 1);
-  rproj_.reserve(nc + 1);
   rllt_.reserve(nc + 1);
   for (int c = 0; c <= nc; ++c) {
     const int rows = std::max(nv_ - 6 * c, 1);
     jct_.emplace_back(Eigen::MatrixXd::Zero(nv_, std::max(6 * c, 1)));
     qr_.emplace_back(nv_, std::max(6 * c, 1));
-    rproj_.emplace_back(Eigen::MatrixXd::Zero(rows, rows));
     rllt_.emplace_back(rows);
     rllt_.back().compute(Eigen::MatrixXd::Identity(rows, rows));
   }
@@ -222,6 +266,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
     ++column;
   }
   rows_ = nv_ - 6 * c;
+  if (rows_ <= 0) return false;  // the contacts hold every joint: no null space to measure in
   auto qy = qy_.leftCols(n_ + 1);
   qy.leftCols(n_) = Y_;
   qy.col(n_) = r_;
@@ -231,10 +276,10 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   DecoupleDropped();
   if (c > 0) {
     qr_[c].compute(jct_[c]);
-    ApplyQTranspose(qr_[c], qy, qr_work_.head(n_ + 1));
-    ApplyQTranspose(qr_[c], rfull_, qr_work_.head(nv_));
-    rfull_.transposeInPlace();
-    ApplyQTranspose(qr_[c], rfull_, qr_work_.head(nv_));
+    const Eigen::Index k = std::min<Eigen::Index>(nv_, 6 * c);
+    BuildBlockReflector(qr_[c], k, wy_v_, wy_t_, wy_s_);
+    BottomOfQTransposeTimes(wy_v_, wy_t_, k, rows_, qy, wy_w_, wy_w2_);
+    ProjectFromBothSides(wy_v_, wy_t_, k, rows_, rfull_, wy_w_, wy_w2_, wy_u_, wy_u2_);
   }
   auto& llt = rllt_[c];
   llt.compute(rfull_.bottomRightCorner(rows_, rows_));

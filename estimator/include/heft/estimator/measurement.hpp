@@ -97,7 +97,6 @@ class Measurement {
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
   std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c
   std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>> qr_;
-  std::vector<Eigen::MatrixXd> rproj_;  // Q₂ᵀ R Q₂
   std::vector<Eigen::LLT<Eigen::MatrixXd>> rllt_;
   Eigen::MatrixXd jac_, qy_, rfull_;
   std::vector<double> ft_force_sigma_, ft_moment_sigma_;  // per contact frame (0: not configured)
@@ -105,7 +104,9 @@ class Measurement {
   bool acceleration_noise_ = false;
   Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
-  Eigen::VectorXd qr_work_;
+  // Qᵀ of the null-space QR as one block reflector I − V T Vᵀ, and its products' workspaces.
+  Eigen::MatrixXd wy_v_, wy_t_, wy_w_, wy_w2_, wy_u_, wy_u2_;
+  Eigen::VectorXd wy_s_;
 };
 
 }  // namespace heft::est
