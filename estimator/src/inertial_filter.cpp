@@ -21,7 +21,6 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       p0_diagonal_(Eigen::VectorXd::Zero(n_)),
       pull_w_(Eigen::VectorXd::Zero(n_)),
       P_(Eigen::MatrixXd::Identity(n_, n_)),
-      T_(Eigen::MatrixXd::Identity(n_, n_)),
       P_candidate_(Eigen::MatrixXd::Identity(n_, n_)),
       P_previous_(Eigen::MatrixXd::Identity(n_, n_)),
       P_before_inflation_(Eigen::MatrixXd::Identity(n_, n_)),
@@ -154,7 +153,7 @@ bool InertialFilter::PullToPrior(double w) noexcept {
 bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noexcept {
   if (w.size() != n_ || !(w.array() >= 0.0).all() || !w.allFinite()) return false;
   if (!(w.array() > 0.0).any()) return true;
-  // A = P⁻¹ + W; P⁺ = A⁻¹; x⁺ = x + P⁺ W (x₀ − x).
+  // A = P⁻¹ + W; x⁺ = x + A⁻¹ W (x₀ − x); P⁺ = P.
   llt_.compute(P_);
   if (llt_.info() != Eigen::Success) return false;
   A_.setIdentity();
@@ -166,11 +165,21 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
   if (llt_.info() != Eigen::Success) return false;
   b_ = w.cwiseProduct(x0_ - x_).cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
   llt_.solveInPlace(b_);
-  T_.setIdentity();
-  llt_.solveInPlace(T_);
-  if (!b_.allFinite() || !T_.allFinite()) return false;
+  if (!b_.allFinite()) return false;
+  // The mean moves, the covariance stays: the prior seen again is not new information. Taking
+  // P⁺ = A⁻¹ counted it anew on every pull and shrank P along every direction the data leave
+  // free, far below the prior's (σ₀ / 2.7 with the rigid torso's random walk and τ = 2 s), while
+  // the estimate there is only as good as the prior.
   x_ += b_;
-  P_ = T_;
+  // And where the pull holds the estimate at the prior, the estimate knows no less than the prior:
+  // the random walk no longer grows those variances past P₀ (the first version's P⁺ = A⁻¹ bounded
+  // them, too tightly; without a bound a service running for hours would claim σ growing as √t).
+  for (int i = 0; i < n_; ++i) {
+    if (!(w[i] * prior_mask_[i] > 0.0) || !(P_(i, i) > p0_diagonal_[i])) continue;
+    const double d = std::sqrt(p0_diagonal_[i] / P_(i, i));
+    P_.row(i) *= d;
+    P_.col(i) *= d;
+  }
   RefreshParameters();
   return true;
 }

@@ -44,14 +44,42 @@ TEST(PriorPull, AnchorsOnlyTheDirectionsTheDataLeaveFree) {
   }
   // Observed: within the data's σ (1/(10·√2000) ≈ 0.002) of the truth, not dragged back to pi0.
   EXPECT_NEAR(f.parameters()[0], truth[0], 0.01);
-  // Unobserved: its variance is back at the prior's (the pull adds information w/σ0² per call, the
-  // prior σ0² is 0.25; the state is a random walk-free constant here, so P = σ0²/(1 + N w)).
-  EXPECT_NEAR(f.covariance()(5, 5), 0.25 / (1.0 + 2000 * w), 1e-9);
+  // Unobserved: its variance stays the prior's σ0² = 0.25. The pull is the prior seen again, not
+  // new information; counting it anew on every call (the pull's first version) shrank it to σ0²/(1
+  // + N w) = 0.036, 7× more confident than the prior the estimate rests on there.
+  EXPECT_DOUBLE_EQ(f.covariance()(5, 5), 0.25);
+}
+
+// Fails if the pull lets a variance it holds at the prior grow without bound, or bounds one it does
+// not hold: 10 000 ticks (30 s at 333 Hz) of a random walk of 0.01 per second on every state, the
+// first three observed every tick, the pull on the first body's states only. The held, unobserved
+// state 5 stays at the prior's 0.25 (the walk alone: 0.55); the observed state 0 at what the data
+// make of it; unpulled, a variance grows as the walk says.
+TEST(PriorPull, BoundsTheVariancesItHoldsAtThePrior) {
+  ThreeObserved s;
+  InertialFilter& f = s.f;
+  const Eigen::VectorXd q = Eigen::VectorXd::Constant(10, 0.01);
+  Eigen::VectorXd w = Eigen::VectorXd::Constant(10, 0.003);
+  w[9] = 0.0;  // state 9: not pulled
+  double worst = 0.0;
+  for (int k = 0; k < 10000; ++k) {
+    f.Predict(q, 0.003);
+    const Eigen::VectorXd z = s.H * s.pi0;
+    InertialFilter::Candidate c;
+    ASSERT_TRUE(f.Evaluate(s.H, z, c));
+    ASSERT_TRUE(f.Apply());
+    ASSERT_TRUE(f.PullToPrior(w));
+    worst = std::max(worst, f.covariance()(5, 5));
+  }
+  EXPECT_LE(worst, 0.25 * (1.0 + 1e-12));
+  EXPECT_NEAR(f.covariance()(5, 5), 0.25, 1e-3);
+  EXPECT_LT(f.covariance()(0, 0), 1e-3);  // the data's: σ² of 0.01 per row and tick
+  EXPECT_NEAR(f.covariance()(9, 9), 0.25 + 0.01 * 30.0, 1e-9);
 }
 
 // Fails if an unobserved state that drifted away from the prior stays there: after a drift of 0.3
-// (made by an update whose rows did see that state once), the pull brings it back towards x₀ at
-// the rate w per call (its variance being the prior's there).
+// (made by an update whose rows did see that state once), the pull brings it back towards x₀ by
+// the same factor every call, and leaves its variance (the posterior's) as it was.
 TEST(PriorPull, ReturnsADriftedUnobservedStateToThePrior) {
   ThreeObserved s;
   InertialFilter& f = s.f;
@@ -67,11 +95,12 @@ TEST(PriorPull, ReturnsADriftedUnobservedStateToThePrior) {
   ASSERT_NEAR(drift, 0.3, 1e-9);
   const double w = 0.01;
   for (int k = 0; k < 300; ++k) ASSERT_TRUE(f.PullToPrior(w));
-  // Information form on one state: after N pulls the mean is drift·Λ₀/(Λ₀ + N w/σ0²) with
-  // Λ₀ = 2/σ0² the posterior's information (prior + that one measurement).
-  const double lambda0 = 2.0 / 0.25, added = 300 * w / 0.25;
-  EXPECT_NEAR(f.parameters()[5] - s.pi0[5], drift * lambda0 / (lambda0 + added), 1e-9);
-  EXPECT_LT(std::abs(f.parameters()[5] - s.pi0[5]), 0.5 * drift);
+  // On one state, with Λ₀ = 2/σ0² the posterior's information (prior + that one measurement), each
+  // pull multiplies the drift by Λ₀/(Λ₀ + w/σ0²): an exponential return to the prior.
+  const double lambda0 = 2.0 / 0.25, per_pull = lambda0 / (lambda0 + w / 0.25);
+  EXPECT_NEAR(f.parameters()[5] - s.pi0[5], drift * std::pow(per_pull, 300), 1e-9);
+  EXPECT_LT(std::abs(f.parameters()[5] - s.pi0[5]), 0.25 * drift);
+  EXPECT_NEAR(f.covariance()(5, 5), 0.25 / 2.0, 1e-12);
 }
 
 // Fails if the EKF's pull holds the mass instead of the body's shape: a measurement that sees only
@@ -133,8 +162,9 @@ TEST(PriorPull, EachBodyKeepsItsOwnPriorAndPull) {
   Eigen::VectorXd w = Eigen::VectorXd::Zero(20);
   w.head(10).setConstant(0.01);  // the first body pulled, the second not
   for (int k = 0; k < 300; ++k) ASSERT_TRUE(f.PullToPrior(w));
-  const double lambda0 = 2.0, added = 300 * 0.01;  // in units of the body's 1/σ0²
-  EXPECT_NEAR(f.parameters()[5] - pi0[5], 0.3 * lambda0 / (lambda0 + added), 1e-9);
+  const double lambda0 = 2.0, per_pull = lambda0 / (lambda0 + 0.01);  // in units of 1/σ0²
+  EXPECT_NEAR(f.parameters()[5] - pi0[5], 0.3 * std::pow(per_pull, 300), 1e-9);
+  EXPECT_NEAR(f.covariance()(5, 5), 0.25 / 2.0, 1e-12);
   EXPECT_NEAR(f.parameters()[15] - pi0[15], 0.3, 1e-9);
   EXPECT_NEAR(f.covariance()(15, 15), 0.02, 1e-12);  // 0.04 / 2: the update's, untouched since
   // A weight vector of the wrong size or with a negative entry changes nothing.

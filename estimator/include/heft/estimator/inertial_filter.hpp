@@ -45,8 +45,8 @@
 // N(x₀, P₀) re-enters as a pseudo-measurement at a slow rate. Its gain is P (P + P₀/w)⁻¹: ≈ w where
 // P ≈ P₀ (no data), ≈ 0 where the data dominate, so it anchors the directions the data leave free.
 // Its price: it also pulls, at up to that rate, a genuine change the data see only weakly (a
-// dumbbell's CoM along an axis the curl barely excites), and it is information the filter counts
-// although it is not new.
+// dumbbell's CoM along an axis the curl barely excites). It moves the mean only: the prior seen
+// again is not new information, so P keeps what the data (and the random walk) made of it.
 //
 // Set-up allocates; Predict, Evaluate, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
@@ -105,8 +105,12 @@ class InertialFilter {
   void Predict(const Eigen::Ref<const Eigen::VectorXd>& q_per_second, double dt) noexcept;
 
   // The prior as a pseudo-measurement (header: "Where the data say nothing"): the state x₀ of
-  // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact):
-  //   P⁺ = (P⁻¹ + W)⁻¹,  x⁺ = x + P⁺ W (x₀ − x),  W = w P₀⁻¹ (diagonal).
+  // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact), the
+  // mean only:
+  //   x⁺ = x + (P⁻¹ + W)⁻¹ W (x₀ − x),  W = w P₀⁻¹ (diagonal),  P⁺ = P.
+  // Where the data leave P ≈ P₀ each call takes 1/(1 + w) of the way back to x₀; the variance stays
+  // the prior's (the first version kept (P⁻¹ + W)⁻¹, counting the prior anew every call: P shrank
+  // to P₀/(1 + N w), far below what the estimate there is worth).
   // The EKF leaves α out of W: a change of α scales the whole pseudo-inertia (mass, first moment,
   // inertia alike), so the pull holds each body's centre of mass and inertia per unit mass where
   // the data leave them free and lets the mass follow the data. (With α pulled too, a load's mass
@@ -192,7 +196,7 @@ class InertialFilter {
   Eigen::VectorXd prior_mask_;             // 1 where PullToPrior pulls (the EKF: not α)
   Eigen::MatrixXd frame_, frame_inverse_;  // 10 × 10k: body j's X(offset) and X(−offset)
   std::vector<unsigned char> framed_;      // per body: a frame was set (else X = 1, skipped)
-  Eigen::MatrixXd P_, T_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
+  Eigen::MatrixXd P_, P_candidate_, P_previous_, P_before_inflation_, A_, G_, Hc_, U_, S_;
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   std::uint64_t covariance_resets_ = 0;
