@@ -171,12 +171,14 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
   // free, far below the prior's (σ₀ / 2.7 with the rigid torso's random walk and τ = 2 s), while
   // the estimate there is only as good as the prior.
   x_ += b_;
-  // And where the pull holds the estimate at the prior, the estimate knows no less than the prior:
-  // the random walk no longer grows those variances past P₀ (the first version's P⁺ = A⁻¹ bounded
-  // them, too tightly; without a bound a service running for hours would claim σ growing as √t).
+  // And where it holds the estimate, the variance above the prior's relaxes towards it as the mean
+  // does (the excess × 1/(1 + wᵢ)² per call: the square of the mean's step where P ≈ P₀). Without
+  // it the random walk would grow those variances as t over a long run; a hard cap at P₀ instead
+  // undid a gate release's inflation at once, though a load had just changed the shape.
   for (int i = 0; i < n_; ++i) {
     if (!(w[i] * prior_mask_[i] > 0.0) || !(P_(i, i) > p0_diagonal_[i])) continue;
-    const double d = std::sqrt(p0_diagonal_[i] / P_(i, i));
+    const double excess = (P_(i, i) - p0_diagonal_[i]) / ((1.0 + w[i]) * (1.0 + w[i]));
+    const double d = std::sqrt((p0_diagonal_[i] + excess) / P_(i, i));
     P_.row(i) *= d;
     P_.col(i) *= d;
   }
