@@ -46,7 +46,8 @@
 // P ≈ P₀ (no data), ≈ 0 where the data dominate, so it anchors the directions the data leave free.
 // Its price: it also pulls, at up to that rate, a genuine change the data see only weakly (a
 // dumbbell's CoM along an axis the curl barely excites). It moves the mean only: the prior seen
-// again is not new information, so P keeps what the data (and the random walk) made of it.
+// again is not new information, so P keeps what the data made of it, and where it holds the
+// estimate a variance above the prior's (the random walk's, a gate release's) relaxes back to it.
 //
 // Set-up allocates; Predict, Evaluate, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
@@ -107,10 +108,11 @@ class InertialFilter {
   // The prior as a pseudo-measurement (header: "Where the data say nothing"): the state x₀ of
   // Reset observed with covariance P₀ / w, in the information form (linear in x, so exact), the
   // mean only:
-  //   x⁺ = x + (P⁻¹ + W)⁻¹ W (x₀ − x),  W = w P₀⁻¹ (diagonal),  P⁺ = P.
-  // Where the data leave P ≈ P₀ each call takes 1/(1 + w) of the way back to x₀; the variance stays
-  // the prior's (the first version kept (P⁻¹ + W)⁻¹, counting the prior anew every call: P shrank
-  // to P₀/(1 + N w), far below what the estimate there is worth).
+  //   x⁺ = x + (P⁻¹ + W)⁻¹ W (x₀ − x),  W = w P₀⁻¹ (diagonal),  P⁺ = P,
+  // except that a pulled variance above P₀ relaxes towards it: its excess × 1/(1 + wᵢ)² per call.
+  // Where the data leave P ≈ P₀ each call takes 1/(1 + w) of the way back to x₀ and the variance
+  // stays the prior's (the first version kept (P⁻¹ + W)⁻¹, counting the prior anew every call: P
+  // shrank to P₀/(1 + N w), far below what the estimate there is worth).
   // The EKF leaves α out of W: a change of α scales the whole pseudo-inertia (mass, first moment,
   // inertia alike), so the pull holds each body's centre of mass and inertia per unit mass where
   // the data leave them free and lets the mass follow the data. (With α pulled too, a load's mass
