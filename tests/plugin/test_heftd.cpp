@@ -292,7 +292,7 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
   EXPECT_EQ(can0.error_frames, can0.bus_off);
   EXPECT_EQ(can0.restart_requests, can0.bus_off);
   EXPECT_EQ(can0.restarts, can0.restart_requests);
-  EXPECT_GT(can0.lost_off, 17u * 2u * 300u);  // every frame of its 17 joints, at least 300 ms
+  EXPECT_GE(can0.lost_off, 17u * 2u * 300u);  // every frame of its 17 joints, at least 300 ms
   EXPECT_EQ(can1.error_frames + can1.restarts + can1.lost_off, 0u);  // can1 untouched
   // Every sample sent while can0 was off shows up as lost (counter gaps, longer than 256 samples).
   EXPECT_EQ(s.lost, can0.lost_off);
@@ -313,7 +313,7 @@ TEST(Heftd, BusOffMakesTheEstimatorHoldUntilTheSupervisorRestartsTheBus) {
     if (held < 0) held = row.mass;
     EXPECT_EQ(row.mass, held);
   }
-  EXPECT_GT(holding_rows, 100);
+  EXPECT_GE(holding_rows, 100);  // at least the 300 ms outage at 3 ms
 }
 
 TEST(Heftd, CandumpLogOfTheSimulatedBusesReadsWithCanUtils) {
