@@ -41,6 +41,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   if (config.measurement_lowpass > 0.0)
     lowpass_alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * config.measurement_lowpass *
                                     config.control_period);
+  if (lowpass_alpha_ > 0.0)
+    lowpass_rejoin_ticks_ =
+        static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - lowpass_alpha_)));
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);
   pull_weight_.resize(n_);
@@ -208,6 +211,31 @@ bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
   return true;
 }
 
+void InertialEstimator::LowPassAfter(TickStatus status, bool split, double use_variance) noexcept {
+  if (status == TickStatus::kReleased) {  // the gate found the world changed: take its rows
+    measurement_.SyncLowPass();
+    lowpass_kept_ = true;
+    lowpass_variance_ = gate_variance_;
+    lowpass_split_ = false;
+    ticks_split_ = 0;
+  } else if (status == TickStatus::kUpdated) {
+    measurement_.KeepLowPass();
+    lowpass_kept_ = true;
+    lowpass_variance_ = use_variance;
+    lowpass_split_ = split;
+    // What the two copies differ by decays as (1 − α)ᵏ over used ticks: rejoined below 10⁻³.
+    if (split && ++ticks_split_ >= lowpass_rejoin_ticks_) {
+      measurement_.SyncLowPass();
+      lowpass_variance_ = gate_variance_;
+      lowpass_split_ = false;
+      ticks_split_ = 0;
+    }
+  } else {
+    lowpass_split_ = true;  // the gate's copy took this tick, the update's did not
+    ticks_split_ = 0;
+  }
+}
+
 TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   TickResult res;
   if (!in.q.allFinite() || !in.v.allFinite() || !in.a.allFinite() || !in.tau.allFinite())
@@ -255,24 +283,35 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     res.status = TickStatus::kRejectedNumeric;
     return res;
   }
-  // The full-wrench rows' low-pass (EstimatorConfig::measurement_lowpass): restarted unless the
-  // last filtered tick was the previous one. nis_scale: 1 / the filtered noise's variance per
-  // whitened row, v ← (1 − α)² v + α² from 1 at the restart.
-  double nis_scale = 1.0;
-  if (lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench) {
-    const bool restart =
-        !(in.time - lowpass_last_ <= 1.5 * config_.control_period && in.time > lowpass_last_);
-    measurement_.LowPass(lowpass_alpha_, restart);
-    const double fresh = 1.0 - lowpass_alpha_;
-    lowpass_variance_ =
-        restart ? 1.0 : fresh * fresh * lowpass_variance_ + lowpass_alpha_ * lowpass_alpha_;
+  // The full-wrench rows' low-pass (EstimatorConfig::measurement_lowpass), in two copies
+  // (Measurement::LowPass): the gate judges the copy that takes every tick, the filter learns
+  // from the copy that holds only the ticks it used. Both restart unless the low-pass saw the
+  // previous tick; the update's also while it holds no used tick. nis_scale: 1 / the gate copy's
+  // noise variance per whitened row, v ← (1 − α)² v + α² from 1 at the restart.
+  double nis_scale = 1.0, use_variance = 1.0;
+  const bool lowpass = lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench;
+  bool split = false;  // the update's rows differ from the gate's this tick
+  if (lowpass) {
+    const bool chain =
+        in.time - lowpass_last_ <= 1.5 * config_.control_period && in.time > lowpass_last_;
+    if (!chain) {
+      lowpass_kept_ = false;
+      lowpass_split_ = false;
+    }
+    const bool restart_use = !lowpass_kept_;
+    measurement_.LowPass(lowpass_alpha_, !chain, restart_use);
+    const double fresh = 1.0 - lowpass_alpha_, fresh2 = fresh * fresh,
+                 alpha2 = lowpass_alpha_ * lowpass_alpha_;
+    gate_variance_ = chain ? fresh2 * gate_variance_ + alpha2 : 1.0;
+    use_variance = restart_use ? 1.0 : fresh2 * lowpass_variance_ + alpha2;
     lowpass_last_ = in.time;
-    nis_scale = 1.0 / lowpass_variance_;
+    nis_scale = 1.0 / gate_variance_;
+    split = lowpass_split_ || (restart_use && chain);
   }
   filter_.Predict(process_noise_, config_.control_period);
   InertialFilter::Candidate cand;
-  const auto H = measurement_.H();
-  const auto z = measurement_.z();
+  const auto H = lowpass ? measurement_.HGate() : measurement_.H();
+  const auto z = lowpass ? measurement_.zGate() : measurement_.z();
   bool ok = filter_.Evaluate(H, z, cand);
   cand.nis *= nis_scale;
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
@@ -286,7 +325,9 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   } else {
     switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
       case GateDecision::kAccept:
-        res.status = filter_.Apply() ? TickStatus::kUpdated : TickStatus::kRejectedNumeric;
+        // The update learns from the used ticks' rows when they differ from the gate's.
+        if (split) ok = filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+        res.status = ok && filter_.Apply() ? TickStatus::kUpdated : TickStatus::kRejectedNumeric;
         break;
       case GateDecision::kReject:
         res.status = TickStatus::kGated;
@@ -322,6 +363,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
   const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
+  if (lowpass) LowPassAfter(res.status, split, use_variance);
   if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {
     ticks_since_pull_ = 0;
     if (!filter_.PullToPrior(pull_weight_)) filter_.RecoverCovariance();

@@ -82,9 +82,13 @@ struct EstimatorConfig {
   // the estimate of what it multiplies toward zero) is mostly filtered out. The filter keeps
   // R = I (a low-pass of white noise carries the same information per second: its variance
   // α/(2 − α) times its correlation time); the NIS the gate reads is divided by the filtered
-  // noise's variance, so the gate's χ² thresholds keep their meaning per tick. Restarted on a
-  // gap, a switch to the null-space rows (whose basis changes with the contacts), calibration
-  // and reset. 0: off (the paper's per-tick measurement).
+  // noise's variance, so the gate's χ² thresholds keep their meaning per tick. The filter is
+  // kept twice: the gate judges a copy that takes every tick, so a lasting residual (a load
+  // step) builds up in it whole and is gated, then released; the update learns from a copy that
+  // holds only the ticks it used, so a spike the gate rejected (a touchdown's) passes no tail,
+  // α (1 − α)ᵏ of it, to the ticks after it, below the gate.
+  // Restarted on a gap, a switch to the null-space rows (whose basis changes with the contacts),
+  // calibration and reset. 0: off (the paper's per-tick measurement).
   double measurement_lowpass = 0.0;  // Hz
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
@@ -218,6 +222,9 @@ class InertialEstimator {
   void HandOn(TickResult& res) noexcept;
   // cov_pi_ from the filter's state: each link's covariance of π as handed on (BodyCovariance).
   void HandedCovariance() noexcept;
+  // The low-pass after the gate's decision: the update's copy keeps a used tick, takes the gate's
+  // after a release, and splits from it on a tick it did not use.
+  void LowPassAfter(TickStatus status, bool split, double use_variance) noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
@@ -238,10 +245,14 @@ class InertialEstimator {
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
   bool pull_ = false;
   // The measurement's low-pass (EstimatorConfig::measurement_lowpass): α, the time of the last
-  // filtered tick (NaN: restart at the next) and the filtered noise's variance per whitened row.
+  // tick it saw (NaN: restart at the next), whether the update's copy holds a used tick, the two
+  // copies' noise variances per whitened row, whether they differ, the used ticks since they
+  // split and how many make them one again.
   double lowpass_alpha_ = 0.0;
   double lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
-  double lowpass_variance_ = 1.0;
+  bool lowpass_kept_ = false, lowpass_split_ = false;
+  double lowpass_variance_ = 1.0, gate_variance_ = 1.0;
+  int ticks_split_ = 0, lowpass_rejoin_ticks_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;
 };

@@ -40,10 +40,18 @@ class Measurement {
   [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
                                      const Eigen::VectorXd* estimate = nullptr) noexcept;
 
-  // Low-pass of the last full-wrench measurement's whitened rows, both sides with one filter:
-  // H_f ← H_f + α (H − H_f), z_f likewise, and H(), z() become the filtered ones; `restart`
-  // (the first tick, or after a gap) starts the filter at this tick's rows.
-  void LowPass(double alpha, bool restart) noexcept;
+  // Low-pass of the last full-wrench measurement's whitened rows, both sides with one filter
+  // x_f ← (1 − α) x_f + α x, kept twice. The gate's copy (HGate(), zGate()) takes every tick:
+  // it is the world as the sensors see it, and a lasting residual builds up in it whole. The
+  // update's copy (H(), z()) is this tick blended into the state KeepLowPass() last stored, so
+  // it holds only the ticks the filter used: a spike the gate rejected leaves no tail in it.
+  // SyncLowPass() makes the update's copy the gate's (after a release: the world changed). A
+  // `restart` (the first tick, or after a gap) takes this tick's rows as they are.
+  void LowPass(double alpha, bool restart_gate, bool restart_use) noexcept;
+  void KeepLowPass() noexcept;
+  void SyncLowPass() noexcept;
+  auto HGate() const { return H_gate_.topRows(rows_); }
+  auto zGate() const { return z_gate_.head(rows_); }
 
   // The last measurement's whitened rows.
   int rows() const { return rows_; }
@@ -90,8 +98,8 @@ class Measurement {
   double friction_epsilon_ = 0.01;
   Eigen::VectorXd acceleration_sigma_;
   Eigen::VectorXd row_sigma_;
-  Eigen::MatrixXd Y_, H_, H_lowpass_;
-  Eigen::VectorXd z_lowpass_;
+  Eigen::MatrixXd Y_, H_, H_lowpass_, H_gate_;
+  Eigen::VectorXd z_lowpass_, z_gate_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   int rows_ = 0;
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
