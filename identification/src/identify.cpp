@@ -33,7 +33,14 @@ Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bod
   std::vector<std::string> chosen = bodies;
   if (chosen.empty())
     for (const dyn::Body& b : model.bodies) chosen.push_back(b.name);
-  Problem p{&model, dyn::RegressorSelection(model, chosen), friction, offsets, {}, {}, {}};
+  Problem p{&model,
+            dyn::RegressorSelection(model, chosen),
+            friction,
+            offsets,
+            Problem::kSlidingSpeed,
+            {},
+            {},
+            {}};
   static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
   for (int b : p.selection.bodies())
     for (const char* s : kPi) p.names.push_back(model.bodies[b].name + "." + s);
@@ -118,6 +125,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
     const int nj = problem.joints();
     for (int j = 0; j < nj && problem.friction; ++j) {
       const int vi = problem.joint_v[j];
+      if (!(std::abs(s.v[vi]) >= problem.sliding_speed)) continue;  // held or creeping
       K(vi, ni + j) = FrictionSign(s.v[vi]);
       K(vi, ni + nj + j) = s.v[vi];
     }

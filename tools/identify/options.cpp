@@ -23,7 +23,9 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
                            all four on a floating base with F/T cells, else wls,sdp)
   --sdp-rows wls|nullspace rows the SDP fits (default nullspace when available, as Khorshidi
                            et al., else wls)
-  --friction               identify Coulomb and viscous friction per joint alongside
+  --friction               identify Coulomb and viscous friction per joint alongside, from
+                           the samples where the joint slides (|v| >= 0.03 rad/s); a joint
+                           that never slides keeps 0
   --offsets                identify a constant torque-sensor offset per joint alongside (nuisance
                            unknowns: logged and commented in the YAML, not used by the service,
                            which calibrates its own at start-up; without them a sensor's offset

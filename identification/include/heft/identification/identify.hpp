@@ -6,7 +6,8 @@
 // Unknowns x = [π of the chosen bodies (10 each, selection order); friction (Coulomb f_c and
 // viscous f_v per joint, in joint order) when enabled; one torque-sensor offset o per joint, in
 // joint order, when enabled]. The measured joint torque is modelled as
-// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v + o with s(v) = tanh(v / 0.01) a smoothed sign. The
+// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v + o with s(v) = tanh(v / 0.01) a smoothed sign, its
+// friction fitted only where the joint slides (Problem::sliding_speed). The
 // offsets are nuisance unknowns: estimated so that a sensor's constant error is not read as
 // gravity (it would bias every body it can be traded against), reported, and not written to the
 // model (the service calibrates its own at each start).
@@ -45,6 +46,12 @@ struct Problem {
   dyn::RegressorSelection selection;
   bool friction = false;
   bool offsets = false;
+  // A joint's friction columns take only the samples where it slides, |v| ≥ this (rad/s; 3 × the
+  // smoothed sign's width, where s(v) is within 0.5 % of ±1). Below it a joint is held by static
+  // friction, anywhere within ±F_s, or creeps: fitted there, that torque against a velocity of
+  // millirad/s read as a viscous coefficient of tens of N·m·s/rad on joints that barely move.
+  static constexpr double kSlidingSpeed = 0.03;
+  double sliding_speed = kSlidingSpeed;
   std::vector<int> joint_v;  // v index of each joint, in joint order (friction, offsets)
   std::vector<std::string>
       names;  // per unknown, e.g. "torso.m", "left_knee.fc", "left_knee.offset"
