@@ -85,6 +85,28 @@ Eigen::VectorXd StackWrenches(const std::vector<dyn::Vector6>& w) {
   return out;
 }
 
+// Per joint: whether its sliding samples tell Coulomb from viscous friction. Over them s(v) and v
+// are two regressors of the same row; when their correlation ρ has ρ² ≥ 0.9 (a variance
+// inflation factor 1/(1 − ρ²) of 10 or more, the usual mark of severe collinearity: a joint that
+// only slides slowly, at nearly one speed) the data fix only their sum, and a fit of both trades
+// a wrong Coulomb term for a viscous one that extrapolates badly. Such a joint gets Coulomb alone.
+std::vector<unsigned char> ViscousSeparable(const Problem& problem, const Dataset& data) {
+  const int nj = problem.joints();
+  std::vector<double> ss(nj, 0.0), sv(nj, 0.0), vv(nj, 0.0);
+  for (const Sample& s : data.samples)
+    for (int j = 0; j < nj; ++j) {
+      const double v = s.v[problem.joint_v[j]];
+      if (!(std::abs(v) >= problem.sliding_speed)) continue;
+      const double sign = FrictionSign(v);
+      ss[j] += sign * sign;
+      sv[j] += sign * v;
+      vv[j] += v * v;
+    }
+  std::vector<unsigned char> separable(nj, 0);
+  for (int j = 0; j < nj; ++j) separable[j] = sv[j] * sv[j] < 0.9 * ss[j] * vv[j];
+  return separable;
+}
+
 }  // namespace
 
 NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
@@ -114,6 +136,8 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   Eigen::VectorXd sig_lambda(6 * nw);
   for (int i = 0; i < 6 * nw; ++i) sig_lambda[i] = i % 6 < 3 ? noise.force : noise.moment;
   dyn::Matrix6X Jf(6, nv);
+  const std::vector<unsigned char> viscous =
+      problem.friction ? ViscousSeparable(problem, data) : std::vector<unsigned char>{};
   const std::size_t total = data.samples.size();
   std::size_t done = 0;
   for (const Sample& s : data.samples) {
@@ -127,7 +151,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
       const int vi = problem.joint_v[j];
       if (!(std::abs(s.v[vi]) >= problem.sliding_speed)) continue;  // held or creeping
       K(vi, ni + j) = FrictionSign(s.v[vi]);
-      K(vi, ni + nj + j) = s.v[vi];
+      if (viscous[j]) K(vi, ni + nj + j) = s.v[vi];
     }
     for (int j = 0; j < nj && problem.offsets; ++j)
       K(problem.joint_v[j], problem.offset_begin() + j) = 1.0;

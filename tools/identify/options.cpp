@@ -25,7 +25,8 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
                            et al., else wls)
   --friction               identify Coulomb and viscous friction per joint alongside, from
                            the samples where the joint slides (|v| >= 0.03 rad/s); a joint
-                           that never slides keeps 0
+                           that never slides keeps 0, one that slides at nearly one speed
+                           gets Coulomb alone
   --offsets                identify a constant torque-sensor offset per joint alongside (nuisance
                            unknowns: logged and commented in the YAML, not used by the service,
                            which calibrates its own at start-up; without them a sensor's offset
