@@ -121,6 +121,22 @@ TEST(Identification, EachMethodRecoversTheIdentifiableParameters) {
   }
 }
 
+// The shared recording with one joint's motion and friction replaced: its velocity v(t) (q and
+// a stay: they move v's Coriolis terms by less than the noise), its measured torque carrying
+// friction(v) instead of the recording's 0.4 s(v) + 0.3 v. Returns the data; `vi` its v index.
+template <class Velocity, class Friction>
+Dataset WithJointFriction(const std::string& joint, Velocity velocity, Friction friction, int& vi) {
+  const Data& d = Shared();
+  Dataset out = d.train;
+  vi = d.nominal.bodies[d.nominal.joint_body_index(joint)].v_index;
+  for (Sample& s : out.samples) {
+    const double recorded = s.v[vi], v = velocity(s.t);
+    s.tau[vi] += friction(v) - (0.4 * FrictionSign(recorded) + 0.3 * recorded);
+    s.v[vi] = v;
+  }
+  return out;
+}
+
 TEST(Identification, AHeldJointsStaticFrictionIsNotReadAsViscous) {
   // The shared recording with one joint, the left wrist's roll, held instead of moving: it only
   // creeps (±4 mrad/s) while its static friction holds up to 0.5 N·m, the torque following the
@@ -131,16 +147,12 @@ TEST(Identification, AHeldJointsStaticFrictionIsNotReadAsViscous) {
   // joint's (0.4 N·m, 0.3 N·m·s/rad) leaves 4 of its reported σ (+ 0.02 for the friction the
   // held-or-creeping samples near each reversal leave in the residual); one that slides at
   // nearly one speed gets Coulomb alone (AJointThatSlidesAtOneSpeedGetsCoulombAlone), 0.4 ± 0.1.
-  const Data& d = Shared();
-  Dataset held = d.train;
-  const int wrist = d.nominal.bodies[d.nominal.joint_body_index("left_wrist_roll")].v_index;
-  for (Sample& s : held.samples) {
-    const double moving = s.v[wrist];
-    const double creep = 0.004 * std::sin(2.0 * std::numbers::pi * 0.5 * s.t);
-    s.tau[wrist] += -(0.4 * FrictionSign(moving) + 0.3 * moving) + 0.5 * std::tanh(creep / 0.002);
-    s.v[wrist] = creep;
-  }
-  const Problem p = MakeProblem(d.nominal, {}, true);
+  int wrist = -1;
+  const Dataset held = WithJointFriction(
+      "left_wrist_roll",
+      [](double t) { return 0.004 * std::sin(2.0 * std::numbers::pi * 0.5 * t); },
+      [](double v) { return 0.5 * std::tanh(v / 0.002); }, wrist);
+  const Problem p = MakeProblem(Shared().nominal, {}, true);
   const LeastSquaresResult ls = SolveLeastSquares(Accumulate(p, held, Method::kFullWls, {}), p);
   const int ni = p.inertial_size(), nj = p.joints();
   double worst = 0.0;  // the moving joints' largest error in their σ
@@ -171,17 +183,14 @@ TEST(Identification, AJointThatSlidesAtOneSpeedGetsCoulombAlone) {
   // robot's right hip yaw came out 0.27 / 11.2 against 0.99 / 0.24 true). Fails if the joint's
   // viscous term is fitted (beyond the plausible 1 N·m·s/rad) or its Coulomb term leaves the
   // held torque's range, 0.40-0.50 N·m.
-  const Data& d = Shared();
-  Dataset slow = d.train;
-  const int wrist = d.nominal.bodies[d.nominal.joint_body_index("right_wrist_roll")].v_index;
-  for (Sample& s : slow.samples) {
-    const double moving = s.v[wrist];
-    const double speed = 0.045 + 0.012 * std::sin(2.0 * std::numbers::pi * 0.3 * s.t);
-    const double v = std::sin(2.0 * std::numbers::pi * 0.25 * s.t) >= 0.0 ? speed : -speed;
-    s.tau[wrist] += -(0.4 * FrictionSign(moving) + 0.3 * moving) + 0.5 * std::tanh(v / 0.03);
-    s.v[wrist] = v;
-  }
-  const Problem p = MakeProblem(d.nominal, {}, true);
+  int wrist = -1;
+  const auto velocity = [](double t) {
+    const double speed = 0.045 + 0.012 * std::sin(2.0 * std::numbers::pi * 0.3 * t);
+    return std::sin(2.0 * std::numbers::pi * 0.25 * t) >= 0.0 ? speed : -speed;
+  };
+  const Dataset slow = WithJointFriction(
+      "right_wrist_roll", velocity, [](double v) { return 0.5 * std::tanh(v / 0.03); }, wrist);
+  const Problem p = MakeProblem(Shared().nominal, {}, true);
   const LeastSquaresResult ls = SolveLeastSquares(Accumulate(p, slow, Method::kFullWls, {}), p);
   const int ni = p.inertial_size(), nj = p.joints();
   const int j =
