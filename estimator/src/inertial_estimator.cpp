@@ -211,22 +211,19 @@ bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
   return true;
 }
 
-void InertialEstimator::LowPassAfter(TickStatus status, bool split, double use_variance) noexcept {
+void InertialEstimator::LowPassAfter(TickStatus status, bool split) noexcept {
   if (status == TickStatus::kReleased) {  // the gate found the world changed: take its rows
     measurement_.SyncLowPass();
     lowpass_kept_ = true;
-    lowpass_variance_ = gate_variance_;
     lowpass_split_ = false;
     ticks_split_ = 0;
   } else if (status == TickStatus::kUpdated) {
     measurement_.KeepLowPass();
     lowpass_kept_ = true;
-    lowpass_variance_ = use_variance;
     lowpass_split_ = split;
     // What the two copies differ by decays as (1 − α)ᵏ over used ticks: rejoined below 10⁻³.
     if (split && ++ticks_split_ >= lowpass_rejoin_ticks_) {
       measurement_.SyncLowPass();
-      lowpass_variance_ = gate_variance_;
       lowpass_split_ = false;
       ticks_split_ = 0;
     }
@@ -287,8 +284,9 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // (Measurement::LowPass): the gate judges the copy that takes every tick, the filter learns
   // from the copy that holds only the ticks it used. Both restart unless the low-pass saw the
   // previous tick; the update's also while it holds no used tick. nis_scale: 1 / the gate copy's
-  // noise variance per whitened row, v ← (1 − α)² v + α² from 1 at the restart.
-  double nis_scale = 1.0, use_variance = 1.0;
+  // noise variance per whitened row, v ← (1 − α)² v + α² from 1 at the restart (the update
+  // keeps R = I whichever copy it reads: EstimatorConfig::measurement_lowpass).
+  double nis_scale = 1.0;
   const bool lowpass = lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench;
   bool split = false;  // the update's rows differ from the gate's this tick
   if (lowpass) {
@@ -300,10 +298,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     }
     const bool restart_use = !lowpass_kept_;
     measurement_.LowPass(lowpass_alpha_, !chain, restart_use);
-    const double fresh = 1.0 - lowpass_alpha_, fresh2 = fresh * fresh,
-                 alpha2 = lowpass_alpha_ * lowpass_alpha_;
-    gate_variance_ = chain ? fresh2 * gate_variance_ + alpha2 : 1.0;
-    use_variance = restart_use ? 1.0 : fresh2 * lowpass_variance_ + alpha2;
+    const double fresh = 1.0 - lowpass_alpha_;
+    gate_variance_ = chain ? fresh * fresh * gate_variance_ + lowpass_alpha_ * lowpass_alpha_ : 1.0;
     lowpass_last_ = in.time;
     nis_scale = 1.0 / gate_variance_;
     split = lowpass_split_ || (restart_use && chain);
@@ -363,7 +359,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
   const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
-  if (lowpass) LowPassAfter(res.status, split, use_variance);
+  if (lowpass) LowPassAfter(res.status, split);
   if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {
     ticks_since_pull_ = 0;
     if (!filter_.PullToPrior(pull_weight_)) filter_.RecoverCovariance();

@@ -41,6 +41,7 @@ Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bod
             {},
             {},
             {}};
+
   static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
   for (int b : p.selection.bodies())
     for (const char* s : kPi) p.names.push_back(model.bodies[b].name + "." + s);
@@ -96,7 +97,7 @@ std::vector<unsigned char> ViscousSeparable(const Problem& problem, const Datase
   for (const Sample& s : data.samples)
     for (int j = 0; j < nj; ++j) {
       const double v = s.v[problem.joint_v[j]];
-      if (!(std::abs(v) >= problem.sliding_speed)) continue;
+      if (!problem.Slides(v)) continue;
       const double sign = FrictionSign(v);
       ss[j] += sign * sign;
       sv[j] += sign * v;
@@ -149,7 +150,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
     const int nj = problem.joints();
     for (int j = 0; j < nj && problem.friction; ++j) {
       const int vi = problem.joint_v[j];
-      if (!(std::abs(s.v[vi]) >= problem.sliding_speed)) continue;  // held or creeping
+      if (!problem.Slides(s.v[vi])) continue;  // held or creeping
       K(vi, ni + j) = FrictionSign(s.v[vi]);
       if (viscous[j]) K(vi, ni + nj + j) = s.v[vi];
     }

@@ -115,7 +115,7 @@ TEST(MeasurementLowPass, TakesTheGyrosNoisePullOffTheTorso) {
 
 // A spike the gate rejects must not pass its tail to the ticks after it: the filtered rows would
 // carry α (1 − α)ᵏ of it k ticks later, below the gate after the first few, and move the estimate
-// (a touchdown's spike moved the simulated torso's mass 0.4 kg that way at the gait's start).
+// (a touchdown's spike moved the simulated torso's mass +0.34 kg that way at the gait's start).
 // Two runs of exact dumbbell-curl data, one with a single tick's elbow torque 100 σ off at t = 6 s.
 // Fails if the spiked run's forearm mass leaves the clean run's by more than a tenth of the
 // filter's own σ of it in the 0.5 s after. With the update learning from the gate's rows, the

@@ -224,7 +224,7 @@ class InertialEstimator {
   void HandedCovariance() noexcept;
   // The low-pass after the gate's decision: the update's copy keeps a used tick, takes the gate's
   // after a release, and splits from it on a tick it did not use.
-  void LowPassAfter(TickStatus status, bool split, double use_variance) noexcept;
+  void LowPassAfter(TickStatus status, bool split) noexcept;
 
   dyn::Model model_;
   EstimatorConfig config_;
@@ -245,13 +245,13 @@ class InertialEstimator {
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
   bool pull_ = false;
   // The measurement's low-pass (EstimatorConfig::measurement_lowpass): α, the time of the last
-  // tick it saw (NaN: restart at the next), whether the update's copy holds a used tick, the two
-  // copies' noise variances per whitened row, whether they differ, the used ticks since they
+  // tick it saw (NaN: restart at the next), whether the update's copy holds a used tick, the gate
+  // copy's noise variance per whitened row, whether the copies differ, the used ticks since they
   // split and how many make them one again.
   double lowpass_alpha_ = 0.0;
   double lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
   bool lowpass_kept_ = false, lowpass_split_ = false;
-  double lowpass_variance_ = 1.0, gate_variance_ = 1.0;
+  double gate_variance_ = 1.0;
   int ticks_split_ = 0, lowpass_rejoin_ticks_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;

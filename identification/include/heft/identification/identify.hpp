@@ -13,6 +13,7 @@
 // model (the service calibrates its own at each start).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <span>
@@ -52,6 +53,7 @@ struct Problem {
   // millirad/s read as a viscous coefficient of tens of N·m·s/rad on joints that barely move.
   static constexpr double kSlidingSpeed = 0.03;
   double sliding_speed = kSlidingSpeed;
+  bool Slides(double v) const { return std::abs(v) >= sliding_speed; }
   std::vector<int> joint_v;  // v index of each joint, in joint order (friction, offsets)
   std::vector<std::string>
       names;  // per unknown, e.g. "torso.m", "left_knee.fc", "left_knee.offset"
