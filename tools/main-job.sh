@@ -149,14 +149,15 @@ grep -o 'recording: .*' "$OUT/excite-record.log" | tail -1 | sed 's/^/  /'
 
 step "2. heft-identify on the recording: SDP (physically consistent) on the full-sensing rows + friction"
 # The SDP fits the full-sensing rows (joint torques and the feet's wrenches; the null-space rows
-# left it worse than the URDF and inconsistent on this recording) and is pulled toward the URDF by
-# 1e-3 (README, "Main job figures": what was measured with which settings).
+# left it worse than the URDF and inconsistent on this recording) and is pulled toward the URDF
+# by heft-identify's default, 1e3 per plausible size squared (docs/identification.md, "The pull
+# toward the URDF").
 # No --offsets: on the deviated robot they brought the dumbbell closer and took the torso's CoM
 # further from the truth on each of three seeds (README, "Torque-sensor offsets in the procedure").
 t0=$SECONDS
 rc=0
 "$HEFT_IDENTIFY" --urdf "$URDF" --friction --methods wls,sdp --sdp-rows wls \
-  --regularisation 1e-3 --out-yaml "$OUT/identified.yaml" --out-urdf "$OUT/identified.urdf" "$OUT/excite.heftrec" \
+  --out-yaml "$OUT/identified.yaml" --out-urdf "$OUT/identified.urdf" "$OUT/excite.heftrec" \
   >"$OUT/identify.log" 2>&1 || rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
   echo "heft-identify failed (exit $rc); its log:" >&2

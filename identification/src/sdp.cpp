@@ -102,12 +102,15 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
     const double prior_min = dyn::PseudoInertiaEigenvalues(prior.segment<10>(10 * b)).min;
     if (std::isfinite(prior_min)) eps[b] = std::max(eps[b], options.margin * prior_min);
   }
-  // Column scaling d (ζ = d ⊙ (x − prior)) and the reduced least-squares factor.
+  // Column scaling d (ζ = d ⊙ (x − prior), for the solver's conditioning) and the reduced
+  // least-squares factor. The pull toward the prior is measured in plausible sizes s (PriorScale):
+  // μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))².
   Eigen::VectorXd d(n);
   for (int i = 0; i < n; ++i) d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
   const Eigen::VectorXd dinv = d.cwiseInverse();
+  const Eigen::VectorXd pull = PriorScale(problem).cwiseInverse();  // 1 / s
   Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
-  As.diagonal().array() += options.regularisation;
+  As.diagonal().array() += options.regularisation * dinv.cwiseProduct(pull).array().square();
   const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
   const Eigen::LLT<Eigen::MatrixXd> llt(As);
   if (llt.info() != Eigen::Success) throw std::runtime_error("SolveSdp: reduction failed");
@@ -235,7 +238,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   for (int i = 0; i < n; ++i) w[i] = y[i + 1];
   out.x = x0 + dxdw * w;
   auto objective = [&](const Eigen::VectorXd& x) {
-    const Eigen::VectorXd z = d.cwiseProduct(x - prior);
+    const Eigen::VectorXd z = pull.cwiseProduct(x - prior);
     return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm();
   };
   out.x_solver = out.x;
@@ -285,19 +288,19 @@ std::string ExplainSdpFailure(const SdpResult& r, const SdpOptions& options, dou
       why =
           "the objective is unbounded along some direction: the rows do not pin every unknown "
           "and the pull toward the URDF is too weak to";
-      tries += "  --regularisation 1e-4 (a stronger pull toward the URDF's values)\n";
+      tries += "  --regularisation 1e4 (a stronger pull toward the URDF's values)\n";
       break;
     case 4:
     case 7:
     case 8:
     case 9:
       why = "the solver lost accuracy: the problem is badly scaled";
-      tries += "  --regularisation 1e-4 (a stronger pull toward the URDF's values)\n";
+      tries += "  --regularisation 1e4 (a stronger pull toward the URDF's values)\n";
       tries += "  --sdp-rows wls (the full-sensing rows are better conditioned)\n";
       break;
     default:
       why = "CSDP returned status " + std::to_string(r.status);
-      tries += "  --regularisation 1e-4\n";
+      tries += "  --regularisation 1e4\n";
       break;
   }
   std::string text = "the SDP failed after " + std::to_string(static_cast<int>(r.seconds)) +

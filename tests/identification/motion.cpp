@@ -2,6 +2,7 @@
 
 #include <Eigen/Geometry>
 #include <Eigen/SVD>
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -113,6 +114,7 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
       freqs = {0.12, 0.31};
     }
     if (spec.motion == Motion::kStanding) amp = 0.0;
+    if (std::find(spec.held.begin(), spec.held.end(), n) != spec.held.end()) amp = 0.0;
     for (double f : freqs) {
       w.a.push_back(amp / static_cast<double>(freqs.size()) * (0.6 + 0.8 * uni(rng) / kTwoPi));
       w.w.push_back(kTwoPi * f * (0.8 + 0.4 * uni(rng) / kTwoPi));

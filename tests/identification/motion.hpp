@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "heft/estimator/model.hpp"
 #include "heft/recording/recording.hpp"
@@ -35,6 +36,7 @@ struct SimSpec {
   // Each joint torque sensor's constant offset: ±torque_offset, its sign and size (⅓ to 1) drawn
   // per joint from a stream of its own (the same offsets for every seed).
   double torque_offset = 0.0;
+  std::vector<std::string> held;  // joints that stay at their start posture (a held wrist)
 };
 
 // The offset SimSpec::torque_offset gives the joint sensed at v index `vi`.

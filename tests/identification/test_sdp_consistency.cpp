@@ -131,7 +131,7 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
     EXPECT_GE(MinEigenvalue(sdp.x.segment<10>(10 * b)), 0.5 * sdp.body_epsilon[b])
         << p.names[10 * b];
   const Eigen::VectorXd x = sdp.x;
-  const Eigen::VectorXd z = ne.A.diagonal().cwiseSqrt().cwiseProduct(x - p.prior);
+  const Eigen::VectorXd z = PriorScale(p).cwiseInverse().cwiseProduct(x - p.prior);
   const double objective =
       x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + opt.regularisation * z.squaredNorm();
   EXPECT_NEAR(sdp.objective, objective, 1e-9 * std::abs(objective) + 1e-9);

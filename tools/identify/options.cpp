@@ -36,7 +36,8 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --contact-force N        a foot is in contact above this force (default 50)
   --noise TAU,F,N          measurement sigma: joint torque N·m, force N, moment N·m (0.3,2,0.2)
   --rank-tolerance R       relative singular value kept as identified (default 1e-6)
-  --regularisation MU      SDP pull toward the URDF's values (default 1e-6)
+  --regularisation MU      SDP pull toward the URDF's values, per plausible size squared
+                           (default 1e3; docs/identification.md)
   --sdp-margin K           SDP: every body's pseudo-inertia keeps K of the URDF's smallest
                            eigenvalue (default 0.1; 0: the absolute 1e-7 alone, point masses allowed)
   --ellipsoid-scale S      bounding ellipsoids from the prior's inertia ×S where the URDF has no

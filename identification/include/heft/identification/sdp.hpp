@@ -1,15 +1,22 @@
 // Physically consistent identification as a semidefinite program (solved by CSDP):
 //
-//   minimise   ‖W^½ (Y x − y)‖² + μ ‖D (x − x_prior)‖²
+//   minimise   ‖W^½ (Y x − y)‖² + μ ‖S⁻¹ (x − x_prior)‖²   (S: PriorScale, plausible sizes)
 //   subject to J(π_b) ⪰ ε_b 1 for every chosen body (pseudo-inertia, positive definite, with
 //              ε_b = max(ε, κ λ_min(J(π_prior,b))): no body thinner than κ of the URDF's),
 //              tr(J(π_b) Q_b) ≥ 0 for bodies with a bounding ellipsoid (mass inside it),
 //              f_c ≥ 0, f_v ≥ 0 for friction unknowns.
 //
 // The least-squares term enters through its normal equations, reduced to an n × n triangular
-// factor R (RᵀR = A + μD², so the SDP's size depends on the unknowns only, never on the samples)
-// and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective t; ζ = D(x −
-// x_prior) are the column-scaled unknowns.
+// factor R (RᵀR = D⁻¹AD⁻¹ + μ(DS)⁻², so the SDP's size depends on the unknowns only, never on the
+// samples) and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective t;
+// ζ = D(x − x_prior) are the column-scaled unknowns (D: the columns' norms, for conditioning).
+//
+// The pull toward the prior is what decides every direction the recording does not identify
+// (masses regroup up a chain of revolute joints; links behind a held joint move as one): there
+// the solution is the prior plus corrections shared in proportion to each unknown's plausible
+// size. Measured in the columns' norms instead, it moved the poorly excited links most, because
+// their columns are small: on the deviated robot the wrist links came out at twice their mass and
+// the torso 1.9 kg heavy, at the same fit (docs/identification.md).
 #pragma once
 
 #include <optional>
@@ -32,8 +39,10 @@ Eigen::Matrix4d EllipsoidMatrix(const Ellipsoid& e);
 double EllipsoidMargin(const Eigen::Matrix<double, 10, 1>& pi, const Ellipsoid& e);
 
 struct SdpOptions {
-  double regularisation = 1e-6;  // μ, relative to the unit-diagonal scaled information
-  double epsilon = 1e-7;         // smallest eigenvalue of every pseudo-inertia
+  // μ: the pull toward the prior, per plausible size squared, against the whitened rows' sum of
+  // squares (one unit per row at the noise model's σ).
+  double regularisation = 1e3;
+  double epsilon = 1e-7;  // smallest eigenvalue of every pseudo-inertia
   // κ: every body's pseudo-inertia keeps at least this share of the prior's smallest eigenvalue
   // (ε_b above). With the absolute ε alone the SDP returned point masses (I_c ≈ 2ε ≈ 2e-7 kg·m²)
   // for poorly excited links on the deviated robot; the EKF cannot leave such a body (its
@@ -54,7 +63,7 @@ struct SdpResult {
   std::vector<double> body_epsilon;  // ε_b per chosen body, as constrained
   // After the solve every body below J(π) ⪰ ½ε_b·1 is brought onto J ⪰ ε_b·1 (ProjectToConsistent):
   // CSDP's reduced accuracy stops with some LMIs violated. The bodies moved, those whose mass or
-  // centre of mass had to move too, and the objective ‖W^½(Yx − y)‖² + μ‖D(x − x_prior)‖² at the
+  // centre of mass had to move too, and the objective ‖W^½(Yx − y)‖² + μ‖S⁻¹(x − x_prior)‖² at the
   // solver's x and at the returned (projected) x: what the projection cost the fit.
   Eigen::VectorXd x_solver;  // the solver's x, before the projection
   int projected_bodies = 0;
