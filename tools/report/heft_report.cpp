@@ -158,9 +158,15 @@ int main(int argc, char** argv) {
                          Fmt("%.1f×", ratio), "≥ 2.2×", ratio >= 2.2, true});
     // Issue 14: where standing and walking say little (a torso's centre-of-mass height), the
     // estimate holds its prior (README "Where the data say nothing").
+    // Against the truth, beyond what the nominal model itself gets wrong there: on the deviated
+    // robot the identified torso's CoM is off in directions no recording fixes, and holding that
+    // prior is what the estimate should do (docs/imperfect-robot.md, "What no recording fixes").
+    // On the ideal robot the nominal's error is about 0 and this is the plain 10 mm.
     if (IsTorsoShapeScenario(s.name))
       targets.push_back({s.name + ": torso centre of mass at steady state",
-                         Fmt("%.1f mm", 1000 * a.com_error), "≤ 10 mm", a.com_error <= 0.01, true});
+                         Fmt("%.1f mm", 1000 * a.com_error) +
+                             Fmt(" (the nominal model's own: %.1f mm)", 1000 * a.prior_com_error),
+                         "≤ 10 mm + the nominal's", a.com_error <= 0.01 + a.prior_com_error, true});
     // Issue 14: and its inertia no further from the truth than the prior's. The rotational inertia
     // about the CoM (the URDF's), since the CoM has its own check: about the link origin the
     // inertia holds m c cᵀ, which moves 0.3 % per mm of the torso's CoM height, so that figure
@@ -186,10 +192,18 @@ int main(int argc, char** argv) {
          s.name == "torso-load" ? "≤ 100×" : "≤ 2× (χ²(10) 95 %: ≤ 20.5)",
          s.name == "torso-load" ? a.nees <= 1000 : a.nees <= 20.5, s.name == "torso-load"});
     if (s.name == "dumbbell-curl") {
+      // The same reading: the forearm's own mass and CoM are shares of the arm's distal composite
+      // that no recording splits, so the nominal model's forearm is off by what identification
+      // left there (up to the URDF's deviation), and the estimate converges to it plus the
+      // dumbbell.
       targets.push_back({"dumbbell: forearm + dumbbell mass at steady state",
-                         Fmt("%.2f %%", 100 * a.mass_error), "≤ 2 %", a.mass_error <= 0.02, true});
+                         Fmt("%.2f %%", 100 * a.mass_error) +
+                             Fmt(" (the nominal model's own: %.2f %%)", 100 * a.prior_mass_error),
+                         "≤ 2 % + the nominal's", a.mass_error <= 0.02 + a.prior_mass_error, true});
       targets.push_back({"dumbbell: centre of mass at steady state",
-                         Fmt("%.1f mm", 1000 * a.com_error), "≤ 10 mm", a.com_error <= 0.01, true});
+                         Fmt("%.1f mm", 1000 * a.com_error) +
+                             Fmt(" (the nominal model's own: %.1f mm)", 1000 * a.prior_com_error),
+                         "≤ 10 mm + the nominal's", a.com_error <= 0.01 + a.prior_com_error, true});
       targets.push_back({"dumbbell: raw estimate within 5 % after the dumbbell arrives",
                          Fmt("%.3f s", a.converge_s), "< 0.5 s (Baek et al.: ~0.1 s)",
                          a.converge_s < 0.5, true});

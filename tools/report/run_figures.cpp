@@ -204,7 +204,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     if (before_n > 0) f.pre_load_error = before / before_n;
   }
   // Estimate against truth over the last quarter, while estimating.
-  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0;
+  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0, pme = 0, pce = 0;
   int count = 0;
   const int nees = tb.col(link + "_nees");
   for (std::size_t i = 0; i < n; ++i) {
@@ -219,6 +219,11 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     const double k = InertiaAboutComError(raw, truth);
     ke += k, ke2 += k * k;
     pke += InertiaAboutComError(Parameters(tb, 0, est), truth);
+    std::array<double, 10> reachable = Parameters(tb, 0, est);
+    const auto truth0 = Parameters(tb, 0, tru);
+    for (int q = 0; q < 10; ++q) reachable[q] += truth[q] - truth0[q];
+    pme += std::abs(reachable[0] - truth[0]) / truth[0];
+    pce += ComDistance(reachable, truth);
     ++count;
   }
   if (count) {
@@ -228,6 +233,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     f.com_inertia_jitter =
         std::sqrt(std::max(0.0, ke2 / count - f.com_inertia_error * f.com_inertia_error));
     f.prior_com_inertia_error = pke / count;
+    f.prior_mass_error = pme / count, f.prior_com_error = pce / count;
   }
   if (count && nees >= 0) f.nees = ne / count;
   // Convergence after each jump of the true mass, or after the estimator starts.

@@ -49,6 +49,11 @@ struct RunFigures {
                                      // Frobenius, mean over the same ticks
   double com_inertia_jitter = NAN;   // its standard deviation over them
   double prior_com_inertia_error = NAN;  // the prior's, against the same truth
+  // The nominal model's own error over the same ticks: its link (row 0's estimate) plus the true
+  // payload (the truth's change since row 0) against the truth. What no estimate can remove where
+  // the data say nothing (an identified link's share of a composite no recording splits).
+  double prior_mass_error = NAN;  // relative
+  double prior_com_error = NAN;   // m
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
   double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
                                 // after the estimator starts when the mass never jumps)
