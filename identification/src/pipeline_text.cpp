@@ -81,6 +81,14 @@ std::string FormatReport(const IdentificationReport& r) {
     for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
+  if (r.sdp && !r.sdp->released_bodies.empty()) {
+    Append(
+        s,
+        "\nSDP: released from the pull toward the URDF (moved > 3 plausible sizes by the data):");
+    for (const int b : r.sdp->released_bodies)
+      Append(s, " %s", problem.model->bodies[problem.selection.bodies()[b]].name.c_str());
+    Append(s, "\n");
+  }
   if (r.sdp && r.sdp->ok && r.sdp->projected_bodies > 0) {
     const SdpResult& sdp = *r.sdp;
     Append(s,

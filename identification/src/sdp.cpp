@@ -104,14 +104,45 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   }
   // Column scaling d (ζ = d ⊙ (x − prior), for the solver's conditioning) and the reduced
   // least-squares factor. The pull toward the prior is measured in plausible sizes s (PriorScale):
-  // μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))².
+  // μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))², plus kFloor Σ ζᵢ² (the columns' share, which
+  // keeps the reduction positive definite where the pull is released).
+  constexpr double kFloor = 1e-6;
   Eigen::VectorXd d(n);
   for (int i = 0; i < n; ++i) d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
   const Eigen::VectorXd dinv = d.cwiseInverse();
-  const Eigen::VectorXd pull = PriorScale(problem).cwiseInverse();  // 1 / s
+  const Eigen::VectorXd scale = PriorScale(problem);
+  Eigen::VectorXd pull = scale.cwiseInverse();  // 1 / s, 0 where released
   Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
-  As.diagonal().array() += options.regularisation * dinv.cwiseProduct(pull).array().square();
   const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
+  // A body the data move far from the prior is not held to it: a tool or a payload on the link
+  // when it was recorded, or a URDF wrong by more than its plausible size. Where the solution
+  // with the floor alone moves a body's mass or a first-moment component that the data identify
+  // (σ below a tenth of its plausible size, as the identifiability report counts it) by more than
+  // kRelease plausible sizes, that body keeps only the floor. Unidentified components do not count:
+  // there the floor-only solution is where a residual no parameter explains leaks most.
+  constexpr double kRelease = 3.0;
+  std::vector<int> released;
+  {
+    Eigen::MatrixXd weak = As;
+    weak.diagonal().array() += kFloor;
+    const Eigen::LLT<Eigen::MatrixXd> wllt(weak);
+    if (wllt.info() == Eigen::Success) {
+      const Eigen::VectorXd moved = dinv.cwiseProduct(wllt.solve(bs)).cwiseQuotient(scale);
+      const Eigen::VectorXd sigma =
+          dinv.cwiseProduct(wllt.solve(Eigen::MatrixXd::Identity(n, n)).diagonal().cwiseSqrt())
+              .cwiseQuotient(scale);
+      for (int b = 0; b < nb; ++b) {
+        bool far = false;
+        for (int k = 0; k < 4; ++k)
+          far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kRelease);
+        if (!far) continue;
+        pull.segment<10>(10 * b).setZero();
+        released.push_back(b);
+      }
+    }
+  }
+  const double weight = options.regularisation;
+  As.diagonal().array() += weight * dinv.cwiseProduct(pull).array().square() + kFloor;
   const Eigen::LLT<Eigen::MatrixXd> llt(As);
   if (llt.info() != Eigen::Success) throw std::runtime_error("SolveSdp: reduction failed");
   // Unknowns of the SDP: w = Rζ − r (the whitened residual of the reduced problem, ‖w‖² ≤ t) and
@@ -232,6 +263,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   }
   SdpResult out;
   out.body_epsilon = eps;
+  out.released_bodies = released;
   out.status = ret;
   out.ok = ret == 0 || ret == 3;
   Eigen::VectorXd w(n);
@@ -239,7 +271,9 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   out.x = x0 + dxdw * w;
   auto objective = [&](const Eigen::VectorXd& x) {
     const Eigen::VectorXd z = pull.cwiseProduct(x - prior);
-    return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm();
+    const Eigen::VectorXd zeta = d.cwiseProduct(x - prior);
+    return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + weight * z.squaredNorm() +
+           kFloor * zeta.squaredNorm();
   };
   out.x_solver = out.x;
   out.objective_solver = objective(out.x);

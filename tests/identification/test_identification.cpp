@@ -311,7 +311,7 @@ TEST(Identification, SdpAgreesWithLeastSquaresWhenThatIsConsistent) {
         << pk.names[10 * b] << " LS " << ls.x.segment<10>(10 * b).transpose() << "\n truth "
         << d.truth.bodies[pk.selection.bodies()[b]].parameters.transpose() << "\n eig "
         << dyn::PseudoInertia(ls.x.segment<10>(10 * b)).eigenvalues().real().transpose();
-  // A weak pull toward the prior (the default's 10⁻⁶): the comparison is of the constraints, and
+  // A weak pull toward the prior (10⁻⁶ of the default): the comparison is of the constraints, and
   // the LS answer has none.
   SdpOptions weak;
   weak.regularisation = 1e-3;

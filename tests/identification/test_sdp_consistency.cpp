@@ -131,9 +131,11 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
     EXPECT_GE(MinEigenvalue(sdp.x.segment<10>(10 * b)), 0.5 * sdp.body_epsilon[b])
         << p.names[10 * b];
   const Eigen::VectorXd x = sdp.x;
+  // The pull in plausible sizes and the 10⁻⁶ floor in the columns' norms (sdp.hpp).
   const Eigen::VectorXd z = PriorScale(p).cwiseInverse().cwiseProduct(x - p.prior);
-  const double objective =
-      x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + opt.regularisation * z.squaredNorm();
+  const Eigen::VectorXd zeta = ne.A.diagonal().cwiseSqrt().cwiseProduct(x - p.prior);
+  const double objective = x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c +
+                           opt.regularisation * z.squaredNorm() + 1e-6 * zeta.squaredNorm();
   EXPECT_NEAR(sdp.objective, objective, 1e-9 * std::abs(objective) + 1e-9);
   EXPECT_GE(sdp.objective, sdp.objective_solver * (1 - 1e-9));
 }

@@ -1,22 +1,26 @@
 // Physically consistent identification as a semidefinite program (solved by CSDP):
 //
-//   minimise   ‖W^½ (Y x − y)‖² + μ ‖S⁻¹ (x − x_prior)‖²   (S: PriorScale, plausible sizes)
+//   minimise   ‖W^½ (Y x − y)‖² + μ ‖S⁻¹ (x − x_prior)‖² + 10⁻⁶ ‖D (x − x_prior)‖²
+//              (S: PriorScale, the plausible sizes; D: the columns' norms)
 //   subject to J(π_b) ⪰ ε_b 1 for every chosen body (pseudo-inertia, positive definite, with
 //              ε_b = max(ε, κ λ_min(J(π_prior,b))): no body thinner than κ of the URDF's),
 //              tr(J(π_b) Q_b) ≥ 0 for bodies with a bounding ellipsoid (mass inside it),
 //              f_c ≥ 0, f_v ≥ 0 for friction unknowns.
 //
 // The least-squares term enters through its normal equations, reduced to an n × n triangular
-// factor R (RᵀR = D⁻¹AD⁻¹ + μ(DS)⁻², so the SDP's size depends on the unknowns only, never on the
-// samples) and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective t;
-// ζ = D(x − x_prior) are the column-scaled unknowns (D: the columns' norms, for conditioning).
+// factor R (RᵀR = D⁻¹AD⁻¹ + μ(DS)⁻² + 10⁻⁶, so the SDP's size depends on the unknowns only, never
+// on the samples) and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective
+// t; ζ = D(x − x_prior) are the column-scaled unknowns (D: the columns' norms, for conditioning).
 //
 // The pull toward the prior is what decides every direction the recording does not identify
 // (masses regroup up a chain of revolute joints; links behind a held joint move as one): there
 // the solution is the prior plus corrections shared in proportion to each unknown's plausible
 // size. Measured in the columns' norms instead, it moved the poorly excited links most, because
 // their columns are small: on the deviated robot the wrist links came out at twice their mass and
-// the torso 1.9 kg heavy, at the same fit (docs/identification.md).
+// the torso 1.9 kg heavy, at the same fit (docs/identification.md). A body whose identified mass
+// or first-moment component the data move by more than 3 plausible sizes from the prior (in the
+// solution with the 10⁻⁶ floor alone: a payload on it when recorded) is released from the pull;
+// it keeps the floor (SdpResult::released_bodies).
 #pragma once
 
 #include <optional>
@@ -61,9 +65,10 @@ struct SdpResult {
   double seconds = 0.0;
   std::string message;
   std::vector<double> body_epsilon;  // ε_b per chosen body, as constrained
+  std::vector<int> released_bodies;  // chosen bodies (selection order) released from the pull
   // After the solve every body below J(π) ⪰ ½ε_b·1 is brought onto J ⪰ ε_b·1 (ProjectToConsistent):
   // CSDP's reduced accuracy stops with some LMIs violated. The bodies moved, those whose mass or
-  // centre of mass had to move too, and the objective ‖W^½(Yx − y)‖² + μ‖S⁻¹(x − x_prior)‖² at the
+  // centre of mass had to move too, and the objective (above) at the
   // solver's x and at the returned (projected) x: what the projection cost the fit.
   Eigen::VectorXd x_solver;  // the solver's x, before the projection
   int projected_bodies = 0;
