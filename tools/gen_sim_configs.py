@@ -144,11 +144,15 @@ SHIPPED_ESTIMATOR = [
     "  # links) with its own, rigid prior (link_priors, config/README.md): standing, its centre of",
     "  # mass and inertia are barely excited. On standing-curl the forearm's mass then ends 5.8 % off",
     "  # (11 % with one prior for both links, 0.6 % estimated alone; README \"Where the data say nothing\").",
+    "  # A torso estimated alone also wants measurement_lowpass: 5 (Hz; README \"The measurement's",
+    "  # low-pass\"): it is one filter for every estimated link, and a load in the hand that changes",
+    "  # within a second lags behind it, so this forearm configuration leaves it off.",
     "  links: [left_forearm]", "  filter: ekf", "  measurement: auto",
     "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
     "  # differenced from them enter the rows' covariance through M(q) (config/README.md; their",
-    "  # acceleration_inflation: README \"The acceleration noise's bias\").",
-    "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
+    "  # acceleration_inflation: README \"The acceleration noise's bias\"). joint_torque_scale: the",
+    "  # torque sensors' scale uncertainty (1 sigma, relative to the reading; config/README.md).",
+    "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
     "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
     "  rate_limits: {mass: 3.0, first_moment: 0.5, inertia: 0.2}",
     "  # Start-up bias calibration (paper IV-B): the robot stands still, unloaded, for a second first.",
@@ -210,7 +214,7 @@ def main():
                  "  floating_base: %s" % ("true" if s["floating"] else "false")]
         lines += drivers(s["floating"], imu=SIM_IMU)
         lines += ["estimator:", "  links: [%s]" % ", ".join(s["links"]), "  filter: ekf", "  measurement: auto",
-                  "  noise: {joint_torque: 1.0, base_force: 10.0, base_torque: 5.0%s}"
+                  "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0%s}"
                   % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
 ] + estimator_prior(s) + [
                   "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",

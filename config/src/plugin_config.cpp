@@ -106,6 +106,7 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
     cfg.acceleration_inflation =
         n->Get<double>("acceleration_inflation", cfg.acceleration_inflation, {1.0, 100.0});
     ec.joint_torque_sigma = n->Get<double>("joint_torque", ec.joint_torque_sigma, {1e-6, 1e4});
+    ec.joint_torque_scale = n->Get<double>("joint_torque_scale", ec.joint_torque_scale, {0.0, 0.5});
     ec.base_force_sigma = n->Get<double>("base_force", ec.base_force_sigma, {1e-6, 1e5});
     ec.base_torque_sigma = n->Get<double>("base_torque", ec.base_torque_sigma, {1e-6, 1e4});
     if (auto ft = n->Optional("ft")) {

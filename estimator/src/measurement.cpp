@@ -115,6 +115,10 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
                         : config.joint_torque_sigmas[i - first_joint];
   if ((row_sigma_.array() <= 0.0).any())
     throw std::invalid_argument("estimator: noise sigmas must be > 0");
+  if (!(config.joint_torque_scale >= 0.0 && config.joint_torque_scale < 1.0))
+    throw std::invalid_argument("estimator: joint_torque_scale must be in [0, 1)");
+  torque_scale_ = config.joint_torque_scale;
+  first_joint_ = first_joint;
 
   Y_.resize(nv_, n_);
   H_.resize(nv_, n_);
@@ -221,7 +225,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ, whitened by its Cholesky factor L: H = L⁻¹Y,
     // z = L⁻¹r.
     rfull_.setZero();
-    rfull_.diagonal() = row_sigma_.array().square().matrix();
+    SetRowVariances(in.tau);
     AddAccelerationNoise(in.q);
     if (ft_noise_ && !contact_frames_.empty()) {
       dyn::ForwardKinematics(model_, ws_, in.q);
@@ -243,10 +247,21 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     return true;
   }
   for (int i = 0; i < nv_; ++i) {
-    H_.row(i) = Y_.row(i) / row_sigma_[i];
-    z_[i] = r_[i] / row_sigma_[i];
+    const double scaled = i >= first_joint_ ? torque_scale_ * in.tau[i] : 0.0;
+    const double sigma = std::sqrt(row_sigma_[i] * row_sigma_[i] + scaled * scaled);
+    H_.row(i) = Y_.row(i) / sigma;
+    z_[i] = r_[i] / sigma;
   }
   return true;
+}
+
+void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept {
+  rfull_.diagonal() = row_sigma_.array().square().matrix();
+  if (torque_scale_ > 0.0)
+    for (int i = first_joint_; i < nv_; ++i) {
+      const double scaled = torque_scale_ * tau[i];
+      rfull_(i, i) += scaled * scaled;
+    }
 }
 
 // Rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
@@ -273,7 +288,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   qy.leftCols(n_) = Y_;
   qy.col(n_) = r_;
   rfull_.setZero();
-  rfull_.diagonal() = row_sigma_.array().square().matrix();
+  SetRowVariances(in.tau);
   AddAccelerationNoise(in.q);
   DecoupleDropped();
   if (c > 0) {

@@ -89,7 +89,7 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
        "com"},
       {"acceleration inflation below one", "torso-load", "joint_velocity: 0.0005}",
        "joint_velocity: 0.0005, acceleration_inflation: 0.5}",
-       "54:148: estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, "
+       "54:174: estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, "
        "100]"},
       {"float for an integer", "forearm-load", "  filter: ekf\n",
        "  filter: ekf\n  difference_samples: 2.5\n",

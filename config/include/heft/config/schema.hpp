@@ -61,8 +61,8 @@ inline constexpr const char* kEstimator[] = {"links",
 inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
                                                        "prior_time_constant", "parameter_frame"};
 inline constexpr const char* kEstimatorNoise[] = {
-    "joint_torque", "base_force",    "base_torque",    "ft",
-    "gyro",         "accelerometer", "joint_velocity", "acceleration_inflation"};
+    "joint_torque", "joint_torque_scale", "base_force",     "base_torque",           "ft",
+    "gyro",         "accelerometer",      "joint_velocity", "acceleration_inflation"};
 inline constexpr const char* kEstimatorNoiseFt[] = {"frame", "force", "moment"};
 inline constexpr const char* kEstimatorGating[] = {
     "enabled",  "confidence",           "gamma", "release_after", "inflation",

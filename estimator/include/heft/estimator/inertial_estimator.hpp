@@ -53,8 +53,13 @@ struct EstimatorConfig {
   // Measurement noise (standard deviations).
   double joint_torque_sigma = 1.0;          // N·m, every joint row
   std::vector<double> joint_torque_sigmas;  // optional, per joint in v order (overrides the above)
-  double base_force_sigma = 10.0;           // N, floating-base force rows
-  double base_torque_sigma = 3.0;           // N·m, floating-base torque rows
+  // A joint torque sensor's scale (gain) uncertainty, relative: each joint row's variance gains
+  // (scale · τ_obs)². A strain-gauge sensor calibrated to ~1–2 % of its reading is off by that
+  // much on every tick, worst where the torques are large (hips and knees while walking); without
+  // it those rows are trusted at joint_torque_sigma whatever they carry. 0: not modelled.
+  double joint_torque_scale = 0.0;
+  double base_force_sigma = 10.0;  // N, floating-base force rows
+  double base_torque_sigma = 3.0;  // N·m, floating-base torque rows
   // F/T cells' noise: the full-wrench measurement adds Σ J_cᵀ λ_c, so the cells' noise enters the
   // rows' covariance as R = diag(σ²) + Σ_c J_cᵀ diag(σ_f² I, σ_m² I) J_c (J_c the frame's Jacobian
   // in world axes: an isotropic covariance is the same in the sensor's axes and the world's). The

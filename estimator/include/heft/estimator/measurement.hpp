@@ -98,6 +98,10 @@ class Measurement {
   double friction_epsilon_ = 0.01;
   Eigen::VectorXd acceleration_sigma_;
   Eigen::VectorXd row_sigma_;
+  double torque_scale_ = 0.0;  // EstimatorConfig::joint_torque_scale
+  int first_joint_ = 0;        // v index of the first joint row
+  // rfull_'s diagonal: σ² per row plus each joint row's scale term (scale · τ_obs)².
+  void SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept;
   Eigen::MatrixXd Y_, H_, H_lowpass_, H_gate_;
   Eigen::VectorXd z_lowpass_, z_gate_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
