@@ -2,8 +2,8 @@
 // contact term, EKF update (information form), gating, rate limiting — 1 body (10 states) and
 // 4 bodies (40 states); the null-space measurement; and the states at each link's CoM
 // (estimator.parameter_frame: com) with the rigid shape prior's pull (prior_time_constant 2 s),
-// with and without the measurement's 5 Hz low-pass (estimator.measurement_lowpass: the rigid
-// torso's configuration).
+// with and without the measurement's 5 Hz low-pass and the torque sensors' scale
+// (estimator.measurement_lowpass, noise.joint_torque_scale: the rigid torso's configuration).
 #include <benchmark/benchmark.h>
 
 #include "heft/estimator/inertial_estimator.hpp"
@@ -27,7 +27,10 @@ void BM_Tick(benchmark::State& st) {
     cfg.parameter_frame = EstimatorConfig::ParameterFrame::kCom;
     cfg.prior_time_constant = 2.0;
   }
-  if (st.range(3) != 0) cfg.measurement_lowpass = 5.0;
+  if (st.range(3) != 0) {
+    cfg.measurement_lowpass = 5.0;
+    cfg.joint_torque_scale = 0.01;
+  }
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
   const unsigned char valid[2] = {static_cast<unsigned char>(st.range(1) == 0),
