@@ -10,6 +10,13 @@
 namespace heft::est {
 namespace {
 
+// One whitened row's noise variance: its σ², plus on a joint row the torque sensor's scale term
+// (scale · τ_obs)² (EstimatorConfig::joint_torque_scale). Both whitening paths read it.
+double RowVariance(double sigma, bool joint, double scale, double tau) noexcept {
+  const double scaled = joint ? scale * tau : 0.0;
+  return sigma * sigma + scaled * scaled;
+}
+
 // Q of a Householder QR (the first k reflectors) as one block reflector, Q = H₀ ⋯ H_{k−1} =
 // I − V T Vᵀ (the compact WY form, LAPACK's dlarft forward and columnwise): V holds the reflectors
 // with their unit diagonal, T is upper triangular. No allocation: V is n × ≥k, T ≥k × ≥k, s ≥k.
@@ -247,8 +254,8 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     return true;
   }
   for (int i = 0; i < nv_; ++i) {
-    const double scaled = i >= first_joint_ ? torque_scale_ * in.tau[i] : 0.0;
-    const double sigma = std::sqrt(row_sigma_[i] * row_sigma_[i] + scaled * scaled);
+    const double sigma =
+        std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
     H_.row(i) = Y_.row(i) / sigma;
     z_[i] = r_[i] / sigma;
   }
@@ -256,12 +263,8 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
 }
 
 void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept {
-  rfull_.diagonal() = row_sigma_.array().square().matrix();
-  if (torque_scale_ > 0.0)
-    for (int i = first_joint_; i < nv_; ++i) {
-      const double scaled = torque_scale_ * tau[i];
-      rfull_(i, i) += scaled * scaled;
-    }
+  for (int i = 0; i < nv_; ++i)
+    rfull_(i, i) = RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, tau[i]);
 }
 
 // Rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).

@@ -82,9 +82,10 @@ std::string FormatReport(const IdentificationReport& r) {
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
   if (r.sdp && !r.sdp->released_bodies.empty()) {
-    Append(
-        s,
-        "\nSDP: released from the pull toward the URDF (moved > 3 plausible sizes by the data):");
+    Append(s,
+           "\nSDP: released from the pull toward the URDF (moved > %g plausible sizes by the "
+           "data):",
+           kReleaseSizes);
     for (const int b : r.sdp->released_bodies)
       Append(s, " %s", problem.model->bodies[problem.selection.bodies()[b]].name.c_str());
     Append(s, "\n");

@@ -118,9 +118,8 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   // when it was recorded, or a URDF wrong by more than its plausible size. Where the solution
   // with the floor alone moves a body's mass or a first-moment component that the data identify
   // (σ below a tenth of its plausible size, as the identifiability report counts it) by more than
-  // kRelease plausible sizes, that body keeps only the floor. Unidentified components do not count:
-  // there the floor-only solution is where a residual no parameter explains leaks most.
-  constexpr double kRelease = 3.0;
+  // kReleaseSizes plausible sizes, that body keeps only the floor. Unidentified components do not
+  // count: there the floor-only solution is where a residual no parameter explains leaks most.
   std::vector<int> released;
   {
     Eigen::MatrixXd weak = As;
@@ -134,15 +133,15 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
       for (int b = 0; b < nb; ++b) {
         bool far = false;
         for (int k = 0; k < 4; ++k)
-          far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kRelease);
+          far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kReleaseSizes);
         if (!far) continue;
         pull.segment<10>(10 * b).setZero();
         released.push_back(b);
       }
     }
   }
-  const double weight = options.regularisation;
-  As.diagonal().array() += weight * dinv.cwiseProduct(pull).array().square() + kFloor;
+  As.diagonal().array() +=
+      options.regularisation * dinv.cwiseProduct(pull).array().square() + kFloor;
   const Eigen::LLT<Eigen::MatrixXd> llt(As);
   if (llt.info() != Eigen::Success) throw std::runtime_error("SolveSdp: reduction failed");
   // Unknowns of the SDP: w = Rζ − r (the whitened residual of the reduced problem, ‖w‖² ≤ t) and
@@ -272,7 +271,7 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   auto objective = [&](const Eigen::VectorXd& x) {
     const Eigen::VectorXd z = pull.cwiseProduct(x - prior);
     const Eigen::VectorXd zeta = d.cwiseProduct(x - prior);
-    return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + weight * z.squaredNorm() +
+    return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm() +
            kFloor * zeta.squaredNorm();
   };
   out.x_solver = out.x;

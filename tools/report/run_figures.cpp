@@ -207,6 +207,8 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   double me = 0, ce = 0, ie = 0, ne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0, pme = 0, pce = 0;
   int count = 0;
   const int nees = tb.col(link + "_nees");
+  // The prior: the filter's estimate before it ran (row 0, the nominal link), and the truth then.
+  const auto prior = Parameters(tb, 0, est), truth0 = Parameters(tb, 0, tru);
   for (std::size_t i = 0; i < n; ++i) {
     if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
     if (nees >= 0) ne += at(i, nees);
@@ -214,13 +216,12 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     me += std::abs(raw[0] - truth[0]) / truth[0];
     ce += ComDistance(raw, truth);
     ie += InertiaError(raw, truth);
-    // The prior: the filter's estimate before it ran (row 0, the nominal link).
-    pe += InertiaError(Parameters(tb, 0, est), truth);
+    pe += InertiaError(prior, truth);
     const double k = InertiaAboutComError(raw, truth);
     ke += k, ke2 += k * k;
-    pke += InertiaAboutComError(Parameters(tb, 0, est), truth);
-    std::array<double, 10> reachable = Parameters(tb, 0, est);
-    const auto truth0 = Parameters(tb, 0, tru);
+    pke += InertiaAboutComError(prior, truth);
+    // The nominal link plus the true payload (the truth's change since row 0).
+    std::array<double, 10> reachable = prior;
     for (int q = 0; q < 10; ++q) reachable[q] += truth[q] - truth0[q];
     pme += std::abs(reachable[0] - truth[0]) / truth[0];
     pce += ComDistance(reachable, truth);

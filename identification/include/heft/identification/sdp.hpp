@@ -42,6 +42,10 @@ Eigen::Matrix4d EllipsoidMatrix(const Ellipsoid& e);
 // Ellipsoid's content in a body with parameters π: tr(J(π) Q) / m ∈ (−∞, 1].
 double EllipsoidMargin(const Eigen::Matrix<double, 10, 1>& pi, const Ellipsoid& e);
 
+// How far (in plausible sizes) the data must identify a body from the prior to release it from
+// the pull (above; SdpResult::released_bodies).
+inline constexpr double kReleaseSizes = 3.0;
+
 struct SdpOptions {
   // μ: the pull toward the prior, per plausible size squared, against the whitened rows' sum of
   // squares (one unit per row at the noise model's σ).
