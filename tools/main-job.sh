@@ -15,10 +15,9 @@
 #   runs the report's checked targets read (the procedure's combination; no rate-limit sweep, no
 #   real-time run), and those targets enforced (what CI runs). Without it every scenario runs its full length in all four.
 # --seed S: the simulated robot deviates from its URDF (simulation.deviations: {preset: default,
-#   seed: S}); without it (or with --ideal) it is the URDF exactly. Not yet the default: on the
-#   deviated robot every run completes, but several checks are not met (README "The deviated
-#   robot": which, on three seeds, and how much of it the identification's errors explain).
-# --oracle (with --seed; a diagnostic): the deviated robot's truth replaces the identified model as
+#   seed: S}; friction, sensor offsets and gains, bodies off their URDF); the default is seed 1.
+# --ideal: the simulated robot is its URDF exactly (the paper's setting).
+# --oracle (not with --ideal; a diagnostic): the deviated robot's truth replaces the identified model as
 #   the nominal one (tools/truth_parameters.py on heft-sim's truth file), so the runs show what the
 #   estimator reaches when the identification is perfect; the identification still runs and is
 #   reported.
@@ -40,7 +39,7 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
 fi
 SHORT=
 SEED=1
-PRESET=ideal
+PRESET=default
 ORACLE=
 ROBOT=reference
 while [ $# -gt 0 ]; do
@@ -64,7 +63,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ -n "$ORACLE" ] && [ "$PRESET" = ideal ]; then
-  echo "main-job.sh: --oracle needs the deviated robot (--seed S): the ideal robot's truth is its URDF" >&2
+  echo "main-job.sh: --oracle needs the deviated robot (not --ideal): the ideal robot's truth is its URDF" >&2
   exit 2
 fi
 cd "$(dirname "$0")/.."
