@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
+#include "heft/sim/nees.hpp"
 #include "telemetry_table.hpp"  // the telemetry schema: π's column names
 
 namespace heft::sim {
@@ -60,6 +59,7 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
          ++i)
       tr.pi[i] = pi[i];
     tr.nees = nees_;
+    tr.mh_nees = mh_nees_;
     const auto errors = robot_->task_errors();
     for (std::size_t e = 0; e < std::min<std::size_t>(errors.size(), 4); ++e)
       tr.errors[e] = errors[e];
@@ -96,17 +96,17 @@ void SimulatedBackend::UpdateNees() noexcept {
     const Eigen::Map<const Eigen::Matrix<double, 10, 10, Eigen::RowMajor>> cov(l.covariance.data());
     const Eigen::Map<const Eigen::Matrix<double, 10, 1>> handed(l.parameters.data());
     const Eigen::Matrix<double, 10, 1> e = handed - true_pi_.segment<10>(10 * k);
-    const Eigen::LLT<Eigen::Matrix<double, 10, 10>> llt(cov);
-    nees_[static_cast<std::size_t>(k)] = llt.info() == Eigen::Success && cov.allFinite()
-                                             ? e.dot(llt.solve(e))
-                                             : std::numeric_limits<double>::quiet_NaN();
+    const HandedNees n = NeesOf(cov, e);
+    nees_[static_cast<std::size_t>(k)] = n.all;
+    mh_nees_[static_cast<std::size_t>(k)] = n.mass_first_moment;
   }
 }
 
 std::vector<std::string> SimulatedBackend::LinkColumns() const {
   std::vector<std::string> columns;
   for (const char* q : host::kInertialColumns) columns.push_back(std::string("true_") + q);
-  columns.emplace_back("nees");  // kLinkColumns per link
+  columns.emplace_back("nees");     // eᵀ Σ⁻¹ e over π, χ²(10) when honest
+  columns.emplace_back("mh_nees");  // the same over m and h alone, χ²(4); kLinkColumns per link
   return columns;
 }
 
@@ -119,13 +119,15 @@ void SimulatedBackend::TelemetryValues(std::int64_t t_ns, std::vector<double>& l
                                        std::vector<double>& extra_values) {
   while ((!have_truth_ || truth_.t_ns < t_ns) && truth_queue_->pop(truth_)) have_truth_ = true;
   const std::size_t payloads = robot_->scenario().payloads.size();
-  constexpr std::size_t kLinkColumns = 11;  // true_m … true_izz, nees (LinkColumns)
+  constexpr std::size_t kLinkColumns = 12;  // true_m … true_izz, nees, mh_nees (LinkColumns)
   for (std::size_t k = 0; kLinkColumns * k < link_values.size(); ++k) {
     for (std::size_t i = 0; i < 10; ++i)
       link_values[kLinkColumns * k + i] =
           k < payloads && 10 * k + i < truth_.pi.size() ? truth_.pi[10 * k + i] : 0.0;
     link_values[kLinkColumns * k + 10] =
         k < payloads && k < truth_.nees.size() ? truth_.nees[k] : 0.0;
+    link_values[kLinkColumns * k + 11] =
+        k < payloads && k < truth_.mh_nees.size() ? truth_.mh_nees[k] : 0.0;
   }
   for (std::size_t e = 0; e < extra_values.size(); ++e)
     extra_values[e] = e < 4 ? truth_.errors[e] : 0.0;

@@ -22,7 +22,7 @@ ENUMS = {
                     "invalid_input"},
 }
 HOLD_REASONS = {"encoders", "torques", "base", "history", "non_finite"}
-UNITLESS = {"nis", "gamma", "calibration_progress"}  # documented as dimensionless (and L_nees)
+UNITLESS = {"nis", "gamma", "calibration_progress"}  # documented as dimensionless (and L_nees, L_mh_nees)
 FLAGS = {"consistent", "rate_limited"}               # 0 or 1
 UNITS = ("_ns", "_us", "_kg", "_kg_m", "_kg_m2", "_m", "_rad")
 

@@ -204,14 +204,16 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     if (before_n > 0) f.pre_load_error = before / before_n;
   }
   // Estimate against truth over the last quarter, while estimating.
-  double me = 0, ce = 0, ie = 0, ne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0, pme = 0, pce = 0;
+  double me = 0, ce = 0, ie = 0, ne = 0, mne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0, pme = 0,
+         pce = 0;
   int count = 0;
-  const int nees = tb.col(link + "_nees");
+  const int nees = tb.col(link + "_nees"), mh_nees = tb.col(link + "_mh_nees");
   // The prior: the filter's estimate before it ran (row 0, the nominal link), and the truth then.
   const auto prior = Parameters(tb, 0, est), truth0 = Parameters(tb, 0, tru);
   for (std::size_t i = 0; i < n; ++i) {
     if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
     if (nees >= 0) ne += at(i, nees);
+    if (mh_nees >= 0) mne += at(i, mh_nees);
     const auto truth = Parameters(tb, i, tru), raw = Parameters(tb, i, est);
     me += std::abs(raw[0] - truth[0]) / truth[0];
     ce += ComDistance(raw, truth);
@@ -237,6 +239,7 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
     f.prior_mass_error = pme / count, f.prior_com_error = pce / count;
   }
   if (count && nees >= 0) f.nees = ne / count;
+  if (count && mh_nees >= 0) f.mh_nees = mne / count;
   // Convergence after each jump of the true mass, or after the estimator starts.
   std::vector<double> conv;
   bool jumps = false;

@@ -55,9 +55,10 @@ struct RunFigures {
   double prior_mass_error = NAN;  // relative
   double prior_com_error = NAN;   // m
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
-  double converge_s = NAN;      // median time to within 5 % after each jump of the true mass (or
-                                // after the estimator starts when the mass never jumps)
-  double true_mass_span = 0.0;  // kg
+  double mh_nees = NAN;     // mean of <link>_mh_nees: mass and first moment alone (χ²(4)), same
+  double converge_s = NAN;  // median time to within 5 % after each jump of the true mass (or
+                            // after the estimator starts when the mass never jumps)
+  double true_mass_span = 0.0;      // kg
   double nominal_mass_error = NAN;  // the handed mass before estimation vs the final truth
   double gated = 0, released = 0;
   double rate_limited = 0;    // fraction of ticks

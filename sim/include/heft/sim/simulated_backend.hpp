@@ -55,16 +55,19 @@ class SimulatedBackend final : public host::Backend {
     std::array<double, 10 * hal::kMaxEstimatedLinks> pi;
     std::array<double, 4> errors;
     // Normalised estimation error squared of each handed π against the truth, with the handed
-    // covariance: eᵀ Σ⁻¹ e, χ²(10) when the covariance is honest (NaN when Σ is not definite).
+    // covariance: eᵀ Σ⁻¹ e, χ²(10) when the covariance is honest (NaN when Σ is not definite);
+    // and over the mass and first moment alone, χ²(4) (nees.hpp).
     std::array<double, hal::kMaxEstimatedLinks> nees;
+    std::array<double, hal::kMaxEstimatedLinks> mh_nees;
   };
   // The NEES of the latest hand-off against the truth now (stepper thread, no allocation).
   void UpdateNees() noexcept;
   // The simulated framework's base sample of millisecond k (stepper thread; the input faults).
   void WriteFrameworkInput(std::int64_t k, double t) noexcept;
-  std::uint64_t input_sequence_ = 0;                    // stepper thread
-  std::mt19937_64 garbage_rng_{0x5EED};                 // kInputGarbage's bytes
-  std::array<double, hal::kMaxEstimatedLinks> nees_{};  // stepper thread
+  std::uint64_t input_sequence_ = 0;                       // stepper thread
+  std::mt19937_64 garbage_rng_{0x5EED};                    // kInputGarbage's bytes
+  std::array<double, hal::kMaxEstimatedLinks> nees_{};     // stepper thread
+  std::array<double, hal::kMaxEstimatedLinks> mh_nees_{};  // stepper thread
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
   double duration_ = 0.0;
