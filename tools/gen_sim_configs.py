@@ -87,24 +87,25 @@ TORSO_LIMITS = (600.0, 180.0, 50.0)
 # controller that noise also biases a forearm's CoM: the second humanoid's dumbbell ended with
 # c_x 15.8 mm against the composite's 4.9 (7.8 with adaptation off, 7.6 with the hand-off slowed
 # to 6 kg/s, 8.0 with a 5-sample difference), and at 5 Hz it ends at 4.8 mm. So the rigid torso and
-# the dumbbell (a payload that steps and holds: "lowpass" in SCENARIOS) take it, whole jobs
+# the dumbbell (loads that step and hold: load="steps" in SCENARIOS, LOWPASS) take it, whole jobs
 # (dumbbell CoM at steady state): second humanoid 13.2 -> 1.5 mm (URDF robot) and 23.2 -> 8.7 mm
 # (deviated), reference seed 1 12.0 -> 8.5 mm, reference ideal 1.6 -> 1.9 mm; 5 % reached after
 # 0.10 -> 0.12-0.20 s. A payload whose mass varies within a second (forearm-load's 1 Hz sine)
 # lags behind it (elbow RMSE 0.033 -> 0.17 rad at 5 Hz, 0.13 at 20 Hz, reference ideal): left off.
+LOWPASS = {"steps": 5.0, "varies": 0.0}
 SHAPES = {
-    "payload": dict(sigma=None, process=0.001, prior=0.0, stiction_band=True, lowpass=0.0),
-    "rigid": dict(sigma=(0.01, 0.03), process=1e-6, prior=2.0, stiction_band=False, frame="com", lowpass=5.0),
+    "payload": dict(sigma=None, process=0.001, prior=0.0, stiction_band=True),
+    "rigid": dict(sigma=(0.01, 0.03), process=1e-6, prior=2.0, stiction_band=False, frame="com"),
 }
 SCENARIOS = {
-    "forearm-load": dict(floating=False, links=["left_forearm"], process_alpha=2.0, limits=ARM_LIMITS, walking_after=0.0),
-    "dumbbell-curl": dict(floating=False, links=["left_forearm"], process_alpha=0.001, limits=ARM_LIMITS, walking_after=0.0, lowpass=5.0),
-    "torso-load": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.01, limits=TORSO_LIMITS, walking_after=0.5),
-    "step-in-place": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5),
-    "walk": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5),
+    "forearm-load": dict(floating=False, links=["left_forearm"], process_alpha=2.0, limits=ARM_LIMITS, walking_after=0.0, load="varies"),
+    "dumbbell-curl": dict(floating=False, links=["left_forearm"], process_alpha=0.001, limits=ARM_LIMITS, walking_after=0.0, load="steps"),
+    "torso-load": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.01, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+    "step-in-place": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+    "walk": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
     # The identification recording (tools/main-job.sh adds host.recording): squats, sway, steps in
     # place, waist and arms moving. The estimator runs on the torso meanwhile, as it would on a robot.
-    "excite": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5),
+    "excite": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
 }
 
 # The same humanoid without foot F/T cells (<scenario>-noft.yaml): the estimator takes its feet as
@@ -304,7 +305,7 @@ def estimator_prior(s):
     if not shape["stiction_band"]:
         lines.append("  # No stiction band: held joints' rows taken as measured (tools/gen_sim_configs.py, SHAPES).")
         lines.append("  stiction_band: false")
-    lowpass = s.get("lowpass", shape["lowpass"])
+    lowpass = LOWPASS[s["load"]]
     if lowpass > 0.0:
         lines.append("  # The rows' low-pass against the accelerations' noise (tools/gen_sim_configs.py: the measurement's low-pass).")
         lines.append("  measurement_lowpass: %g" % lowpass)
