@@ -289,6 +289,17 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   double nis_scale = 1.0;
   const bool lowpass = lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench;
   bool split = false;  // the update's rows differ from the gate's this tick
+  filter_.Predict(process_noise_, config_.control_period);
+  // The tick's own rows are screened too, before the low-pass blends them in: a spike a tick or
+  // two long (a touchdown) reaches the low-passed copy at α(2 − α) of its NIS (0.17 at 5 Hz),
+  // under the gate, and would then feed the update for the low-pass's whole memory. The screen
+  // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
+  double raw_nis = 0.0;
+  const int raw_dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
+  const double raw_gamma = gate_.threshold(std::min(raw_dof, nv_));
+  if (lowpass && (!filter_.Nis(measurement_.H(), measurement_.z(), raw_nis, raw_gamma) ||
+                  !(raw_nis > raw_gamma)))
+    raw_nis = 0.0;  // passes (or unusable: Evaluate below meets the same numbers and says so)
   if (lowpass) {
     const bool chain =
         in.time - lowpass_last_ <= 1.5 * config_.control_period && in.time > lowpass_last_;
@@ -304,12 +315,19 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
     nis_scale = 1.0 / gate_variance_;
     split = lowpass_split_ || (restart_use && chain);
   }
-  filter_.Predict(process_noise_, config_.control_period);
   InertialFilter::Candidate cand;
   const auto H = lowpass ? measurement_.HGate() : measurement_.H();
   const auto z = lowpass ? measurement_.zGate() : measurement_.z();
-  bool ok = filter_.Evaluate(H, z, cand);
-  cand.nis *= nis_scale;
+  // While the update's rows differ from the gate's, the gate needs only its copy's NIS: the
+  // update evaluates its own rows below, if the gate lets it.
+  bool ok = true;
+  if (split) {
+    ok = filter_.Nis(H, z, cand.nis);
+    cand.dof = static_cast<int>(z.size());
+  } else {
+    ok = filter_.Evaluate(H, z, cand);
+  }
+  cand.nis = std::max(cand.nis * nis_scale, raw_nis);
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   cand.dof = std::max(cand.dof - measurement_.dropped_rows(), 0);
   res.nis = cand.nis;
@@ -329,7 +347,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
         res.status = TickStatus::kGated;
         break;
       case GateDecision::kOpen:
-        res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+        if (split) ok = filter_.Evaluate(H, z, cand);
+        res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
         break;
       case GateDecision::kRelease: {
         // Release only for a residual the estimated bodies can explain (gating.hpp).

@@ -221,6 +221,56 @@ TEST(InertialFilter, DampedStepFollowsTheMapCostInBothForms) {
   EXPECT_GT(damped, 4) << "the cases exercise the backtracking";
 }
 
+// Nis (the gate's screen of a tick's own rows, InertialEstimator::Step) reports the NIS Evaluate
+// would, in both forms and with rows that carry no information, or below a level its bound ỹᵀỹ;
+// it leaves the candidate Evaluate formed (Apply after it lands where it would without it), and
+// allocates nothing. Fails if Nis drops the zero rows' ỹᵢ², uses another H (θ's Jacobian left
+// out), returns the bound above the level, or overwrites the candidate.
+TEST(InertialFilter, NisIsEvaluatesAndLeavesTheCandidate) {
+  for (const FilterKind kind : {FilterKind::kLogCholesky, FilterKind::kKalman}) {
+    for (const int bodies : {1, 4}) {  // 35 rows: information form for 10 states, covariance for 40
+      std::mt19937_64 rng(40 + bodies);
+      std::normal_distribution<double> n(0.0, 1.0);
+      const int states = 10 * bodies, rows = 35;
+      InertialFilter f(kind, bodies, rows), g(kind, bodies, rows);
+      Eigen::VectorXd pi0(states);
+      for (int k = 0; k < bodies; ++k) pi0.segment<10>(10 * k) = Consistent(rng);
+      ASSERT_TRUE(f.Reset(pi0, Vector10::Constant(0.3)));
+      ASSERT_TRUE(g.Reset(pi0, Vector10::Constant(0.3)));
+      Eigen::MatrixXd H(rows, states), H2(rows, states);
+      Eigen::VectorXd z(rows), z2(rows);
+      for (int i = 0; i < H.size(); ++i) H.data()[i] = n(rng), H2.data()[i] = 3.0 * n(rng);
+      for (int i = 0; i < rows; ++i) z[i] = n(rng), z2[i] = 5.0 * n(rng);
+      H2.middleRows(4, 3).setZero();
+      InertialFilter::Candidate c2;
+      ASSERT_TRUE(f.Evaluate(H2, z2, c2));
+      double nis = -1.0;
+      ASSERT_TRUE(f.Nis(H2, z2, nis));
+      EXPECT_NEAR(nis, c2.nis, 1e-9 * c2.nis) << static_cast<int>(kind) << " " << bodies;
+      // Below a level the bound ỹᵀỹ is returned without factorising; above it, the NIS itself.
+      const double bound = (z2 - H2 * f.parameters()).squaredNorm();
+      ASSERT_GT(bound, c2.nis);
+      double screened = -1.0;
+      ASSERT_TRUE(f.Nis(H2, z2, screened, bound));
+      EXPECT_NEAR(screened, bound, 1e-12 * bound);
+      ASSERT_TRUE(f.Nis(H2, z2, screened, 0.99 * bound));
+      EXPECT_NEAR(screened, c2.nis, 1e-9 * c2.nis);
+      InertialFilter::Candidate c, d;
+      ASSERT_TRUE(f.Evaluate(H, z, c));
+      ASSERT_TRUE(g.Evaluate(H, z, d));
+      {
+        heft::test::AllocationScope scope;
+        ASSERT_TRUE(f.Nis(H2, z2, nis));
+        EXPECT_EQ(scope.count(), 0u);
+      }
+      ASSERT_TRUE(f.Apply());
+      ASSERT_TRUE(g.Apply());
+      EXPECT_EQ(f.state(), g.state());
+      EXPECT_EQ(f.covariance(), g.covariance());
+    }
+  }
+}
+
 TEST(InertialFilter, UpdatesAllocateNothing) {
   std::mt19937_64 rng(6);
   for (const int bodies : {1, 4}) {  // information and covariance forms

@@ -49,7 +49,7 @@
 // again is not new information, so P keeps what the data made of it, and where it holds the
 // estimate a variance above the prior's (the random walk's, a gate release's) relaxes back to it.
 //
-// Set-up allocates; Predict, Evaluate, Apply, Inflate and PullToPrior do not (sizes fixed at
+// Set-up allocates; Predict, Evaluate, Nis, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
 #pragma once
 
@@ -139,6 +139,13 @@ class InertialFilter {
   static constexpr int kMaxHalvings = 8;
   bool Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
+  // The NIS Evaluate would report for this measurement (χ²(m) under the model), without forming
+  // an update: for a gate that screens rows other than the ones the update learns from. Where
+  // ỹᵀỹ, an upper bound of it (S ≥ I), is at most `level`, nis ← that bound, without factorising
+  // (a gate at threshold `level` needs no more). Leaves the last evaluated candidate as it was.
+  // False when the numbers are not usable.
+  bool Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+           const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level = -1.0) noexcept;
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
   // non-finite or, for the EKF, not mappable back (never happens for finite θ).
   [[nodiscard]] bool Apply() noexcept;
@@ -182,6 +189,10 @@ class InertialFilter {
   dyn::Vector10 InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept;
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
   // the NIS of those rows; false if unusable.
+  // Stages z's innovation and H = H_π G (the rows carrying information on x) in yc_ and Hc_;
+  // returns their number, nis ← the other rows' ỹᵢ².
+  int StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                const Eigen::Ref<const Eigen::VectorXd>& z, double& nis) noexcept;
   bool InformationUpdate(int m, double& nis) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
   // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form);
