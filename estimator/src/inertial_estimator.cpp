@@ -327,7 +327,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   } else {
     ok = filter_.Evaluate(H, z, cand);
   }
-  cand.nis = std::max(cand.nis * nis_scale, raw_nis);
+  const double lowpass_nis = cand.nis * nis_scale;
+  cand.nis = std::max(lowpass_nis, raw_nis);
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   cand.dof = std::max(cand.dof - measurement_.dropped_rows(), 0);
   res.nis = cand.nis;
@@ -351,8 +352,11 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
         res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
         break;
       case GateDecision::kRelease: {
-        // Release only for a residual the estimated bodies can explain (gating.hpp).
-        const double nis_gated = cand.nis;
+        // Release only for a residual the estimated bodies can explain (gating.hpp), judged on
+        // the rows the release evaluates: a lasting residual builds up whole in the low-passed
+        // ones, while one that only the raw screen sees (chatter the low-pass averages out) is
+        // nothing a parameter explains.
+        const double nis_gated = lowpass_nis;
         filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
         ok = filter_.Evaluate(H, z, cand);
         cand.nis *= nis_scale;
