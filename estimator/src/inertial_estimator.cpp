@@ -294,11 +294,12 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // two long (a touchdown) reaches the low-passed copy at α(2 − α) of its NIS (0.17 at 5 Hz),
   // under the gate, and would then feed the update for the low-pass's whole memory. The screen
   // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
+  // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
+  const int dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
+  const double gamma = gate_.threshold(std::min(dof, nv_));
   double raw_nis = 0.0;
-  const int raw_dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
-  const double raw_gamma = gate_.threshold(std::min(raw_dof, nv_));
-  if (lowpass && (!filter_.Nis(measurement_.H(), measurement_.z(), raw_nis, raw_gamma) ||
-                  !(raw_nis > raw_gamma)))
+  if (lowpass &&
+      (!filter_.Nis(measurement_.H(), measurement_.z(), raw_nis, gamma) || !(raw_nis > gamma)))
     raw_nis = 0.0;  // passes (or unusable: Evaluate below meets the same numbers and says so)
   if (lowpass) {
     const bool chain =
@@ -323,17 +324,15 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   bool ok = true;
   if (split) {
     ok = filter_.Nis(H, z, cand.nis);
-    cand.dof = static_cast<int>(z.size());
   } else {
     ok = filter_.Evaluate(H, z, cand);
   }
   const double lowpass_nis = cand.nis * nis_scale;
   cand.nis = std::max(lowpass_nis, raw_nis);
-  // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
-  cand.dof = std::max(cand.dof - measurement_.dropped_rows(), 0);
+  cand.dof = dof;
   res.nis = cand.nis;
-  res.dof = cand.dof;
-  res.gamma = gate_.threshold(std::min(std::max(cand.dof, 0), nv_));
+  res.dof = dof;
+  res.gamma = gamma;
   if (!ok) {
     res.status = TickStatus::kRejectedNumeric;
     filter_.RecoverCovariance();  // an overflowed or indefinite P would fail every later tick

@@ -227,29 +227,12 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   if (!std::isfinite(nis)) return false;
   if (nis <= level) return true;
   const int rows = StageRows(H_pi, z, nis);
-  if (rows == 0) return std::isfinite(nis);
-  const auto H = Hc_.topRows(rows);
-  const auto y = yc_.head(rows);
-  if (rows < n_) {  // ỹᵀ S⁻¹ ỹ, S = H P Hᵀ + I, as CovarianceUpdate forms it
-    auto V = U_.topRows(rows);
-    V.noalias() = H * P_;
-    Eigen::Ref<Eigen::MatrixXd> S(S_.topLeftCorner(rows, rows));
-    S.triangularView<Eigen::Lower>() = V * H.transpose();
-    S.diagonal().array() += 1.0;
-    const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(S);
-    if (llt.info() != Eigen::Success) return false;
-    auto w = w_.head(rows);
-    w = y;
-    llt.matrixL().solveInPlace(w);
-    nis += w.squaredNorm();
-  } else {  // ỹᵀỹ − bᵀ A⁻¹ b, A = P⁻¹ + HᵀH, b = Hᵀỹ (the information form's)
-    if (!FactorInformation(P_, rows)) return false;
-    b_.noalias() = H.transpose() * y;
-    dx_ = b_;
-    llt_.solveInPlace(dx_);
-    nis += y.squaredNorm() - b_.dot(dx_);
-  }
-  return std::isfinite(nis);
+  // The first half of either form of the update, with Evaluate's choice between them.
+  double nis_rows = 0.0;
+  const bool ok =
+      rows == 0 || (rows < n_ && CovarianceNis(rows, nis_rows)) || InformationNis(rows, nis_rows);
+  nis += nis_rows;
+  return ok && std::isfinite(nis);
 }
 
 bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
@@ -312,16 +295,22 @@ bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept
   return llt_.info() == Eigen::Success;
 }
 
-bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
+bool InertialFilter::InformationNis(int m, double& nis) noexcept {
   const auto H = Hc_.topRows(m);
   const auto y = yc_.head(m);
   if (!FactorInformation(P_, m)) return false;  // A = P⁻¹ + HᵀH
   b_.noalias() = H.transpose() * y;
   dx_ = b_;
   llt_.solveInPlace(dx_);
+  nis = y.squaredNorm() - b_.dot(dx_);
+  return true;
+}
+
+bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
+  if (!InformationNis(m, nis)) return false;
+  const auto H = Hc_.topRows(m);
   P_candidate_.setIdentity();
   llt_.solveInPlace(P_candidate_);
-  nis = y.squaredNorm() - b_.dot(dx_);
   auto Hdx = res_.head(m);
   Hdx.noalias() = H * dx_;
   prior_cost_ = b_.dot(dx_) - Hdx.squaredNorm();  // A dx = b, A = P⁻¹ + HᵀH
@@ -341,23 +330,32 @@ double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
 }
 
-bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
+bool InertialFilter::CovarianceNis(int m, double& nis) noexcept {
   const auto H = Hc_.topRows(m);
   auto V = U_.topRows(m);
-  V.noalias() = H * P_;  // H P, made L⁻¹ H P below
+  V.noalias() = H * P_;  // H P, made L⁻¹ H P by CovarianceUpdate
   Eigen::Ref<Eigen::MatrixXd> S(S_.topLeftCorner(m, m));
   S.triangularView<Eigen::Lower>() = V * H.transpose();
   S.diagonal().array() += 1.0;
   const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(S);  // in place: no allocation
   if (llt.info() != Eigen::Success) return false;
-  llt.matrixL().solveInPlace(V);
   auto w = w_.head(m);
   w = yc_.head(m);
   llt.matrixL().solveInPlace(w);
   nis = w.squaredNorm();
+  return true;
+}
+
+bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
+  if (!CovarianceNis(m, nis)) return false;
+  const auto H = Hc_.topRows(m);
+  auto V = U_.topRows(m);
+  auto w = w_.head(m);
+  const auto L = S_.topLeftCorner(m, m).triangularView<Eigen::Lower>();  // S's factor
+  L.solveInPlace(V);
   dx_.noalias() = V.transpose() * w;
   // dxᵀP⁻¹dx = (H dx)ᵀ S⁻¹ỹ, since dx = P Hᵀ S⁻¹ỹ.
-  llt.matrixU().solveInPlace(w);  // w = S⁻¹ỹ now
+  L.transpose().solveInPlace(w);  // w = S⁻¹ỹ now
   auto Hdx = res_.head(m);
   Hdx.noalias() = H * dx_;
   prior_cost_ = Hdx.dot(w);

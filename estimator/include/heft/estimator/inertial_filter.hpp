@@ -195,6 +195,11 @@ class InertialFilter {
                 const Eigen::Ref<const Eigen::VectorXd>& z, double& nis) noexcept;
   bool InformationUpdate(int m, double& nis) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
+  // Their first halves, all Nis needs: the NIS of the staged rows. The information form's leaves
+  // llt_ = chol(A), b_ and dx_ = A⁻¹ b; the covariance form's leaves S's factor L in S_'s lower
+  // triangle, U_ = H P and w_ = L⁻¹ ỹ.
+  bool InformationNis(int m, double& nis) noexcept;
+  bool CovarianceNis(int m, double& nis) noexcept;
   // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form);
   // false if B or A is not positive definite.
   bool FactorInformation(const Eigen::MatrixXd& B, int m) noexcept;
