@@ -41,7 +41,8 @@ endforeach()
 
 # --- programs and the plugin ---------------------------------------------------------------------
 # Installed binaries resolve every symbol at load (full RELRO with -z now, Debian's hardening): a
-# relink only. (_FORTIFY_SOURCE would recompile everything they link; not set, see README.)
+# relink only. (_FORTIFY_SOURCE would recompile everything they link; not set: docs/service.md,
+# "The packages: what is checked".)
 foreach(t heftd heftctl heft_estimator_plugin heft-sim heft-scenario heft-identify heft-report
           heft-handoff-reader)
   if(TARGET ${t})
@@ -123,7 +124,7 @@ endforeach()
 set(HEFT_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_DATADIR}/cmake/heft)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/hal/include/heft/hal DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft
         COMPONENT dev FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
-# The plugin interface only (config/include/heft/config/plugin_config.hpp is heftd's private
+# The plugin interface only (plugin/include/heft/plugin/plugin_config.hpp is heftd's private
 # configuration; the interface only forward-declares PluginConfig, which a framework leaves null).
 install(FILES ${CMAKE_SOURCE_DIR}/plugin/include/heft/plugin/controller_interface.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft/plugin COMPONENT dev)

@@ -1,7 +1,8 @@
 # Debian packages with CPack's DEB generator, one package per install component
 # (cmake/HeftInstall.cmake): heft, heft-tools, heft-dev. Build them with `bash tools/heft package`
-# (Release, CMAKE_INSTALL_PREFIX=/usr); why CPack and not debian/ + dpkg-buildpackage: README.md,
-# "Packages". Checked by tests/package (layout, systemd-analyze, lintian, consumers).
+# (Release, CMAKE_INSTALL_PREFIX=/usr); why CPack and not debian/ + dpkg-buildpackage:
+# docs/service.md, "The packages: why CPack, not debian/". Checked by tests/package (layout,
+# systemd-analyze, lintian, consumers).
 if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   message(STATUS "heft packages: CMAKE_INSTALL_PREFIX is ${CMAKE_INSTALL_PREFIX}; Debian packages need /usr "
                  "(the unit and configurations name installed paths): tools/heft package sets it")

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/scenario.hpp"
 
 namespace {
 
@@ -14,8 +14,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] "
                "[--scale S] [--csv PATH] [--urdf PATH]\nscenarios:");
-  for (const auto& name : heft::scenarios::ScenarioNames())
-    std::fprintf(stderr, " %s", name.c_str());
+  for (const auto& name : heft::sim::ScenarioNames()) std::fprintf(stderr, " %s", name.c_str());
   std::fprintf(stderr, "\n");
   return 2;
 }
@@ -23,7 +22,7 @@ int Usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace heft::scenarios;
+  using namespace heft::sim;
   if (argc < 2) return Usage();
   ScenarioOptions options;
   RunOptions run;

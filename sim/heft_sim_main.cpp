@@ -1,4 +1,4 @@
-// heft-sim: heft's host (plugin/host: drivers, the estimator plugin, the 1 kHz and 333 Hz threads,
+// heft-sim: heft's host (host/: drivers, the estimator plugin, the 1 kHz and 333 Hz threads,
 // hand-off, telemetry, recorder) on the simulated robot — a MuJoCo scenario whose sensors arrive as
 // CAN frames on in-memory buses, in lockstep on simulated time or in real time. The same host,
 // threads, drivers and plugin as heftd; only the backend differs.
@@ -8,11 +8,11 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "heft/config/plugin_config.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
+#include "heft/host/host.hpp"
+#include "heft/plugin/plugin_config.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
-#include "host.hpp"
 
 namespace heft::sim {
 namespace {
@@ -21,7 +21,7 @@ class SimulatedFactory final : public host::BackendFactory {
  public:
   void Configure(const config::Node& root, const host::CommandLine& cli,
                  host::HostConfig& host) override {
-    // backend: simulated is checked by config::LoadConfiguration (Reader::kSimulator).
+    // backend: simulated is checked by host::LoadConfiguration (Reader::kSimulator).
     config_ = ParseSimulation(root);
     deviations_ = root["simulation"].Has("deviations");
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;
@@ -31,20 +31,21 @@ class SimulatedFactory final : public host::BackendFactory {
   // The simulation went unstable during the run (MuJoCo reset it): the run is void.
   bool void_run() const { return void_run_; }
   std::unique_ptr<host::Backend> Create(const host::HostConfig& host,
-                                        const plugin::PluginConfig& config, const dyn::Model& model,
+                                        const plugin::PluginConfig& config,
+                                        const dynamics::Model& model,
                                         spdlog::logger& log) override {
     SimulationConfig sim = WithRobotsDir(config_, config.urdf_path);
     // The controllers' friction model is the identified one (robot.parameters), as on a robot; its
-    // bodies too with simulation.controller_model: parameters (the URDF's by default: README,
-    // "The controller's model and heft's").
+    // bodies too with simulation.controller_model: parameters (the URDF's by default:
+    // docs/imperfect-robot.md, "The controller's model and heft's").
     if (!config.parameters_path.empty())
       sim.options.controller_friction = plugin::ReadNominalFriction(config.parameters_path, model);
     if (config_.controller_model_from_parameters) {
-      dyn::Model identified = model;
+      dynamics::Model identified = model;
       for (const std::string& body :
            plugin::ApplyNominalParameters(config.parameters_path, identified))
         sim.options.controller_parameters.push_back(
-            {body, dyn::GetBodyParameters(identified, identified.body_index(body))});
+            {body, dynamics::GetBodyParameters(identified, identified.body_index(body))});
     }
     const std::size_t friction_joints = sim.options.controller_friction.size();
     const std::size_t identified_bodies = sim.options.controller_parameters.size();

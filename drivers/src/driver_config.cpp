@@ -9,11 +9,13 @@
 
 namespace heft::drivers {
 
-DriverConfig ParseDriverConfig(const config::Node& node) {
-  node.AllowOnly(config::schema::kDrivers);
-  DriverConfig cfg;
-  const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
-  PlausibilityConfig& p = cfg.plausibility;
+namespace {
+
+// The bus of each device by name (the `buses` list's index).
+using BusIndex = std::map<std::string, int>;
+
+// The plausibility checks' thresholds (drivers.torque_stuck_ms, ...), into `p`.
+void ParsePlausibility(const config::Node& node, PlausibilityConfig& p) {
   p.torque_stuck_time =
       node.Get<double>("torque_stuck_ms", p.torque_stuck_time * 1e3, {5.0, 10000.0}) * 1e-3;
   p.torque_stuck_velocity =
@@ -21,7 +23,11 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   p.error_frame_window =
       node.Get<double>("error_frame_window_ms", p.error_frame_window * 1e3, {1.0, 10000.0}) * 1e-3;
   p.error_frame_limit = node.Get<int>("error_frame_limit", p.error_frame_limit, {0, 1000000});
-  std::map<std::string, int> bus_index;
+}
+
+// drivers.buses into cfg.buses: distinct Linux interface names. Returns each name's index.
+BusIndex ParseBuses(const config::Node& node, DriverConfig& cfg) {
+  BusIndex bus_index;
   for (const config::Node& b : node["buses"].Elements()) {
     const std::string name = b.As<std::string>();
     if (bus_index.count(name)) b.Fail("bus '" + name + "' is listed twice");
@@ -33,75 +39,102 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
     cfg.buses.push_back(name);
   }
   if (cfg.buses.empty()) node["buses"].Fail("at least one bus is needed");
-  auto bus_of = [&](const config::Node& entry) {
-    const config::Node b = entry["bus"];
-    const std::string name = b.As<std::string>();
-    auto it = bus_index.find(name);
-    if (it == bus_index.end()) {
-      std::string known;
-      for (const auto& n : cfg.buses) known += (known.empty() ? "" : ", ") + n;
-      b.Fail("unknown bus '" + name + "'; allowed: " + known);
-    }
-    return it->second;
-  };
-  for (const config::Node& j : node["joints"].Elements()) {
-    j.AllowOnly(config::schema::kDriversJoint);
-    JointDevice d;
-    d.joint = j.Get<std::string>("name");
-    d.bus = bus_of(j);
-    const int node_id = j.Get<int>("node", -1, {-1, 127});
-    d.encoder.node = static_cast<std::uint32_t>(j.Get<int>("encoder_node", node_id, {0, 127}));
-    d.torque.node = static_cast<std::uint32_t>(j.Get<int>("torque_node", node_id, {0, 127}));
-    if (!j.Has("encoder_node") && node_id < 0)
-      j.Fail("missing required key 'node' (or encoder_node and torque_node)");
-    if (!j.Has("torque_node") && node_id < 0)
-      j.Fail("missing required key 'node' (or torque_node)");
-    d.encoder.counts_per_rev =
-        j.Get<double>("counts_per_rev", d.encoder.counts_per_rev, {1.0, 1e12});
-    d.encoder.zero_offset =
-        static_cast<std::int64_t>(j.Get<double>("zero_offset", 0.0, {-2147483648.0, 2147483647.0}));
-    d.encoder.direction = j.Get<int>("direction", 1, {-1, 1});
-    if (d.encoder.direction == 0) j["direction"].Fail("direction must be 1 or -1");
-    d.encoder.velocity_lsb = j.Get<double>("velocity_lsb", d.encoder.velocity_lsb, {1e-9, 1.0});
-    d.torque.offset = j.Get<int>("torque_offset", 0, {-8388607, 8388607});
-    d.torque.nm_per_count = j.Get<double>("nm_per_count", d.torque.nm_per_count, {1e-9, 1.0});
-    d.torque.direction = j.Get<int>("torque_direction", 1, {-1, 1});
-    if (d.torque.direction == 0) j["torque_direction"].Fail("torque_direction must be 1 or -1");
-    d.timeout = j.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
-    cfg.joints.push_back(d);
+  return bus_index;
+}
+
+// A device's `bus`: the index of a listed bus (the list's names when it is none of them).
+int BusOf(const config::Node& entry, const BusIndex& bus_index,
+          const std::vector<std::string>& buses) {
+  const config::Node b = entry["bus"];
+  const std::string name = b.As<std::string>();
+  auto it = bus_index.find(name);
+  if (it == bus_index.end()) {
+    std::string known;
+    for (const auto& n : buses) known += (known.empty() ? "" : ", ") + n;
+    b.Fail("unknown bus '" + name + "'; allowed: " + known);
   }
+  return it->second;
+}
+
+// One entry of drivers.joints: its encoder and torque sensor.
+JointDevice ParseJoint(const config::Node& j, const BusIndex& bus_index,
+                       const std::vector<std::string>& buses, double default_timeout) {
+  j.AllowOnly(config::schema::kDriversJoint);
+  JointDevice d;
+  d.joint = j.Get<std::string>("name");
+  d.bus = BusOf(j, bus_index, buses);
+  const int node_id = j.Get<int>("node", -1, {-1, 127});
+  d.encoder.node = static_cast<std::uint32_t>(j.Get<int>("encoder_node", node_id, {0, 127}));
+  d.torque.node = static_cast<std::uint32_t>(j.Get<int>("torque_node", node_id, {0, 127}));
+  if (!j.Has("encoder_node") && node_id < 0)
+    j.Fail("missing required key 'node' (or encoder_node and torque_node)");
+  if (!j.Has("torque_node") && node_id < 0) j.Fail("missing required key 'node' (or torque_node)");
+  d.encoder.counts_per_rev = j.Get<double>("counts_per_rev", d.encoder.counts_per_rev, {1.0, 1e12});
+  d.encoder.zero_offset =
+      static_cast<std::int64_t>(j.Get<double>("zero_offset", 0.0, {-2147483648.0, 2147483647.0}));
+  d.encoder.direction = j.Get<int>("direction", 1, {-1, 1});
+  if (d.encoder.direction == 0) j["direction"].Fail("direction must be 1 or -1");
+  d.encoder.velocity_lsb = j.Get<double>("velocity_lsb", d.encoder.velocity_lsb, {1e-9, 1.0});
+  d.torque.offset = j.Get<int>("torque_offset", 0, {-8388607, 8388607});
+  d.torque.nm_per_count = j.Get<double>("nm_per_count", d.torque.nm_per_count, {1e-9, 1.0});
+  d.torque.direction = j.Get<int>("torque_direction", 1, {-1, 1});
+  if (d.torque.direction == 0) j["torque_direction"].Fail("torque_direction must be 1 or -1");
+  d.timeout = j.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  return d;
+}
+
+// One entry of drivers.ft_cells: a six-axis force/torque cell.
+FtDevice ParseFtCell(const config::Node& c, const BusIndex& bus_index,
+                     const std::vector<std::string>& buses, double default_timeout) {
+  c.AllowOnly(config::schema::kDriversFtCell);
+  FtDevice d;
+  d.frame = c.Get<std::string>("frame");
+  d.bus = BusOf(c, bus_index, buses);
+  d.ft.base_id = static_cast<std::uint32_t>(c.Get<int>("base_id", {0, 0x7FE}));
+  const std::vector<double> cal = c["calibration"].Numbers(36);
+  for (int r = 0; r < 6; ++r)
+    for (int k = 0; k < 6; ++k) d.ft.calibration(r, k) = cal[6 * r + k];
+  if (auto tare = c.Optional("tare")) {
+    const std::vector<double> t = tare->Numbers(6);
+    for (int k = 0; k < 6; ++k) d.ft.tare[k] = t[k];
+  }
+  d.timeout = c.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  return d;
+}
+
+// drivers.imu: the base IMU.
+ImuDevice ParseImu(const config::Node& imu, const BusIndex& bus_index,
+                   const std::vector<std::string>& buses, double default_timeout) {
+  imu.AllowOnly(config::schema::kDriversImu);
+  ImuDevice d;
+  d.bus = BusOf(imu, bus_index, buses);
+  d.imu.base_id = static_cast<std::uint32_t>(imu.Get<int>(
+      "base_id", static_cast<int>(d.imu.base_id), {0, 0x7FD}));  // base_id + 2 in 11 bits
+  d.frame = imu.Get<std::string>("frame", d.frame, {});
+  d.where = imu.Has("frame") ? imu["frame"].Where() : imu.Where() + " (frame: default)";
+  if (d.frame.empty()) imu["frame"].Fail("an empty frame name; allowed: a link of the URDF");
+  d.imu.gyro_lsb = imu.Get<double>("gyro_lsb", d.imu.gyro_lsb, {1e-9, 1.0});
+  d.imu.accel_lsb = imu.Get<double>("accel_lsb", d.imu.accel_lsb, {1e-9, 10.0});
+  d.timeout = imu.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  return d;
+}
+
+}  // namespace
+
+DriverConfig ParseDriverConfig(const config::Node& node) {
+  node.AllowOnly(config::schema::kDrivers);
+  DriverConfig cfg;
+  const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
+  ParsePlausibility(node, cfg.plausibility);
+  const BusIndex bus_index = ParseBuses(node, cfg);
+  for (const config::Node& j : node["joints"].Elements())
+    cfg.joints.push_back(ParseJoint(j, bus_index, cfg.buses, default_timeout));
   if (auto cells = node.Optional("ft_cells")) {
-    for (const config::Node& c : cells->Elements()) {
-      c.AllowOnly(config::schema::kDriversFtCell);
-      FtDevice d;
-      d.frame = c.Get<std::string>("frame");
-      d.bus = bus_of(c);
-      d.ft.base_id = static_cast<std::uint32_t>(c.Get<int>("base_id", {0, 0x7FE}));
-      const std::vector<double> cal = c["calibration"].Numbers(36);
-      for (int r = 0; r < 6; ++r)
-        for (int k = 0; k < 6; ++k) d.ft.calibration(r, k) = cal[6 * r + k];
-      if (auto tare = c.Optional("tare")) {
-        const std::vector<double> t = tare->Numbers(6);
-        for (int k = 0; k < 6; ++k) d.ft.tare[k] = t[k];
-      }
-      d.timeout = c.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
-      cfg.ft_cells.push_back(d);
-    }
+    for (const config::Node& c : cells->Elements())
+      cfg.ft_cells.push_back(ParseFtCell(c, bus_index, cfg.buses, default_timeout));
   }
-  if (auto imu = node.Optional("imu")) {
-    imu->AllowOnly(config::schema::kDriversImu);
-    ImuDevice d;
-    d.bus = bus_of(*imu);
-    d.imu.base_id = static_cast<std::uint32_t>(imu->Get<int>(
-        "base_id", static_cast<int>(d.imu.base_id), {0, 0x7FD}));  // base_id + 2 in 11 bits
-    d.frame = imu->Get<std::string>("frame", d.frame, {});
-    d.where = imu->Has("frame") ? (*imu)["frame"].Where() : imu->Where() + " (frame: default)";
-    if (d.frame.empty()) (*imu)["frame"].Fail("an empty frame name; allowed: a link of the URDF");
-    d.imu.gyro_lsb = imu->Get<double>("gyro_lsb", d.imu.gyro_lsb, {1e-9, 1.0});
-    d.imu.accel_lsb = imu->Get<double>("accel_lsb", d.imu.accel_lsb, {1e-9, 10.0});
-    d.timeout = imu->Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
-    cfg.imu = d;
-  }
+  if (auto imu = node.Optional("imu"))
+    cfg.imu = ParseImu(*imu, bus_index, cfg.buses, default_timeout);
   return cfg;
 }
 

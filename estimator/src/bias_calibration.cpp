@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace heft::est {
+namespace heft::estimator {
 
 BiasCalibrator::BiasCalibrator(int rows, const CalibrationConfig& config)
     : config_(config),
@@ -74,4 +74,4 @@ double BiasCalibrator::progress(double time) const {
   return std::clamp((time - start_) / config_.window, 0.0, 1.0);
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // Regularised lower incomplete gamma P(a, x): series for x < a + 1, continued fraction otherwise.
@@ -90,4 +90,4 @@ GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
   return GateDecision::kReject;
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace heft::est {
+namespace heft::estimator {
 
 InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
     : kind_(kind),
@@ -49,8 +49,8 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
 bool InertialFilter::SetBodyFrame(int body, const Eigen::Vector3d& offset) {
   if (kind_ != FilterKind::kLogCholesky || body < 0 || body >= k_ || !offset.allFinite())
     return false;
-  frame_.middleCols<10>(10 * body) = dyn::TranslationMatrix(offset);
-  frame_inverse_.middleCols<10>(10 * body) = dyn::TranslationMatrix(-offset);
+  frame_.middleCols<10>(10 * body) = dynamics::TranslationMatrix(offset);
+  frame_inverse_.middleCols<10>(10 * body) = dynamics::TranslationMatrix(-offset);
   framed_[body] = 1;
   return true;
 }
@@ -60,11 +60,11 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   if (sigma0.size() != 10 && sigma0.size() != n_) return false;
   const int period = static_cast<int>(sigma0.size());
   for (int j = 0; j < k_; ++j) {
-    const dyn::Vector10 pi = pi0.segment<10>(10 * j);
+    const dynamics::Vector10 pi = pi0.segment<10>(10 * j);
     if (kind_ == FilterKind::kLogCholesky) {
-      dyn::Vector10 theta;
-      const dyn::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
-      if (!dyn::ParametersToLogCholesky(pi_frame, theta)) return false;
+      dynamics::Vector10 theta;
+      const dynamics::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
+      if (!dynamics::ParametersToLogCholesky(pi_frame, theta)) return false;
       x_.segment<10>(10 * j) = theta;
     } else {
       x_.segment<10>(10 * j) = pi;
@@ -87,16 +87,16 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   // Every body's block in the filter's coordinates, checked before anything changes.
   Eigen::MatrixXd blocks(10, n_);
   for (int j = 0; j < k_; ++j) {
-    const dyn::Vector10 pi = pi0.segment<10>(10 * j);
+    const dynamics::Vector10 pi = pi0.segment<10>(10 * j);
     const Eigen::Matrix<double, 10, 10> S = cov_pi.middleCols<10>(10 * j);
     if (!S.isApprox(S.transpose(), 1e-9)) return false;
     Eigen::Matrix<double, 10, 10> B = inflation * 0.5 * (S + S.transpose());
     if (kind_ == FilterKind::kLogCholesky) {
-      dyn::Vector10 theta;
-      const dyn::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
-      if (!dyn::ParametersToLogCholesky(pi_frame, theta)) return false;
+      dynamics::Vector10 theta;
+      const dynamics::Vector10 pi_frame = frame_inverse_.middleCols<10>(10 * j) * pi;
+      if (!dynamics::ParametersToLogCholesky(pi_frame, theta)) return false;
       const Eigen::Matrix<double, 10, 10> G =
-          frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
+          frame_.middleCols<10>(10 * j) * dynamics::LogCholeskyJacobian(theta);
       const auto lu = G.fullPivLu();
       if (!lu.isInvertible()) return false;
       const Eigen::Matrix<double, 10, 10> Gi = lu.inverse();
@@ -116,7 +116,8 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   return true;
 }
 
-dyn::Vector10 InertialFilter::InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept {
+dynamics::Vector10 InertialFilter::InBodyFrame(int body,
+                                               const dynamics::Vector10& pi_frame) const noexcept {
   if (!framed_[body]) return pi_frame;
   return frame_.middleCols<10>(10 * body) * pi_frame;
 }
@@ -124,13 +125,13 @@ dyn::Vector10 InertialFilter::InBodyFrame(int body, const dyn::Vector10& pi_fram
 void InertialFilter::RefreshParameters() noexcept {
   for (int j = 0; j < k_; ++j) {
     if (kind_ == FilterKind::kLogCholesky) {
-      const dyn::Vector10 theta = x_.segment<10>(10 * j);
-      pi_.segment<10>(10 * j) = InBodyFrame(j, dyn::LogCholeskyToParameters(theta));
+      const dynamics::Vector10 theta = x_.segment<10>(10 * j);
+      pi_.segment<10>(10 * j) = InBodyFrame(j, dynamics::LogCholeskyToParameters(theta));
       if (framed_[j])
         G_.block<10, 10>(0, 10 * j).noalias() =
-            frame_.middleCols<10>(10 * j) * dyn::LogCholeskyJacobian(theta);
+            frame_.middleCols<10>(10 * j) * dynamics::LogCholeskyJacobian(theta);
       else
-        G_.block<10, 10>(0, 10 * j) = dyn::LogCholeskyJacobian(theta);
+        G_.block<10, 10>(0, 10 * j) = dynamics::LogCholeskyJacobian(theta);
     } else {
       pi_.segment<10>(10 * j) = x_.segment<10>(10 * j);
     }
@@ -320,8 +321,8 @@ bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
 double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                                 const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
   for (int j = 0; j < k_; ++j) {
-    const dyn::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
-    pi_trial_.segment<10>(10 * j) = InBodyFrame(j, dyn::LogCholeskyToParameters(theta));
+    const dynamics::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
+    pi_trial_.segment<10>(10 * j) = InBodyFrame(j, dynamics::LogCholeskyToParameters(theta));
   }
   auto residual = res_.head(z.size());
   residual = z;
@@ -432,8 +433,8 @@ void InertialFilter::BodyCovariance(int body,
   // factor, so where a body is nearly degenerate (a small principal moment, e^d ≪ 1) the first
   // order, G P Gᵀ, shrinks that direction by e^{2d} while the θ spread behind it is wide: on the
   // simulated dumbbell curl it made the handed covariance 10⁶ times too confident there.
-  const dyn::Vector10 theta = x_.segment<10>(10 * body);
-  const Eigen::LLT<dyn::Matrix10> llt(P);
+  const dynamics::Vector10 theta = x_.segment<10>(10 * body);
+  const Eigen::LLT<dynamics::Matrix10> llt(P);
   if (llt.info() != Eigen::Success) {  // not reached with a positive definite P: first order
     const auto G = G_.block<10, 10>(0, 10 * body);
     out.noalias() = G * P * G.transpose();
@@ -443,22 +444,23 @@ void InertialFilter::BodyCovariance(int body,
   // P's Cholesky factor is lower triangular, so only the first four directions move α and d: the
   // others reuse g's exponentials at x, and those four multiply them by e^{±δ}.
   const Eigen::Vector4d exps = theta.head<4>().array().exp();
-  const dyn::Vector10 centre = dyn::LogCholeskyToParameters(theta, exps);
-  const dyn::Matrix10 L = llt.matrixL();
+  const dynamics::Vector10 centre = dynamics::LogCholeskyToParameters(theta, exps);
+  const dynamics::Matrix10 L = llt.matrixL();
   const double spread = std::sqrt(3.0);
   Eigen::Matrix<double, 10, 20> D;  // each node's π minus the centre's
   for (int i = 0; i < 10; ++i) {
-    const dyn::Vector10 delta = spread * L.col(i);
+    const dynamics::Vector10 delta = spread * L.col(i);
     const Eigen::Vector4d grow =
         i < 4 ? Eigen::Vector4d(delta.head<4>().array().exp()) : Eigen::Vector4d::Ones();
-    D.col(2 * i) = dyn::LogCholeskyToParameters(theta + delta, exps.cwiseProduct(grow)) - centre;
+    D.col(2 * i) =
+        dynamics::LogCholeskyToParameters(theta + delta, exps.cwiseProduct(grow)) - centre;
     D.col(2 * i + 1) =
-        dyn::LogCholeskyToParameters(theta - delta, exps.cwiseQuotient(grow)) - centre;
+        dynamics::LogCholeskyToParameters(theta - delta, exps.cwiseQuotient(grow)) - centre;
   }
   out.noalias() = (1.0 / 6.0) * D * D.transpose();
   if (framed_[body]) {
-    const dyn::Matrix10 X = frame_.middleCols<10>(10 * body);
-    const dyn::Matrix10 XS = X * out;
+    const dynamics::Matrix10 X = frame_.middleCols<10>(10 * body);
+    const dynamics::Matrix10 XS = X * out;
     out.noalias() = XS * X.transpose();
   }
 }
@@ -475,4 +477,4 @@ void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const 
                                                     G_.block<10, 10>(0, 10 * j).transpose();
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

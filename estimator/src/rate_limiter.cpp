@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-namespace heft::est {
+namespace heft::estimator {
 
-RateLimitResult RateLimitStep(const dyn::Vector10& from, const dyn::Vector10& target,
+RateLimitResult RateLimitStep(const dynamics::Vector10& from, const dynamics::Vector10& target,
                               const RateLimits& limits, double dt) noexcept {
-  const dyn::Vector10 delta = target - from;
+  const dynamics::Vector10 delta = target - from;
   double s = 1.0;
   auto cap = [&](double change, double rate) {
     const double allowed = rate * dt;
@@ -19,4 +19,4 @@ RateLimitResult RateLimitStep(const dyn::Vector10& from, const dyn::Vector10& ta
   return {from + s * delta, s};
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -3,19 +3,19 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 
-namespace heft::ident {
+namespace heft::identification {
 
-dyn::Vector10 ParametersFromPseudoInertia(const Eigen::Matrix4d& J) {
+dynamics::Vector10 ParametersFromPseudoInertia(const Eigen::Matrix4d& J) {
   const Eigen::Matrix3d sigma = J.topLeftCorner<3, 3>();
   const Eigen::Matrix3d I = sigma.trace() * Eigen::Matrix3d::Identity() - sigma;
-  dyn::Vector10 pi;
+  dynamics::Vector10 pi;
   pi << J(3, 3), J(0, 3), J(1, 3), J(2, 3), I(0, 0), I(0, 1), I(0, 2), I(1, 1), I(1, 2), I(2, 2);
   return pi;
 }
 
-ProjectedBody ProjectToConsistent(const dyn::Vector10& pi, double epsilon) {
+ProjectedBody ProjectToConsistent(const dynamics::Vector10& pi, double epsilon) {
   ProjectedBody out{pi, false, true};
-  const Eigen::Matrix4d J = dyn::PseudoInertia(pi);
+  const Eigen::Matrix4d J = dynamics::PseudoInertia(pi);
   const Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(J);
   if (eig.eigenvalues()[0] >= epsilon) return out;
   out.changed = true;
@@ -40,4 +40,4 @@ ProjectedBody ProjectToConsistent(const dyn::Vector10& pi, double epsilon) {
   return out;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace heft::ident {
+namespace heft::identification {
 
 Biquad ButterworthLowPass(double cutoff_hz, double rate_hz) {
   if (!(cutoff_hz > 0.0 && rate_hz > 0.0 && cutoff_hz < 0.5 * rate_hz))
@@ -59,4 +59,4 @@ void FiltFilt(const Biquad& f, std::vector<double>& x, int pad) {
   for (int i = 0; i < n; ++i) x[i] = y[pad + i];
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

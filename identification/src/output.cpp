@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace heft::ident {
+namespace heft::identification {
 
 namespace {
 
@@ -50,8 +50,8 @@ std::string WithoutInertial(std::string link) {
   return link;
 }
 
-std::string InertialXml(const dyn::Vector10& pi, const std::string& indent) {
-  const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+std::string InertialXml(const dynamics::Vector10& pi, const std::string& indent) {
+  const dynamics::RigidBodyInertia in = dynamics::InertiaFromParameters10(pi);
   const Eigen::Matrix3d& I = in.inertia_com;
   std::ostringstream o;
   o << indent << "<inertial>\n"
@@ -67,11 +67,11 @@ std::string InertialXml(const dyn::Vector10& pi, const std::string& indent) {
 
 }  // namespace
 
-std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& identified,
+std::string ReplaceInertials(const std::string& urdf_xml, const dynamics::Model& identified,
                              const Problem& problem) {
   std::string xml = urdf_xml;
   for (int b : problem.selection.bodies()) {
-    for (const dyn::Frame& f : identified.frames) {
+    for (const dynamics::Frame& f : identified.frames) {
       if (f.body != b) continue;
       auto [begin, end] = FindLink(xml, f.name);
       std::string link = WithoutInertial(xml.substr(begin, end - begin));
@@ -97,13 +97,13 @@ std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& iden
 
 std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
                                                          double inertia_scale, double min_axis) {
-  const dyn::Model& model = *problem.model;
+  const dynamics::Model& model = *problem.model;
   std::vector<std::optional<Ellipsoid>> out;
   for (int b : problem.selection.bodies()) {
     std::vector<Eigen::Vector3d> points;
-    for (const dyn::Frame& f : model.frames) {
+    for (const dynamics::Frame& f : model.frames) {
       if (f.body != b) continue;
-      for (const dyn::CollisionBox& box : f.collisions) {
+      for (const dynamics::CollisionBox& box : f.collisions) {
         for (int corner = 0; corner < 8; ++corner) {
           const Eigen::Vector3d local(corner & 1 ? box.half.x() : -box.half.x(),
                                       corner & 2 ? box.half.y() : -box.half.y(),
@@ -125,9 +125,9 @@ std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
       out.emplace_back(e);
       continue;
     }
-    const dyn::Vector10& pi = model.bodies[b].parameters;
+    const dynamics::Vector10& pi = model.bodies[b].parameters;
     if (inertia_scale > 0.0 && pi[0] > 0.0) {
-      const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+      const dynamics::RigidBodyInertia in = dynamics::InertiaFromParameters10(pi);
       const Eigen::Matrix3d second =
           0.5 * in.inertia_com.trace() * Eigen::Matrix3d::Identity() - in.inertia_com;
       const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(second / in.mass);
@@ -146,7 +146,7 @@ std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
 
 std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
                            const Identifiability& report, const FitStatistics& stats) {
-  const dyn::Model& model = *problem.model;
+  const dynamics::Model& model = *problem.model;
   std::ostringstream y;
   y << "# heft-identify: identified nominal parameters (π = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, "
        "Iyz, Izz],\n# inertia about the link origin, link frame). identifiable: share of each "
@@ -166,8 +166,8 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
     return s + "]";
   };
   for (std::size_t k = 0; k < bodies.size(); ++k) {
-    const dyn::Vector10 pi = x.segment<10>(10 * k);
-    const dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(pi);
+    const dynamics::Vector10 pi = x.segment<10>(10 * k);
+    const dynamics::RigidBodyInertia in = dynamics::InertiaFromParameters10(pi);
     const Eigen::Matrix3d& I = in.inertia_com;
     const int o = static_cast<int>(10 * k);
     y << "  " << model.bodies[bodies[k]].name << ":\n    mass: " << Num(in.mass) << "\n    com: ["
@@ -216,4 +216,4 @@ void WriteTextFile(const std::string& path, const std::string& text) {
   }
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -14,14 +14,14 @@
 #include <new>
 #include <stdexcept>
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 #include "heft/identification/consistency.hpp"
 
 extern "C" {
 #include <csdp/declarations.h>
 }
 
-namespace heft::ident {
+namespace heft::identification {
 
 Eigen::Matrix4d EllipsoidMatrix(const Ellipsoid& e) {
   const Eigen::Matrix3d A =
@@ -35,7 +35,7 @@ Eigen::Matrix4d EllipsoidMatrix(const Ellipsoid& e) {
 }
 
 double EllipsoidMargin(const Eigen::Matrix<double, 10, 1>& pi, const Ellipsoid& e) {
-  return (dyn::PseudoInertia(pi) * EllipsoidMatrix(e)).trace() / pi[0];
+  return (dynamics::PseudoInertia(pi) * EllipsoidMatrix(e)).trace() / pi[0];
 }
 
 namespace {
@@ -84,64 +84,87 @@ class StdoutSilencer {
   int saved_ = -1;
 };
 
-}  // namespace
+// The floor of the pull: kFloor Σ ζᵢ² keeps the reduction positive definite where the pull is
+// released (SolveSdp's objective, sdp.hpp).
+constexpr double kFloor = 1e-6;
 
-SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const int n = problem.size();
-  const int nb = problem.selection.size();
-  const int ni = problem.inertial_size();
+void CheckOptions(const SdpOptions& options, int nb) {
   if (!options.ellipsoids.empty() && static_cast<int>(options.ellipsoids.size()) != nb)
     throw std::invalid_argument("SolveSdp: one optional ellipsoid per chosen body");
-  const Eigen::VectorXd& prior = problem.prior;
   if (!(options.margin >= 0.0 && options.margin < 1.0))
     throw std::invalid_argument("SolveSdp: margin must be in [0, 1)");
-  // ε_b: the absolute floor, or κ of the prior body's smallest pseudo-inertia eigenvalue.
+}
+
+// ε_b: the absolute floor, or κ of the prior body's smallest pseudo-inertia eigenvalue.
+std::vector<double> BodyEpsilons(const Eigen::VectorXd& prior, int nb, const SdpOptions& options) {
   std::vector<double> eps(nb, options.epsilon);
   for (int b = 0; b < nb; ++b) {
-    const double prior_min = dyn::PseudoInertiaEigenvalues(prior.segment<10>(10 * b)).min;
+    const double prior_min = dynamics::PseudoInertiaEigenvalues(prior.segment<10>(10 * b)).min;
     if (std::isfinite(prior_min)) eps[b] = std::max(eps[b], options.margin * prior_min);
   }
-  // Column scaling d (ζ = d ⊙ (x − prior), for the solver's conditioning) and the reduced
-  // least-squares factor. The pull toward the prior is measured in plausible sizes s (PriorScale):
-  // μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))², plus kFloor Σ ζᵢ² (the columns' share, which
-  // keeps the reduction positive definite where the pull is released).
-  constexpr double kFloor = 1e-6;
-  Eigen::VectorXd d(n);
-  for (int i = 0; i < n; ++i) d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
-  const Eigen::VectorXd dinv = d.cwiseInverse();
-  const Eigen::VectorXd scale = PriorScale(problem);
-  Eigen::VectorXd pull = scale.cwiseInverse();  // 1 / s, 0 where released
-  Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
-  const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
-  // A body the data move far from the prior is not held to it: a tool or a payload on the link
-  // when it was recorded, or a URDF wrong by more than its plausible size. Where the solution
-  // with the floor alone moves a body's mass or a first-moment component that the data identify
-  // (σ below a tenth of its plausible size, as the identifiability report counts it) by more than
-  // kReleaseSizes plausible sizes, that body keeps only the floor. Unidentified components do not
-  // count: there the floor-only solution is where a residual no parameter explains leaks most.
+  return eps;
+}
+
+// The reduced least-squares problem, and the unknowns' map back to x.
+struct Reduction {
+  Eigen::VectorXd d;          // column scaling: ζ = d ⊙ (x − prior)
+  Eigen::VectorXd pull;       // 1 / s, 0 where released
+  std::vector<int> released;  // bodies released from the pull
+  Eigen::VectorXd x0;         // the unconstrained (regularised) solution
+  Eigen::MatrixXd dxdw;       // dx/dw = D⁻¹ R⁻¹ (n × n)
+};
+
+// A body the data move far from the prior is not held to it: a tool or a payload on the link
+// when it was recorded, or a URDF wrong by more than its plausible size. Where the solution
+// with the floor alone moves a body's mass or a first-moment component that the data identify
+// (σ below a tenth of its plausible size, as the identifiability report counts it) by more than
+// kReleaseSizes plausible sizes, that body keeps only the floor (its pull set to 0). Unidentified
+// components do not count: there the floor-only solution is where a residual no parameter
+// explains leaks most. Returns the released bodies.
+std::vector<int> ReleaseFarBodies(const Eigen::MatrixXd& As, const Eigen::VectorXd& bs,
+                                  const Eigen::VectorXd& dinv, const Eigen::VectorXd& scale, int nb,
+                                  Eigen::VectorXd& pull) {
+  const int n = static_cast<int>(As.rows());
   std::vector<int> released;
-  {
-    Eigen::MatrixXd weak = As;
-    weak.diagonal().array() += kFloor;
-    const Eigen::LLT<Eigen::MatrixXd> wllt(weak);
-    if (wllt.info() == Eigen::Success) {
-      const Eigen::VectorXd moved = dinv.cwiseProduct(wllt.solve(bs)).cwiseQuotient(scale);
-      const Eigen::VectorXd sigma =
-          dinv.cwiseProduct(wllt.solve(Eigen::MatrixXd::Identity(n, n)).diagonal().cwiseSqrt())
-              .cwiseQuotient(scale);
-      for (int b = 0; b < nb; ++b) {
-        bool far = false;
-        for (int k = 0; k < 4; ++k)
-          far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kReleaseSizes);
-        if (!far) continue;
-        pull.segment<10>(10 * b).setZero();
-        released.push_back(b);
-      }
+  Eigen::MatrixXd weak = As;
+  weak.diagonal().array() += kFloor;
+  const Eigen::LLT<Eigen::MatrixXd> wllt(weak);
+  if (wllt.info() == Eigen::Success) {
+    const Eigen::VectorXd moved = dinv.cwiseProduct(wllt.solve(bs)).cwiseQuotient(scale);
+    const Eigen::VectorXd sigma =
+        dinv.cwiseProduct(wllt.solve(Eigen::MatrixXd::Identity(n, n)).diagonal().cwiseSqrt())
+            .cwiseQuotient(scale);
+    for (int b = 0; b < nb; ++b) {
+      bool far = false;
+      for (int k = 0; k < 4; ++k)
+        far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kReleaseSizes);
+      if (!far) continue;
+      pull.segment<10>(10 * b).setZero();
+      released.push_back(b);
     }
   }
+  return released;
+}
+
+// Column scaling d (ζ = d ⊙ (x − prior), for the solver's conditioning) and the reduced
+// least-squares factor. The pull toward the prior is measured in plausible sizes s (PriorScale):
+// μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))², plus kFloor Σ ζᵢ² (the columns' share, which
+// keeps the reduction positive definite where the pull is released).
+Reduction Reduce(const NormalEquations& ne, const Problem& problem, const SdpOptions& options) {
+  const int n = problem.size();
+  const int nb = problem.selection.size();
+  const Eigen::VectorXd& prior = problem.prior;
+  Reduction r;
+  r.d.resize(n);
+  for (int i = 0; i < n; ++i) r.d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
+  const Eigen::VectorXd dinv = r.d.cwiseInverse();
+  const Eigen::VectorXd scale = PriorScale(problem);
+  r.pull = scale.cwiseInverse();
+  Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
+  const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
+  r.released = ReleaseFarBodies(As, bs, dinv, scale, nb, r.pull);
   As.diagonal().array() +=
-      options.regularisation * dinv.cwiseProduct(pull).array().square() + kFloor;
+      options.regularisation * dinv.cwiseProduct(r.pull).array().square() + kFloor;
   const Eigen::LLT<Eigen::MatrixXd> llt(As);
   if (llt.info() != Eigen::Success) throw std::runtime_error("SolveSdp: reduction failed");
   // Unknowns of the SDP: w = Rζ − r (the whitened residual of the reduced problem, ‖w‖² ≤ t) and
@@ -150,23 +173,31 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   const Eigen::MatrixXd Rinv =
       llt.matrixU().solve(Eigen::MatrixXd::Identity(n, n));  // upper triangular
   const Eigen::VectorXd zeta0 = llt.solve(bs);
-  const Eigen::VectorXd x0 = prior + dinv.asDiagonal() * zeta0;
-  // dx/dw = D⁻¹ R⁻¹ (n × n).
-  const Eigen::MatrixXd dxdw = dinv.asDiagonal() * Rinv;
+  r.x0 = prior + dinv.asDiagonal() * zeta0;
+  r.dxdw = dinv.asDiagonal() * Rinv;
+  return r;
+}
 
-  // Blocks: 1 the Schur complement (n + 1), 2..nb+1 the pseudo-inertias (4), then one diagonal
-  // block with the scalar inequalities (ellipsoids, friction signs) if there are any.
-  struct Scalar {
-    Eigen::RowVectorXd coeff;  // on x
-    double offset;             // value at x0
-  };
+// The scalar inequalities coeff · x + offset ≥ 0 (x relative to x0): bounding ellipsoids,
+// friction signs.
+struct Scalar {
+  Eigen::RowVectorXd coeff;  // on x
+  double offset;             // value at x0
+};
+
+std::vector<Scalar> ScalarInequalities(const Problem& problem, const SdpOptions& options,
+                                       const Eigen::VectorXd& x0) {
+  const int n = problem.size();
+  const int nb = problem.selection.size();
+  const int ni = problem.inertial_size();
   std::vector<Scalar> scalars;
   for (int b = 0; b < nb && !options.ellipsoids.empty(); ++b) {
     if (!options.ellipsoids[b]) continue;
     const Eigen::Matrix4d Q = EllipsoidMatrix(*options.ellipsoids[b]);
-    Scalar s{Eigen::RowVectorXd::Zero(n), (dyn::PseudoInertia(x0.segment<10>(10 * b)) * Q).trace()};
+    Scalar s{Eigen::RowVectorXd::Zero(n),
+             (dynamics::PseudoInertia(x0.segment<10>(10 * b)) * Q).trace()};
     for (int j = 0; j < 10; ++j)
-      s.coeff[10 * b + j] = (dyn::PseudoInertia(dyn::Vector10::Unit(j)) * Q).trace();
+      s.coeff[10 * b + j] = (dynamics::PseudoInertia(dynamics::Vector10::Unit(j)) * Q).trace();
     scalars.push_back(s);
   }
   if (options.friction_nonnegative) {
@@ -176,14 +207,33 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
       scalars.push_back(s);
     }
   }
-  const int nscalar = static_cast<int>(scalars.size());
-  const int nblocks = 1 + nb + (nscalar > 0 ? 1 : 0);
-  const int dim = (n + 1) + 4 * nb + nscalar;
-  const int k = n + 1;  // unknowns w and t
+  return scalars;
+}
 
-  struct blockmatrix C;
-  C.nblocks = nblocks;
-  C.blocks = Alloc<blockrec>(nblocks + 1);
+// The SDP as CSDP takes it (CSDP's arrays, 1-based, freed by FreeCsdp).
+struct CsdpProblem {
+  int nblocks = 0;
+  int dim = 0;  // the blocks' total size
+  int k = 0;    // constraints: one per unknown, w and t
+  blockmatrix C{};
+  double* a = nullptr;
+  constraintmatrix* constraints = nullptr;
+};
+
+// Blocks: 1 the Schur complement (n + 1), 2..nb+1 the pseudo-inertias (4), then one diagonal
+// block with the scalar inequalities (ellipsoids, friction signs) if there are any. C holds their
+// constant parts (at w = 0: x = x0).
+CsdpProblem LayoutBlocks(int n, const std::vector<double>& eps, const Eigen::VectorXd& x0,
+                         const std::vector<Scalar>& scalars) {
+  const int nb = static_cast<int>(eps.size());
+  const int nscalar = static_cast<int>(scalars.size());
+  CsdpProblem p;
+  p.nblocks = 1 + nb + (nscalar > 0 ? 1 : 0);
+  p.dim = (n + 1) + 4 * nb + nscalar;
+  p.k = n + 1;  // unknowns w and t
+  blockmatrix& C = p.C;
+  C.nblocks = p.nblocks;
+  C.blocks = Alloc<blockrec>(p.nblocks + 1);
   auto matrix_block = [&](int index, int size) {
     C.blocks[index].blockcategory = MATRIX;
     C.blocks[index].blocksize = size;
@@ -194,49 +244,66 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
   for (int b = 0; b < nb; ++b) {
     matrix_block(2 + b, 4);
     const Eigen::Matrix4d Cb =
-        eps[b] * Eigen::Matrix4d::Identity() - dyn::PseudoInertia(x0.segment<10>(10 * b));
+        eps[b] * Eigen::Matrix4d::Identity() - dynamics::PseudoInertia(x0.segment<10>(10 * b));
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) C.blocks[2 + b].data.mat[ijtok(i + 1, j + 1, 4)] = Cb(i, j);
   }
-  std::vector<Eigen::RowVectorXd> scalar_w(nscalar);
   if (nscalar > 0) {
-    C.blocks[nblocks].blockcategory = DIAG;
-    C.blocks[nblocks].blocksize = nscalar;
-    C.blocks[nblocks].data.vec = Alloc<double>(nscalar + 1);
-    for (int s = 0; s < nscalar; ++s) {
-      C.blocks[nblocks].data.vec[s + 1] = -scalars[s].offset;
-      scalar_w[s] = scalars[s].coeff * dxdw;
-    }
+    C.blocks[p.nblocks].blockcategory = DIAG;
+    C.blocks[p.nblocks].blocksize = nscalar;
+    C.blocks[p.nblocks].data.vec = Alloc<double>(nscalar + 1);
+    for (int s = 0; s < nscalar; ++s) C.blocks[p.nblocks].data.vec[s + 1] = -scalars[s].offset;
   }
-  double* a = Alloc<double>(k + 1);
-  a[k] = 1.0;  // minimise t
+  return p;
+}
 
-  // Constraint matrices, one per unknown; blocks listed in increasing block order.
-  std::vector<std::map<int, Entries>> blocks(k + 1);
+// The objective: minimise t (the last unknown).
+void SetObjective(CsdpProblem& p) {
+  p.a = Alloc<double>(p.k + 1);
+  p.a[p.k] = 1.0;  // minimise t
+}
+
+// Each constraint matrix's entries by block (1-based): unknown i + 1 is w_i (the Schur block's
+// border, the pseudo-inertias' and the scalars' derivatives along dx/dw), unknown k is t.
+std::vector<std::map<int, Entries>> ConstraintEntries(const CsdpProblem& p, int n, int nb,
+                                                      const Eigen::MatrixXd& dxdw,
+                                                      const std::vector<Scalar>& scalars) {
+  const int nscalar = static_cast<int>(scalars.size());
+  std::vector<Eigen::RowVectorXd> scalar_w(nscalar);
+  for (int s = 0; s < nscalar; ++s) scalar_w[s] = scalars[s].coeff * dxdw;
+  std::vector<std::map<int, Entries>> blocks(p.k + 1);
   std::array<Eigen::Matrix4d, 10> unit_j;
-  for (int j = 0; j < 10; ++j) unit_j[j] = dyn::PseudoInertia(dyn::Vector10::Unit(j));
+  for (int j = 0; j < 10; ++j) unit_j[j] = dynamics::PseudoInertia(dynamics::Vector10::Unit(j));
   for (int i = 0; i < n; ++i) {
     blocks[i + 1][1].Add(1, i + 2, 1.0);
     for (int b = 0; b < nb; ++b) {
       Eigen::Matrix4d Ji = Eigen::Matrix4d::Zero();
       for (int j = 0; j < 10; ++j) Ji += unit_j[j] * dxdw(10 * b + j, i);
-      for (int p = 0; p < 4; ++p)
-        for (int q = p; q < 4; ++q) blocks[i + 1][2 + b].Add(p + 1, q + 1, Ji(p, q));
+      for (int row = 0; row < 4; ++row)
+        for (int col = row; col < 4; ++col)
+          blocks[i + 1][2 + b].Add(row + 1, col + 1, Ji(row, col));
     }
-    for (int s = 0; s < nscalar; ++s) blocks[i + 1][nblocks].Add(s + 1, s + 1, scalar_w[s][i]);
+    for (int s = 0; s < nscalar; ++s) blocks[i + 1][p.nblocks].Add(s + 1, s + 1, scalar_w[s][i]);
   }
-  blocks[k][1].Add(1, 1, 1.0);
-  auto* constraints = Alloc<constraintmatrix>(k + 1);
-  for (int c = 1; c <= k; ++c) {
-    constraints[c].blocks = nullptr;
+  blocks[p.k][1].Add(1, 1, 1.0);
+  return blocks;
+}
+
+// Constraint matrices, one per unknown, in CSDP's sparse blocks (listed in increasing block order).
+void BuildConstraints(CsdpProblem& p, int n, int nb, const Eigen::MatrixXd& dxdw,
+                      const std::vector<Scalar>& scalars) {
+  const std::vector<std::map<int, Entries>> blocks = ConstraintEntries(p, n, nb, dxdw, scalars);
+  p.constraints = Alloc<constraintmatrix>(p.k + 1);
+  for (int c = 1; c <= p.k; ++c) {
+    p.constraints[c].blocks = nullptr;
     for (auto it = blocks[c].rbegin(); it != blocks[c].rend(); ++it) {
       const Entries& e = it->second;
       if (e.v.empty()) continue;
       auto* sb = Alloc<sparseblock>(1);
       sb->blocknum = it->first;
-      sb->blocksize = C.blocks[it->first].blocksize;
+      sb->blocksize = p.C.blocks[it->first].blocksize;
       sb->constraintnum = c;
-      sb->next = constraints[c].blocks;
+      sb->next = p.constraints[c].blocks;
       sb->nextbyblock = nullptr;
       sb->numentries = static_cast<int>(e.v.size());
       sb->entries = Alloc<double>(e.v.size() + 1);
@@ -247,46 +314,67 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
         sb->iindices[q + 1] = e.i[q];
         sb->jindices[q + 1] = e.j[q];
       }
-      constraints[c].blocks = sb;
+      p.constraints[c].blocks = sb;
     }
   }
+}
 
-  struct blockmatrix X, Z;
+// CSDP's solution (its arrays, freed by FreeCsdp).
+struct CsdpSolution {
+  blockmatrix X{};
+  blockmatrix Z{};
   double* y = nullptr;
   double pobj = 0.0, dobj = 0.0;
-  int ret = -1;
-  {
-    StdoutSilencer quiet(!options.verbose);
-    initsoln(dim, k, C, a, constraints, &X, &y, &Z);
-    ret = easy_sdp(dim, k, C, a, constraints, 0.0, &X, &y, &Z, &pobj, &dobj);
-  }
-  SdpResult out;
-  out.body_epsilon = eps;
-  out.released_bodies = released;
-  out.status = ret;
-  out.ok = ret == 0 || ret == 3;
+  int status = -1;
+};
+
+CsdpSolution SolveCsdp(CsdpProblem& p, bool verbose) {
+  CsdpSolution s;
+  StdoutSilencer quiet(!verbose);
+  initsoln(p.dim, p.k, p.C, p.a, p.constraints, &s.X, &s.y, &s.Z);
+  s.status = easy_sdp(p.dim, p.k, p.C, p.a, p.constraints, 0.0, &s.X, &s.y, &s.Z, &s.pobj, &s.dobj);
+  return s;
+}
+
+void FreeCsdp(CsdpProblem& p, CsdpSolution& s) {
+  free_prob(p.dim, p.k, p.C, p.a, p.constraints, s.X, s.y, s.Z);
+}
+
+// The solver's status and x = x0 + dx/dw · w.
+void ReadSolution(const CsdpSolution& s, const Reduction& r, SdpResult& out) {
+  const int n = static_cast<int>(r.x0.size());
+  out.status = s.status;
+  out.ok = s.status == 0 || s.status == 3;
   Eigen::VectorXd w(n);
-  for (int i = 0; i < n; ++i) w[i] = y[i + 1];
-  out.x = x0 + dxdw * w;
-  auto objective = [&](const Eigen::VectorXd& x) {
-    const Eigen::VectorXd z = pull.cwiseProduct(x - prior);
-    const Eigen::VectorXd zeta = d.cwiseProduct(x - prior);
-    return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm() +
-           kFloor * zeta.squaredNorm();
-  };
-  out.x_solver = out.x;
-  out.objective_solver = objective(out.x);
+  for (int i = 0; i < n; ++i) w[i] = s.y[i + 1];
+  out.x = r.x0 + r.dxdw * w;
+}
+
+// The objective of sdp.hpp at x (the least squares, the pull toward the prior and the floor).
+double Objective(const Eigen::VectorXd& x, const NormalEquations& ne, const Eigen::VectorXd& prior,
+                 const Reduction& r, const SdpOptions& options) {
+  const Eigen::VectorXd z = r.pull.cwiseProduct(x - prior);
+  const Eigen::VectorXd zeta = r.d.cwiseProduct(x - prior);
+  return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm() +
+         kFloor * zeta.squaredNorm();
+}
+
+// Bodies the solver left below J ⪰ ½ε_b·1 brought onto J ⪰ ε_b·1 (SdpResult).
+void ProjectBodies(const std::vector<double>& eps, SdpResult& out) {
+  const int nb = static_cast<int>(eps.size());
   for (int b = 0; b < nb && out.x.allFinite(); ++b) {
     // Bodies within the solver's accuracy of J ⪰ ε_b·1 (λ_min ≈ 0.9998 ε_b) stay as solved: moving
     // them would cost the bounding ellipsoids their margin for nothing.
-    if (dyn::IsPhysicallyConsistent(out.x.segment<10>(10 * b), 0.5 * eps[b])) continue;
+    if (dynamics::IsPhysicallyConsistent(out.x.segment<10>(10 * b), 0.5 * eps[b])) continue;
     const ProjectedBody p = ProjectToConsistent(out.x.segment<10>(10 * b), eps[b]);
     if (!p.changed) continue;
     out.x.segment<10>(10 * b) = p.pi;
     ++out.projected_bodies;
     out.projected_mass_or_com += p.kept_mass_and_com ? 0 : 1;
   }
-  out.objective = objective(out.x);
+}
+
+std::string StatusMessage(int ret) {
   static const char* kStatus[] = {"solved",
                                   "primal infeasible",
                                   "dual infeasible",
@@ -297,8 +385,33 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
                                   "lack of progress",
                                   "X, Z or O singular",
                                   "NaN or Inf detected"};
-  out.message = ret >= 0 && ret <= 9 ? kStatus[ret] : "CSDP failure " + std::to_string(ret);
-  free_prob(dim, k, C, a, constraints, X, y, Z);
+  return ret >= 0 && ret <= 9 ? kStatus[ret] : "CSDP failure " + std::to_string(ret);
+}
+
+}  // namespace
+
+SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const int n = problem.size();
+  const int nb = problem.selection.size();
+  CheckOptions(options, nb);
+  const std::vector<double> eps = BodyEpsilons(problem.prior, nb, options);
+  const Reduction r = Reduce(ne, problem, options);
+  const std::vector<Scalar> scalars = ScalarInequalities(problem, options, r.x0);
+  CsdpProblem p = LayoutBlocks(n, eps, r.x0, scalars);
+  SetObjective(p);
+  BuildConstraints(p, n, nb, r.dxdw, scalars);
+  CsdpSolution s = SolveCsdp(p, options.verbose);
+  SdpResult out;
+  out.body_epsilon = eps;
+  out.released_bodies = r.released;
+  ReadSolution(s, r, out);
+  out.x_solver = out.x;
+  out.objective_solver = Objective(out.x, ne, problem.prior, r, options);
+  ProjectBodies(eps, out);
+  out.objective = Objective(out.x, ne, problem.prior, r, options);
+  out.message = StatusMessage(out.status);
+  FreeCsdp(p, s);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -347,4 +460,4 @@ std::string ExplainSdpFailure(const SdpResult& r, const SdpOptions& options, dou
   return text;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "heft/config/configuration.hpp"
+#include "heft/config/schema.hpp"
+#include "heft/config/yaml.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "heft/plugin/plugin_config.hpp"
 
 namespace heft::plugin {
 namespace {
@@ -26,6 +28,14 @@ std::int64_t ThreadCpuNs() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// A framework that loads the plugin without a host reads the file here: every top-level key must be
+// one of heft's, and the plugin's sections (robot, drivers, estimator) are read and checked.
+PluginConfig ReadOwnSections(const std::string& path) {
+  const config::Document document = config::Document::Load(path);
+  document.root().AllowOnly(config::schema::kRoot);
+  return ReadPluginConfig(document.root());
+}
+
 class EstimatorPlugin final : public ControllerInterface {
  public:
   const char* name() const noexcept override { return "heft_estimator"; }
@@ -35,13 +45,13 @@ class EstimatorPlugin final : public ControllerInterface {
       throw PluginError("init: the host gave no state buffer or hand-off");
     hw_ = hardware;
     try {
-      // The host's reading of the file (heftd, heft-sim), or the file read here.
-      cfg_ = hardware.config ? *hardware.config
-                             : config::LoadConfiguration(config_path, config::Reader::kTool).plugin;
-      dyn::ModelOptions opt;
+      // The host's reading of the file (heftd, heft-sim), or the plugin's sections read here.
+      cfg_ = hardware.config ? *hardware.config : ReadOwnSections(config_path);
+      dynamics::ModelOptions opt;
       opt.floating_base = cfg_.floating_base;
       opt.repair_inertia = cfg_.repair_inertia;
-      model_ = std::make_unique<dyn::Model>(dyn::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
+      model_ =
+          std::make_unique<dynamics::Model>(dynamics::LoadModelFromUrdfFile(cfg_.urdf_path, opt));
       std::vector<std::string> from_parameters;
       if (!cfg_.parameters_path.empty()) {
         from_parameters = ApplyNominalParameters(cfg_.parameters_path, *model_);
@@ -49,8 +59,8 @@ class EstimatorPlugin final : public ControllerInterface {
       }
       // An estimated link thinner than the estimator's margin is refused here, naming the file.
       CheckEstimatedNominals(cfg_, from_parameters, *model_);
-      estimator_ = std::make_unique<est::InertialEstimator>(*model_, cfg_.estimator);
-      mapping_ = std::make_unique<est::SampleMapping>(*model_, cfg_.mapping);
+      estimator_ = std::make_unique<estimator::InertialEstimator>(*model_, cfg_.estimator);
+      mapping_ = std::make_unique<estimator::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {
       throw PluginError(e.what());
     }
@@ -120,7 +130,7 @@ class EstimatorPlugin final : public ControllerInterface {
     TelemetryRecord rec;
     rec.time_ns = time_ns;
     rec.tick = ++ticks_;
-    est::TickResult result;
+    estimator::TickResult result;
     std::uint32_t hold = 0;
     if (state_ != hal::EstimatorState::kInactive &&
         state_ != hal::EstimatorState::kWaitForWalking) {
@@ -131,8 +141,8 @@ class EstimatorPlugin final : public ControllerInterface {
       } else {
         if (state_ == hal::EstimatorState::kHolding) state_ = resume_;
         result = estimator_->Step(mapping_->input());
-        if (result.status == est::TickStatus::kUpdated ||
-            result.status == est::TickStatus::kReleased)
+        if (result.status == estimator::TickStatus::kUpdated ||
+            result.status == estimator::TickStatus::kReleased)
           ++updates_;
         if (state_ == hal::EstimatorState::kCalibratingBias && !estimator_->calibrating())
           state_ = hal::EstimatorState::kEstimating;
@@ -153,7 +163,8 @@ class EstimatorPlugin final : public ControllerInterface {
     st.gate_releases = estimator_->gate().releases();
     st.numeric_rejects = estimator_->numeric_rejects();
     st.rate_limited = estimator_->rate_limited_ticks();
-    if (result.status == est::TickStatus::kUpdated || result.status == est::TickStatus::kReleased)
+    if (result.status == estimator::TickStatus::kUpdated ||
+        result.status == estimator::TickStatus::kReleased)
       st.last_nis = result.nis;
     out_.sequence = ticks_;
     out_.stamp_ns = stamp_ns_;
@@ -214,10 +225,10 @@ class EstimatorPlugin final : public ControllerInterface {
   std::uint32_t ReadState() noexcept {
     const std::uint64_t newest = hw_.state->latest_index();
     const auto h = static_cast<std::uint64_t>(mapping_->lag_samples());
-    if (newest <= 2 * h) return est::kHoldHistory;
+    if (newest <= 2 * h) return estimator::kHoldHistory;
     if (!hw_.state->read_index(newest, s0_) || !hw_.state->read_index(newest - h, s1_) ||
         !hw_.state->read_index(newest - 2 * h, s2_))
-      return est::kHoldHistory;
+      return estimator::kHoldHistory;
     stamp_ns_ = s1_.stamp_ns;
     return mapping_->Assemble(s0_, s1_, s2_);
   }
@@ -235,9 +246,9 @@ class EstimatorPlugin final : public ControllerInterface {
 
   HardwareInterface hw_;
   PluginConfig cfg_;
-  std::unique_ptr<dyn::Model> model_;
-  std::unique_ptr<est::InertialEstimator> estimator_;
-  std::unique_ptr<est::SampleMapping> mapping_;
+  std::unique_ptr<dynamics::Model> model_;
+  std::unique_ptr<estimator::InertialEstimator> estimator_;
+  std::unique_ptr<estimator::SampleMapping> mapping_;
   std::vector<std::string> warnings_;
   hal::RobotStateSample s0_, s1_, s2_;
   hal::InertialEstimate out_;

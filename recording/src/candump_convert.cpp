@@ -8,7 +8,7 @@
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/hal/state_buffer.hpp"
 
-namespace heft::ident {
+namespace heft::recording {
 
 RecordingInfo InfoFromDrivers(const drivers::DriverConfig& config, bool floating_base) {
   RecordingInfo info;
@@ -138,4 +138,4 @@ Recording ConvertCandump(const drivers::DriverConfig& config,
   return rec;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::recording

@@ -8,7 +8,7 @@
 
 #include "heft/recording/candump_convert.hpp"
 
-namespace heft::ident {
+namespace heft::recording {
 
 static_assert(std::endian::native == std::endian::little,
               "the recording format is little-endian; add byte swapping for this host");
@@ -134,10 +134,22 @@ Recording ReadRecording(const std::string& path) {
   return ParseRecording(data, path);
 }
 
-Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& path) {
-  auto fail = [&](const std::string& what) -> RecordingError {
-    return RecordingError(path + ": " + what);
-  };
+namespace {
+
+RecordingError Failure(const std::string& path, const std::string& what) {
+  return RecordingError(path + ": " + what);
+}
+
+// What the fixed header says of the file's layout.
+struct Layout {
+  std::uint32_t version = 0, header_size = 0, record_size = 0, nj = 0, nw = 0;
+};
+
+// The fixed header (magic, version, sizes, channel counts, flags, nominal rate into `info`),
+// checked against the data's size and the record size its counts imply.
+Layout ParseFixedHeader(const std::vector<unsigned char>& data, const std::string& path,
+                        RecordingInfo& info) {
+  auto fail = [&](const std::string& what) { return Failure(path, what); };
   if (data.size() < kFixedHeader)
     throw fail("truncated header (" + std::to_string(data.size()) +
                " bytes); not a heft recording?");
@@ -152,10 +164,8 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
   const auto nj = Take<std::uint32_t>(&data[20]);
   const auto nw = Take<std::uint32_t>(&data[24]);
   const auto flags = Take<std::uint32_t>(&data[28]);
-  Recording rec;
-  rec.source = path;
-  rec.info.floating_base = (flags & 1u) != 0;
-  rec.info.nominal_rate = Take<double>(&data[32]);
+  info.floating_base = (flags & 1u) != 0;
+  info.nominal_rate = Take<double>(&data[32]);
   if (nj > 4096 || nw > 64)
     throw fail("implausible channel counts (" + std::to_string(nj) + " joints, " +
                std::to_string(nw) + " wrenches)");
@@ -164,56 +174,78 @@ Recording ParseRecording(const std::vector<unsigned char>& data, const std::stri
     throw fail("record size " + std::to_string(record_size) + " does not match " +
                std::to_string(nj) + " joints and " + std::to_string(nw) + " wrenches (expected " +
                std::to_string(RecordSize(nj, nw, version)) + ")");
-  if (!(rec.info.nominal_rate > 0.0 && rec.info.nominal_rate < 1e6)) throw fail("bad nominal rate");
+  if (!(info.nominal_rate > 0.0 && info.nominal_rate < 1e6)) throw fail("bad nominal rate");
+  return Layout{version, header_size, record_size, nj, nw};
+}
+
+// The names after the fixed header (joints, then wrench frames) into `info`; they fill the header.
+void ParseNames(const std::vector<unsigned char>& data, const std::string& path,
+                const Layout& layout, RecordingInfo& info) {
+  auto fail = [&](const std::string& what) { return Failure(path, what); };
   std::size_t pos = kFixedHeader;
-  for (std::uint32_t i = 0; i < nj + nw; ++i) {
-    if (pos + 2 > header_size) throw fail("truncated header (names)");
+  for (std::uint32_t i = 0; i < layout.nj + layout.nw; ++i) {
+    if (pos + 2 > layout.header_size) throw fail("truncated header (names)");
     const auto len = Take<std::uint16_t>(&data[pos]);
     pos += 2;
-    if (pos + len > header_size) throw fail("truncated header (names)");
+    if (pos + len > layout.header_size) throw fail("truncated header (names)");
     std::string name(reinterpret_cast<const char*>(&data[pos]), len);
     pos += len;
-    (i < nj ? rec.info.joints : rec.info.wrench_frames).push_back(std::move(name));
+    (i < layout.nj ? info.joints : info.wrench_frames).push_back(std::move(name));
   }
-  if (pos != header_size) throw fail("header size does not match its names");
+  if (pos != layout.header_size) throw fail("header size does not match its names");
+}
+
+// Record r, starting at p, into s: the values (all finite), then the validity bytes.
+void ParseRecord(const unsigned char* p, std::size_t r, const Layout& layout,
+                 const std::string& path, RecordSample& s) {
+  const std::uint32_t version = layout.version, nj = layout.nj, nw = layout.nw;
+  s.stamp_ns = Take<std::int64_t>(p);
+  p += 8;
+  auto value = [&]() {
+    const double x = Take<double>(p);
+    p += 8;
+    if (!std::isfinite(x)) throw Failure(path, "non-finite value in record " + std::to_string(r));
+    return x;
+  };
+  for (double& x : s.base) x = value();
+  if (version >= 2)
+    for (double& x : s.specific_force) x = value();
+  for (auto* vec : {&s.q, &s.v, &s.tau}) {
+    vec->resize(nj);
+    for (double& x : *vec) x = value();
+  }
+  s.wrenches.resize(nw);
+  for (auto& wr : s.wrenches)
+    for (double& x : wr) x = value();
+  s.base_valid = *p++ != 0;
+  if (version >= 2) s.has_specific_force = *p++ != 0;
+  s.encoder_valid.assign(p, p + nj);
+  p += nj;
+  s.torque_valid.assign(p, p + nj);
+  p += nj;
+  s.wrench_valid.assign(p, p + nw);
+}
+
+}  // namespace
+
+Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& path) {
+  Recording rec;
+  rec.source = path;
+  const Layout layout = ParseFixedHeader(data, path, rec.info);
+  ParseNames(data, path, layout, rec.info);
+  const std::size_t header_size = layout.header_size, record_size = layout.record_size;
   const std::size_t body = data.size() - header_size;
   if (body % record_size != 0)
-    throw fail("truncated record at the end (" + std::to_string(body % record_size) + " of " +
-               std::to_string(record_size) + " bytes)");
+    throw Failure(path, "truncated record at the end (" + std::to_string(body % record_size) +
+                            " of " + std::to_string(record_size) + " bytes)");
   const std::size_t n = body / record_size;
   rec.samples.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
-    const unsigned char* p = &data[header_size + r * record_size];
-    RecordSample& s = rec.samples[r];
-    s.stamp_ns = Take<std::int64_t>(p);
-    p += 8;
-    auto value = [&]() {
-      const double x = Take<double>(p);
-      p += 8;
-      if (!std::isfinite(x)) throw fail("non-finite value in record " + std::to_string(r));
-      return x;
-    };
-    for (double& x : s.base) x = value();
-    if (version >= 2)
-      for (double& x : s.specific_force) x = value();
-    for (auto* vec : {&s.q, &s.v, &s.tau}) {
-      vec->resize(nj);
-      for (double& x : *vec) x = value();
-    }
-    s.wrenches.resize(nw);
-    for (auto& wr : s.wrenches)
-      for (double& x : wr) x = value();
-    s.base_valid = *p++ != 0;
-    if (version >= 2) s.has_specific_force = *p++ != 0;
-    s.encoder_valid.assign(p, p + nj);
-    p += nj;
-    s.torque_valid.assign(p, p + nj);
-    p += nj;
-    s.wrench_valid.assign(p, p + nw);
-    if (r > 0 && s.stamp_ns <= rec.samples[r - 1].stamp_ns)
-      throw fail("time does not increase at record " + std::to_string(r));
+    ParseRecord(&data[header_size + r * record_size], r, layout, path, rec.samples[r]);
+    if (r > 0 && rec.samples[r].stamp_ns <= rec.samples[r - 1].stamp_ns)
+      throw Failure(path, "time does not increase at record " + std::to_string(r));
   }
   return rec;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::recording

@@ -6,9 +6,9 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "heft/scenarios/controller.hpp"
+#include "heft/sim/controller.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 // Rotation vector (axis × angle) of a rotation matrix.
@@ -26,6 +26,8 @@ double SmoothRate(double s) noexcept {
   if (s <= 0.0 || s >= 1.0) return 0.0;
   return 30.0 * s * s * (1.0 - s) * (1.0 - s);
 }
+
+constexpr double kGravity = 9.81;
 
 }  // namespace
 
@@ -107,6 +109,7 @@ double BalanceController::FootForce(int foot, const hal::RobotStateSample& state
   return (X.p + X.R * config_.sole_B).z() < 0.003 ? 1e9 : 0.0;
 }
 
+// The gait: the phase changes of this tick (BalanceConfig), then the swing foot's reference.
 void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state) noexcept {
   const double dt_phase = t - phase_start_;
   const int stance = 1 - swing_;
@@ -175,7 +178,11 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
     case Phase::kDone:
       break;
   }
-  // References of this tick.
+  UpdateSwingTarget(t);
+}
+
+// The swing foot's reference of this tick.
+void BalanceController::UpdateSwingTarget(double t) noexcept {
   const double s = (t - phase_start_);
   if (phase_ == Phase::kLift) {
     const double u = s / config_.lift_time;
@@ -190,16 +197,30 @@ void BalanceController::UpdateGait(double t, const hal::RobotStateSample& state)
   }
 }
 
+// One tick: the state, the gait, the tasks' costs (pelvis, posture, centre of mass, swing foot,
+// wrenches), the KKT system solved under the contact limits, then the joint torques.
 bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateSample& state,
                                                 Eigen::Ref<Eigen::VectorXd> tau) noexcept {
-  const int nv = model_.nv();
-  const int n = nv + 12;
-  const Eigen::MatrixXd& M = model_.M();
-  const Eigen::VectorXd& h = model_.h();
+  const int n = model_.nv() + 12;
   const double mass = model_.total_mass();
-  constexpr double kGravity = 9.81;
+  ReadState();
+  UpdateGait(t, state);
+  H_.setZero();
+  g_.setZero();
+  AddPelvisTasks(t);
+  AddPostureTasks(t);
+  const Eigen::Vector2d com_acc = AddCenterOfMassTask(t, mass);
+  UpdateFeet();
+  AddSwingFootTask();
+  AddWrenchRegularisation(com_acc, mass);
+  AssembleKkt(n);
+  if (!SolveWithContactLimits(t, n)) return false;
+  JointTorques(tau);
+  return true;
+}
 
-  // Centre of mass and its velocity.
+// Centre of mass and its velocity (the first tick's is the centre of mass's goal).
+void BalanceController::ReadState() noexcept {
   com_ = model_.CenterOfMass();
   com_vel_ = model_.CenterOfMassVelocity();
   if (!started_) {
@@ -207,11 +228,10 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     com_goal_ = com_.head<2>();
     com_start_ = com_goal_;
   }
+}
 
-  UpdateGait(t, state);
-
-  H_.setZero();
-  g_.setZero();
+// The pelvis's height (squatting with the excitation) and its orientation upright.
+void BalanceController::AddPelvisTasks(double t) noexcept {
   // Pelvis height: v̇_z (base linear velocity is in world).
   const double z = q_[2];
   const Signal squat = config_.excitation.Squat(t);  // the pelvis lowered (excite)
@@ -220,6 +240,7 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       -squat.ddx + config_.height_kp * (z_ref - z) - config_.height_kd * (v_[2] + squat.dx);
   H_(2, 2) += config_.w_height;
   g_[2] += config_.w_height * zdd;
+  errors_[0] = z_ref - z;
   // Pelvis orientation upright, yaw 0: angular acceleration in the base frame.
   const Pose X_pelvis = model_.BodyPose(pelvis_);
   const Eigen::Vector3d e_B = -RotationVector(X_pelvis.R);  // R_des = I; R's rotation vector is
@@ -229,7 +250,10 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     H_(3 + k, 3 + k) += config_.w_orientation;
     g_[3 + k] += config_.w_orientation * a;
   }
-  // Posture (the curl joint follows its sine, with its velocity and acceleration fed forward).
+}
+
+// Posture (the curl joint follows its sine, with its velocity and acceleration fed forward).
+void BalanceController::AddPostureTasks(double t) noexcept {
   for (std::size_t i = 0; i < joint_v_.size(); ++i) {
     const int v = joint_v_[i];
     double ref = posture_[v], ref_vel = 0.0, ref_acc = 0.0;
@@ -260,7 +284,12 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     g_[v] += posture_weight_[v] * a;
     friction_ff_[v] = FrictionFeedForward(v, ref_vel);
   }
-  // Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g.
+}
+
+// Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g. Returns the
+// commanded c̈ (x, y).
+Eigen::Vector2d BalanceController::AddCenterOfMassTask(double t, double mass) noexcept {
+  const int nv = model_.nv();
   Eigen::Vector2d com_ref = com_goal_;
   Eigen::Vector2d com_ref_vel = Eigen::Vector2d::Zero();
   if (phase_ == Phase::kShift || phase_ == Phase::kDone) {
@@ -283,35 +312,46 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
       g_[nv + 6 * a + k] += config_.w_com / mass * cdd;
     }
   }
-  errors_[0] = z_ref - z;
   errors_[1] = com_ref[0] - com_[0];
   errors_[2] = com_ref[1] - com_[1];
+  return com_acc;
+}
 
-  // Feet: Jacobians, drift; swing foot task.
+// Feet: the soles' Jacobians and drift accelerations.
+void BalanceController::UpdateFeet() noexcept {
   for (int foot = 0; foot < 2; ++foot) {
     model_.PointJacobian(foot_body_[foot], config_.sole_B, Jc_[foot]);
     drift_[foot] = model_.PointDriftAcceleration(foot_body_[foot], config_.sole_B);
   }
+}
+
+// The swing foot's pose task (none in double support).
+void BalanceController::AddSwingFootTask() noexcept {
+  if (stance_[swing_]) return;
+  const int nv = model_.nv();
+  const Pose X = model_.BodyPose(foot_body_[swing_]);
+  const Eigen::Vector3d p = X.p + X.R * config_.sole_B;
+  Vector6 vel;
+  vel.noalias() = Jc_[swing_] * v_;
+  Vector6 a_des;
+  a_des.head<3>() = config_.swing_kp * (swing_target_ - p) +
+                    config_.swing_kd * (swing_target_vel_ - vel.head<3>());
+  a_des.tail<3>() = -config_.swing_kp * RotationVector(X.R) - config_.swing_kd * vel.tail<3>();
+  a_des -= drift_[swing_];
+  H_.topLeftCorner(nv, nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * Jc_[swing_];
+  g_.head(nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * a_des;
+}
+
+// Wrench regularisation: small wrenches, moments smaller (centre of pressure near each sole
+// centre), and with both feet down the normal forces shared by the lever rule at the zero-moment
+// point of the commanded centre-of-mass acceleration, z_mp = c − (c_z / g) c̈, along the line
+// between the soles (a ratio, so that their sum stays free for the height task).
+// Forces are weighed relative to the weight m g, moments relative to m g × 0.1 m, so that the
+// weights compare with the acceleration tasks.
+void BalanceController::AddWrenchRegularisation(const Eigen::Vector2d& com_acc,
+                                                double mass) noexcept {
+  const int nv = model_.nv();
   const int nstance = static_cast<int>(stance_[0]) + static_cast<int>(stance_[1]);
-  if (!stance_[swing_]) {
-    const Pose X = model_.BodyPose(foot_body_[swing_]);
-    const Eigen::Vector3d p = X.p + X.R * config_.sole_B;
-    Vector6 vel;
-    vel.noalias() = Jc_[swing_] * v_;
-    Vector6 a_des;
-    a_des.head<3>() = config_.swing_kp * (swing_target_ - p) +
-                      config_.swing_kd * (swing_target_vel_ - vel.head<3>());
-    a_des.tail<3>() = -config_.swing_kp * RotationVector(X.R) - config_.swing_kd * vel.tail<3>();
-    a_des -= drift_[swing_];
-    H_.topLeftCorner(nv, nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * Jc_[swing_];
-    g_.head(nv).noalias() += config_.w_swing * Jc_[swing_].transpose() * a_des;
-  }
-  // Wrench regularisation: small wrenches, moments smaller (centre of pressure near each sole
-  // centre), and with both feet down the normal forces shared by the lever rule at the zero-moment
-  // point of the commanded centre-of-mass acceleration, z_mp = c − (c_z / g) c̈, along the line
-  // between the soles (a ratio, so that their sum stays free for the height task).
-  // Forces are weighed relative to the weight m g, moments relative to m g × 0.1 m, so that the
-  // weights compare with the acceleration tasks.
   const double f_scale = 1.0 / (mass * kGravity), m_scale = f_scale / 0.1;
   std::array<double, 2> share{stance_[0] ? 1.0 : 0.0, stance_[1] ? 1.0 : 0.0};
   if (nstance == 2) {
@@ -343,10 +383,16 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     }
     H_(i0 + 2, i0 + 2) += config_.w_force * f_scale * f_scale;
   }
+}
+
+// The KKT system of the costs (H_, g_) and the equalities: the base rows, and per foot either
+// its sole's acceleration zero (stance) or its wrench zero (swing).
+void BalanceController::AssembleKkt(int n) noexcept {
+  const int nv = model_.nv();
+  const Eigen::MatrixXd& M = model_.M();
+  const Eigen::VectorXd& h = model_.h();
   // Tikhonov on v̇ so that the Hessian is positive definite.
   for (int i = 0; i < nv; ++i) H_(i, i) += 1e-6;
-
-  // KKT system.
   K_.setZero();
   rhs_.setZero();
   K_.topLeftCorner(n, n) = H_;
@@ -371,8 +417,13 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     }
   }
   K_.block(0, n, n, 18) = K_.block(n, 0, 18, n).transpose();
-  if (!SolveWithContactLimits(t, n)) return false;
+}
 
+// tau = M v̇ + h − Σ J_cᵀ f + the friction feed-forward, from the solved v̇ and wrenches.
+void BalanceController::JointTorques(Eigen::Ref<Eigen::VectorXd> tau) const noexcept {
+  const int nv = model_.nv();
+  const Eigen::MatrixXd& M = model_.M();
+  const Eigen::VectorXd& h = model_.h();
   const auto vdot = sol_.head(nv);
   tau.noalias() = M * vdot;
   tau += h;
@@ -380,7 +431,6 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
     tau.noalias() -= Jc_[foot].transpose() * sol_.segment<6>(nv + 6 * foot);
   }
   tau += friction_ff_;
-  return true;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

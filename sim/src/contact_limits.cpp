@@ -4,9 +4,9 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 
-#include "heft/scenarios/controller.hpp"
+#include "heft/sim/controller.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 
 bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
   // The limits of this tick, rows r·x ≤ b on the wrenches (sole frame: F_z = e_z·F, M_x = e_x·M,
@@ -87,4 +87,4 @@ bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
   }
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -1,16 +1,16 @@
-#include "heft/scenarios/control_model.hpp"
+#include "heft/sim/control_model.hpp"
 
 #include <Eigen/Geometry>
 #include <stdexcept>
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
-dyn::Model Load(const std::string& path) {
-  dyn::ModelOptions options;  // floating when the URDF says so (dummy root + floating joint)
-  return dyn::LoadModelFromUrdfFile(path, options);
+dynamics::Model Load(const std::string& path) {
+  dynamics::ModelOptions options;  // floating when the URDF says so (dummy root + floating joint)
+  return dynamics::LoadModelFromUrdfFile(path, options);
 }
 
 constexpr double kDriftStep = 1e-6;  // [s] forward-difference step of the Jacobian drift
@@ -35,7 +35,7 @@ ControlModel::ControlModel(const std::string& urdf_path)
 int ControlModel::body(std::string_view link) const {
   try {
     return model_.body_index(link);
-  } catch (const dyn::ModelError& e) {
+  } catch (const dynamics::ModelError& e) {
     throw std::invalid_argument("'" + source_ + "': " + e.what());
   }
 }
@@ -43,10 +43,10 @@ int ControlModel::body(std::string_view link) const {
 int ControlModel::joint_v_index(std::string_view joint) const {
   try {
     const int b = model_.joint_body_index(joint);
-    if (model_.bodies[b].joint.type == dyn::JointType::kFree)
-      throw dyn::ModelError("floating joint");
+    if (model_.bodies[b].joint.type == dynamics::JointType::kFree)
+      throw dynamics::ModelError("floating joint");
     return model_.bodies[b].v_index;
-  } catch (const dyn::ModelError& e) {
+  } catch (const dynamics::ModelError& e) {
     std::string known;
     for (const auto& name : joint_names()) known += (known.empty() ? "" : ", ") + name;
     throw std::invalid_argument("joint '" + std::string(joint) + "' is not a 1-DoF joint of '" +
@@ -59,12 +59,12 @@ std::vector<std::string> ControlModel::joint_names() const {
 }
 
 Vector10 ControlModel::parameters(int body) const noexcept {
-  return dyn::GetBodyParameters(model_, body);
+  return dynamics::GetBodyParameters(model_, body);
 }
 
 bool ControlModel::SetParameters(int body, const Vector10& pi) noexcept {
-  if (!pi.allFinite() || !dyn::IsPhysicallyConsistent(pi)) return false;
-  dyn::SetBodyParameters(model_, body, pi);
+  if (!pi.allFinite() || !dynamics::IsPhysicallyConsistent(pi)) return false;
+  dynamics::SetBodyParameters(model_, body, pi);
   return true;
 }
 
@@ -78,9 +78,9 @@ void ControlModel::Update(const Eigen::Ref<const Eigen::VectorXd>& q,
                           const Eigen::Ref<const Eigen::VectorXd>& v) noexcept {
   q_ = q;
   v_ = v;
-  dyn::Crba(model_, ws_, q_, M_);
-  dyn::Rnea(model_, ws_, q_, v_, zero_, h_);
-  dyn::ForwardKinematics(model_, ws_, q_);
+  dynamics::Crba(model_, ws_, q_, M_);
+  dynamics::Rnea(model_, ws_, q_, v_, zero_, h_);
+  dynamics::ForwardKinematics(model_, ws_, q_);
 
   // Kinematics at q ⊕ ε v: base position in world, base orientation by the body-frame angular
   // velocity (right-multiplied), joints.
@@ -103,7 +103,7 @@ void ControlModel::Update(const Eigen::Ref<const Eigen::VectorXd>& q,
     joints_v = 6;
   }
   q_shifted_.tail(model_.nq - joints_q) += kDriftStep * v_.tail(model_.nv - joints_v);
-  dyn::ForwardKinematics(model_, ws_shifted_, q_shifted_);
+  dynamics::ForwardKinematics(model_, ws_shifted_, q_shifted_);
 }
 
 Pose ControlModel::BodyPose(int body) const noexcept {
@@ -131,9 +131,9 @@ Eigen::Vector3d ControlModel::CenterOfMassVelocity() noexcept {
   return momentum / total_mass();
 }
 
-void ControlModel::Jacobian(const dyn::Workspace& ws, int body, const Eigen::Vector3d& p_B,
+void ControlModel::Jacobian(const dynamics::Workspace& ws, int body, const Eigen::Vector3d& p_B,
                             Eigen::Ref<Matrix6X> J) const noexcept {
-  dyn::FrameJacobian(model_, ws, body_frame_[body], J);
+  dynamics::FrameJacobian(model_, ws, body_frame_[body], J);
   // Move the reference point from the body origin to p_B: v_p = v_o + ω × r = v_o − r × ω.
   const Eigen::Vector3d r = ws.oR[body] * p_B;
   for (int c = 0; c < J.cols(); ++c) {
@@ -156,4 +156,4 @@ Vector6 ControlModel::PointDriftAcceleration(int body, const Eigen::Vector3d& p_
   return drift / kDriftStep;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -1,4 +1,4 @@
-#include "heft/scenarios/controller.hpp"
+#include "heft/sim/controller.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <numbers>
 #include <stdexcept>
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 bool SameName(const std::array<char, hal::kLinkNameLength>& a, const std::string& b) noexcept {
@@ -54,10 +54,10 @@ void Controller::SetTaskErrorNames(std::vector<std::string> names) {
   num_errors_ = error_names_.size();
 }
 
-void Controller::SetFrictionModel(std::span<const est::JointFriction> friction) {
+void Controller::SetFrictionModel(std::span<const estimator::JointFriction> friction) {
   coulomb_.setZero();
   viscous_.setZero();
-  for (const est::JointFriction& f : friction) {
+  for (const estimator::JointFriction& f : friction) {
     const auto it = std::find(joint_names_.begin(), joint_names_.end(), f.joint);
     if (it == joint_names_.end())
       throw std::invalid_argument("friction model: '" + f.joint + "' is not a joint of the robot");
@@ -219,4 +219,4 @@ bool JointTaskController::ComputeGeneralizedForce(double t, const hal::RobotStat
   return true;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 
 namespace heft::sim {
 namespace {
@@ -56,7 +56,7 @@ std::pair<Eigen::Vector3d, Eigen::Vector3d> DrawOffsets(std::uint64_t seed, std:
 }
 
 Eigen::Matrix3d InertiaAboutCom(const Vector10& pi) {
-  return dyn::InertiaFromParameters10(pi).inertia_com;
+  return dynamics::InertiaFromParameters10(pi).inertia_com;
 }
 
 }  // namespace
@@ -69,7 +69,8 @@ DeviationMagnitudes DeviationMagnitudes::Default() {
   m.inertia = 0.20;
   // Joints sensed on the motor side: the sensed torque carries the drive's friction. Coulomb up to
   // 1 N·m and viscous up to 0.5 N·m·s/rad (at the dumbbell curl's 1.5 rad/s up to 1.75 N·m on the
-  // elbow, ~6× the torque sensor's noise; README's elbow stress test uses 3 N·m + 2 N·m·s/rad).
+  // elbow, ~6× the torque sensor's noise; the estimator's elbow stress test uses 3 N·m +
+  // 2 N·m·s/rad: docs/estimator.md, "Figures").
   m.coulomb = 1.0;
   m.viscous = 0.5;
   // A strain-gauge joint torque sensor drifts by ~0.2 % of its ±300 N·m range between tares; its
@@ -95,7 +96,7 @@ const BodyDeviation* RobotDeviations::body(std::string_view name) const {
 Vector10 DeviateBody(const Vector10& pi, const DeviationMagnitudes& magnitudes,
                      const std::array<double, 7>& u) {
   if (!magnitudes.inertial()) return pi;
-  dyn::RigidBodyInertia body = dyn::InertiaFromParameters10(pi);
+  dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(pi);
   body.mass *= 1.0 + magnitudes.mass * u[0];
   body.com += magnitudes.com * Eigen::Vector3d(u[1], u[2], u[3]);
   if (magnitudes.inertia > 0.0) {
@@ -109,7 +110,7 @@ Vector10 DeviateBody(const Vector10& pi, const DeviationMagnitudes& magnitudes,
     const Eigen::Vector3d d_new(s[1] + s[2], s[0] + s[2], s[0] + s[1]);
     body.inertia_com = eig.eigenvectors() * d_new.asDiagonal() * eig.eigenvectors().transpose();
   }
-  return dyn::ParametersFromInertia(body);
+  return dynamics::ParametersFromInertia(body);
 }
 
 RobotDeviations DrawDeviations(const DeviationConfig& config, const mjModel* model,
@@ -123,12 +124,12 @@ RobotDeviations DrawDeviations(const DeviationConfig& config, const mjModel* mod
     BodyDeviation body;
     body.name = mj_id2name(model, mjOBJ_BODY, b);
     body.mujoco_body = b;
-    body.urdf = scenarios::MujocoBodyParameters(model, b);
+    body.urdf = sim::MujocoBodyParameters(model, b);
     Stream s(config.seed, "body", body.name);
     std::array<double, 7> u{};
     for (double& x : u) x = s.Unit();
     body.truth = DeviateBody(body.urdf, mag, u);
-    if (!dyn::IsPhysicallyConsistent(body.truth))
+    if (!dynamics::IsPhysicallyConsistent(body.truth))
       throw std::invalid_argument("simulation.deviations: the deviated body '" + body.name +
                                   "' is not physically consistent (URDF inertia degenerate?)");
     d.bodies.push_back(std::move(body));

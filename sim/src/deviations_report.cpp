@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 #include "heft/sim/deviations.hpp"
 
 namespace heft::sim {
@@ -26,7 +26,7 @@ std::string Pi(const Vector10& pi) {
 }
 
 // The six entries [Ixx, Ixy, Ixz, Iyy, Iyz, Izz] of the inertia about the centre of mass.
-std::string InertiaCom(const dyn::RigidBodyInertia& b) {
+std::string InertiaCom(const dynamics::RigidBodyInertia& b) {
   const Eigen::Matrix3d& I = b.inertia_com;
   return fmt::format("[{}, {}, {}, {}, {}, {}]", I(0, 0), I(0, 1), I(0, 2), I(1, 1), I(1, 2),
                      I(2, 2));
@@ -61,8 +61,8 @@ std::vector<std::string> DeviationLogLines(const RobotDeviations& d) {
       m.mass, m.com, m.inertia, m.coulomb, m.viscous, m.torque_offset, m.torque_gain,
       m.ft_force_offset, m.ft_moment_offset, m.gyro_bias, m.accelerometer_bias));
   for (const BodyDeviation& b : d.bodies) {
-    const dyn::RigidBodyInertia u = dyn::InertiaFromParameters10(b.urdf),
-                                t = dyn::InertiaFromParameters10(b.truth);
+    const dynamics::RigidBodyInertia u = dynamics::InertiaFromParameters10(b.urdf),
+                                     t = dynamics::InertiaFromParameters10(b.truth);
     const Eigen::Vector3d r = InertiaRatios(b.urdf, b.truth);
     lines.push_back(fmt::format(
         "  body {}: mass {:.4g} → {:.4g} kg ({:+.1f} %), CoM {} → {} mm, inertia about the CoM × "
@@ -109,8 +109,8 @@ std::string DeviationsYaml(const RobotDeviations& d, std::string_view scenario,
   for (std::size_t i = 0; i < payload_links.size(); ++i) y += (i ? ", " : "") + payload_links[i];
   y += "]\nbodies:\n";
   for (const BodyDeviation& b : d.bodies) {
-    const dyn::RigidBodyInertia u = dyn::InertiaFromParameters10(b.urdf),
-                                t = dyn::InertiaFromParameters10(b.truth);
+    const dynamics::RigidBodyInertia u = dynamics::InertiaFromParameters10(b.urdf),
+                                     t = dynamics::InertiaFromParameters10(b.truth);
     y += fmt::format("  {}:\n", b.name);
     y += fmt::format("    mass: {}\n    urdf_mass: {}\n", t.mass, u.mass);
     y += fmt::format("    com: {}\n    urdf_com: {}\n", Vec(t.com), Vec(u.com));

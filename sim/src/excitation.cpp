@@ -1,11 +1,11 @@
-#include "heft/scenarios/excitation.hpp"
+#include "heft/sim/excitation.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
@@ -111,4 +111,4 @@ Excitation TrainingMotion(const std::vector<std::string>& joints, std::uint64_t 
   return x;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -1,4 +1,4 @@
-#include "heft/scenarios/mujoco_model.hpp"
+#include "heft/sim/mujoco_model.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 std::string ReadFile(const std::filesystem::path& path) {
@@ -137,4 +137,4 @@ bool SetMujocoBodyParameters(mjModel* m, int body, const Vector10& pi) noexcept 
   return true;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -1,4 +1,4 @@
-#include "heft/scenarios/plant.hpp"
+#include "heft/sim/plant.hpp"
 
 #include <Eigen/Geometry>
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace heft::scenarios {
+namespace heft::sim {
 
 Plant::Plant(const std::string& urdf_path, std::span<const std::string> foot_links, double timestep)
     : source_(urdf_path) {
@@ -185,4 +185,4 @@ void Plant::Sample(hal::RobotStateSample& out) const noexcept {
   }
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

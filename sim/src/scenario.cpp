@@ -1,4 +1,4 @@
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/scenario.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,15 +6,16 @@
 #include <fstream>
 #include <numbers>
 #include <random>
+#include <span>
 #include <stdexcept>
 
-#include "heft/scenarios/plant.hpp"
+#include "heft/sim/plant.hpp"
 
 #ifndef HEFT_SCENARIOS_ROBOTS_DIR
 #error "HEFT_SCENARIOS_ROBOTS_DIR must point at config/robots"
 #endif
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
@@ -266,12 +267,12 @@ void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& o
       " steps in place; waist and arms moving throughout (Mistry et al.'s training motion)";
 }
 
-Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
-                     const std::string& dir) {
-  Scenario s;
-  const MjModelPtr model = StartScenario(s, name, options, dir, true);
-  BalanceConfig config;
-  const Legs legs = MeasureLegs(model.get(), s.urdf_path, config);
+// The head of every standing scenario: the legs measured on the URDF, the sole, the pelvis's
+// standing height and pose, the foot sensors (or contact from the feet's kinematics) and the torso
+// estimated.
+void StandingScenario(Scenario& s, BalanceConfig& config, const mjModel* model,
+                      const ScenarioOptions& options) {
+  const Legs legs = MeasureLegs(model, s.urdf_path, config);
   s.sole = legs.sole;
   config.sole_B = legs.sole.centre;
   config.sole_half_length = legs.sole.half_length;
@@ -288,6 +289,51 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   }
   s.estimated_links = {"torso"};
   s.scored_error = "pelvis_height_error_m";
+}
+
+// The operator's procedure on a standing robot: it stands still, unloaded, while the estimator
+// calibrates; then the left hand takes the 5.44 kg dumbbell of the hardware test and curls it
+// (0.7 rad at 0.333 Hz about the home pose), balancing all the while.
+void StandingCurlScenario(Scenario& s, BalanceConfig& config, const mjModel* model,
+                          const ScenarioOptions& options) {
+  s.description =
+      "standing (floating base, both feet down): still and unloaded for 3 s, then a 5.44 kg "
+      "dumbbell in the left hand, curled 0.7 rad at 0.333 Hz; left forearm estimated";
+  s.duration = std::max(8.0, 15.0 * options.duration_scale);
+  s.estimated_links = {"left_forearm"};
+  s.scored_error = "left_elbow_error_rad";
+  config.curl_joint = "left_elbow";
+  // The forearm forward (elbow at 90°, the arm scenarios' home), so that the curl stays well
+  // inside the elbow's range.
+  const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
+  if (elbow == s.joint_names.end())
+    throw std::invalid_argument("standing-curl: the robot has no left_elbow joint");
+  s.initial_joints[elbow - s.joint_names.begin()] = -kPi / 2;
+  config.posture = s.initial_joints;
+  config.curl_amplitude = 0.7;
+  config.curl_frequency = 0.333;
+  config.curl_start = 3.5;
+  s.payloads = {DumbbellOnLeftForearm(model, s.urdf_path, 3.0)};
+}
+
+// The operator's procedure: standing still and unloaded for load_after seconds, then the rest.
+void StartAfterLoad(Scenario& s, BalanceConfig& config, double load_after) {
+  for (Payload& p : s.payloads) p.start = load_after;
+  config.settle += load_after;
+  config.curl_start += load_after;
+  Excitation& x = config.excitation;
+  x.start += load_after;
+  x.end += load_after;
+  x.waves_end += load_after;
+  s.duration += load_after;
+}
+
+Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
+                     const std::string& dir) {
+  Scenario s;
+  const MjModelPtr model = StartScenario(s, name, options, dir, true);
+  BalanceConfig config;
+  StandingScenario(s, config, model.get(), options);
   Payload payload = PayloadOn(model.get(), "torso", s.urdf_path);
   payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
   if (name == "torso-load") {
@@ -304,27 +350,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   } else if (name == "standing-curl") {
-    // The operator's procedure on a standing robot: it stands still, unloaded, while the
-    // estimator calibrates; then the left hand takes the 5.44 kg dumbbell of the hardware test and
-    // curls it (0.7 rad at 0.333 Hz about the home pose), balancing all the while.
-    s.description =
-        "standing (floating base, both feet down): still and unloaded for 3 s, then a 5.44 kg "
-        "dumbbell in the left hand, curled 0.7 rad at 0.333 Hz; left forearm estimated";
-    s.duration = std::max(8.0, 15.0 * options.duration_scale);
-    s.estimated_links = {"left_forearm"};
-    s.scored_error = "left_elbow_error_rad";
-    config.curl_joint = "left_elbow";
-    // The forearm forward (elbow at 90°, the arm scenarios' home), so that the curl stays well
-    // inside the elbow's range.
-    const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
-    if (elbow == s.joint_names.end())
-      throw std::invalid_argument("standing-curl: the robot has no left_elbow joint");
-    s.initial_joints[elbow - s.joint_names.begin()] = -kPi / 2;
-    config.posture = s.initial_joints;
-    config.curl_amplitude = 0.7;
-    config.curl_frequency = 0.333;
-    config.curl_start = 3.5;
-    s.payloads = {DumbbellOnLeftForearm(model.get(), s.urdf_path, 3.0)};
+    StandingCurlScenario(s, config, model.get(), options);
   } else if (name == "excite") {
     ExciteScenario(s, config, options);
   } else {
@@ -336,15 +362,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   }
   if (s.payloads.empty()) s.payloads = {payload};
-  // The operator's procedure: standing still and unloaded for load_after seconds, then the rest.
-  for (Payload& p : s.payloads) p.start = options.load_after;
-  config.settle += options.load_after;
-  config.curl_start += options.load_after;
-  Excitation& x = config.excitation;
-  x.start += options.load_after;
-  x.end += options.load_after;
-  x.waves_end += options.load_after;
-  s.duration += options.load_after;
+  StartAfterLoad(s, config, options.load_after);
   PerturbStart(s.joint_names, s.initial_joints, options.seed);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
@@ -399,6 +417,114 @@ Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
   throw std::invalid_argument("unknown scenario '" + std::string(name) + "'; known: " + known);
 }
 
+namespace {
+
+// The run's CSV (options.csv_path; none when empty) and its header: t, the task errors, each
+// payload's true and modelled mass, each foot cell's vertical force.
+void OpenRunCsv(std::ofstream& csv, const Scenario& scenario, std::span<const std::string> names,
+                const RunOptions& options) {
+  if (options.csv_path.empty()) return;
+  csv.open(options.csv_path);
+  if (!csv) throw std::runtime_error("cannot write '" + options.csv_path + "'");
+  csv << "t";
+  for (const auto& n : names) csv << ',' << n;
+  for (const auto& p : scenario.payloads)
+    csv << ',' << p.link << "_mass_true," << p.link << "_mass_model";
+  for (const auto& w : scenario.wrench_links) csv << ',' << w << "_fz";
+  csv << '\n';
+}
+
+// The hand-off of the truth (HandOff::kTruth): estimating, one link per payload, named.
+void NameTruthEstimate(const Scenario& scenario, hal::InertialEstimate& estimate) {
+  estimate.status.state = hal::EstimatorState::kEstimating;
+  estimate.num_links = static_cast<std::uint16_t>(scenario.payloads.size());
+  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+    const auto& link = scenario.payloads[i].link;
+    std::copy_n(link.c_str(), std::min(link.size(), hal::kLinkNameLength - 1),
+                estimate.links[i].name.begin());
+  }
+}
+
+// The truth handed to the controller: every payload's π at t.
+void HandTruth(const Scenario& scenario, double t, const hal::RobotStateSample& state,
+               hal::InertialEstimate& estimate, Controller& controller) {
+  estimate.sequence += 1;
+  estimate.stamp_ns = state.stamp_ns;
+  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+    const Vector10 pi = scenario.payloads[i].At(t);
+    std::copy(pi.data(), pi.data() + 10, estimate.links[i].parameters.begin());
+  }
+  controller.OnInertialEstimate(estimate);
+}
+
+// One tick's task errors into their sums of squares and largest magnitudes.
+void ScoreErrors(std::span<const double> errors, std::vector<double>& sum_sq, RunResult& result) {
+  for (std::size_t e = 0; e < errors.size(); ++e) {
+    sum_sq[e] += errors[e] * errors[e];
+    result.max_abs[e] = std::max(result.max_abs[e], std::abs(errors[e]));
+  }
+}
+
+// One tick's foot wrenches: peak vertical force, its peak rise and the centre of pressure on the
+// sole (after the robot has settled). `last_fz`: each foot's force of the previous tick.
+void ScoreFeet(const Scenario& scenario, const hal::RobotStateSample& state, double t,
+               double timestep, std::vector<double>& last_fz, RunResult& result) {
+  for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w) {
+    const double fz = state.wrenches[w].wrench[2];
+    result.peak_foot_force = std::max(result.peak_foot_force, fz);
+    if (t > 0.5) {  // after the robot has settled on the floor
+      result.peak_foot_force_rate =
+          std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / timestep);
+    }
+    last_fz[w] = fz;
+    if (t > 0.5 && fz > 100.0) {
+      // Wrench at the foot origin in the foot frame → centre of pressure on the sole plane.
+      const auto& wr = state.wrenches[w].wrench;
+      const Sole& sole = scenario.sole;
+      const double zs = sole.centre.z();
+      const double px = (zs * wr[0] - wr[4]) / fz, py = (wr[3] + zs * wr[1]) / fz;
+      result.max_cop_fraction =
+          std::max({result.max_cop_fraction, std::abs(px - sole.centre.x()) / sole.half_length,
+                    std::abs(py - sole.centre.y()) / sole.half_width});
+    }
+  }
+}
+
+// One row of the run's CSV (the header's columns).
+void WriteRunCsvRow(std::ofstream& csv, double t, std::span<const double> errors,
+                    const Scenario& scenario, const Controller& controller,
+                    const hal::RobotStateSample& state) {
+  csv << t;
+  for (const double e : errors) csv << ',' << e;
+  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
+    csv << ',' << scenario.payloads[i].At(t)[0] << ',' << controller.model_parameters(i)[0];
+  }
+  for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w)
+    csv << ',' << state.wrenches[w].wrench[2];
+  csv << '\n';
+}
+
+// After the run: where it ended, the errors' RMSE (over `ticks`) and the balance's touchdowns.
+void SummariseRun(const Scenario& scenario, const Plant& plant, const Controller& controller,
+                  const std::vector<double>& sum_sq, long ticks, std::size_t scored,
+                  RunResult& result) {
+  result.simulated = plant.time();
+  if (scenario.floating_base) {
+    for (int k = 0; k < 3; ++k) result.final_base_position[k] = plant.data()->qpos[k];
+  }
+  const std::size_t errors = sum_sq.size();
+  result.rmse.resize(errors);
+  for (std::size_t e = 0; e < errors; ++e) {
+    result.rmse[e] = std::sqrt(sum_sq[e] / static_cast<double>(std::max<long>(ticks, 1)));
+  }
+  result.scored_rmse = scored < errors ? result.rmse[scored] : 0.0;
+  if (const auto* balance = dynamic_cast<const BalanceController*>(&controller)) {
+    result.touchdowns = balance->touchdowns();
+  }
+}
+
+}  // namespace
+
 RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
   Plant plant(scenario.urdf_path, scenario.wrench_links);
   if (plant.joint_names() != scenario.joint_names) {
@@ -419,26 +545,11 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
   const std::size_t scored = scored_it - names.begin();
 
   std::ofstream csv;
-  if (!options.csv_path.empty()) {
-    csv.open(options.csv_path);
-    if (!csv) throw std::runtime_error("cannot write '" + options.csv_path + "'");
-    csv << "t";
-    for (const auto& n : names) csv << ',' << n;
-    for (const auto& p : scenario.payloads)
-      csv << ',' << p.link << "_mass_true," << p.link << "_mass_model";
-    for (const auto& w : scenario.wrench_links) csv << ',' << w << "_fz";
-    csv << '\n';
-  }
+  OpenRunCsv(csv, scenario, names, options);
 
   hal::RobotStateSample state;
   hal::InertialEstimate estimate;
-  estimate.status.state = hal::EstimatorState::kEstimating;
-  estimate.num_links = static_cast<std::uint16_t>(scenario.payloads.size());
-  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-    const auto& link = scenario.payloads[i].link;
-    std::copy_n(link.c_str(), std::min(link.size(), hal::kLinkNameLength - 1),
-                estimate.links[i].name.begin());
-  }
+  NameTruthEstimate(scenario, estimate);
   std::vector<double> tau(plant.num_joints(), 0.0);
   std::vector<double> last_fz(scenario.wrench_links.size(), 0.0);
   const auto ticks = static_cast<long>(std::lround(scenario.duration / plant.timestep()));
@@ -449,51 +560,15 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
       plant.SetLinkParameters(payload_bodies[i], scenario.payloads[i].At(t));
     }
     plant.Sample(state);
-    if (options.hand_off == HandOff::kTruth && k % 3 == 0) {
-      estimate.sequence += 1;
-      estimate.stamp_ns = state.stamp_ns;
-      for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-        const Vector10 pi = scenario.payloads[i].At(t);
-        std::copy(pi.data(), pi.data() + 10, estimate.links[i].parameters.begin());
-      }
-      controller.OnInertialEstimate(estimate);
-    }
+    if (options.hand_off == HandOff::kTruth && k % 3 == 0)
+      HandTruth(scenario, t, state, estimate, controller);
     if (!controller.Compute(t, state, tau)) result.controller_failed = true;
     const auto errors = controller.task_errors();
-    for (std::size_t e = 0; e < errors.size(); ++e) {
-      sum_sq[e] += errors[e] * errors[e];
-      result.max_abs[e] = std::max(result.max_abs[e], std::abs(errors[e]));
-    }
-    for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w) {
-      const double fz = state.wrenches[w].wrench[2];
-      result.peak_foot_force = std::max(result.peak_foot_force, fz);
-      if (t > 0.5) {  // after the robot has settled on the floor
-        result.peak_foot_force_rate =
-            std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / plant.timestep());
-      }
-      last_fz[w] = fz;
-      if (t > 0.5 && fz > 100.0) {
-        // Wrench at the foot origin in the foot frame → centre of pressure on the sole plane.
-        const auto& wr = state.wrenches[w].wrench;
-        const Sole& sole = scenario.sole;
-        const double zs = sole.centre.z();
-        const double px = (zs * wr[0] - wr[4]) / fz, py = (wr[3] + zs * wr[1]) / fz;
-        result.max_cop_fraction =
-            std::max({result.max_cop_fraction, std::abs(px - sole.centre.x()) / sole.half_length,
-                      std::abs(py - sole.centre.y()) / sole.half_width});
-      }
-    }
+    ScoreErrors(errors, sum_sq, result);
+    ScoreFeet(scenario, state, t, plant.timestep(), last_fz, result);
     if (scenario.floating_base && state.base.position[2] < scenario.fall_height) result.fell = true;
-    if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0) {
-      csv << t;
-      for (const double e : errors) csv << ',' << e;
-      for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-        csv << ',' << scenario.payloads[i].At(t)[0] << ',' << controller.model_parameters(i)[0];
-      }
-      for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w)
-        csv << ',' << state.wrenches[w].wrench[2];
-      csv << '\n';
-    }
+    if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0)
+      WriteRunCsvRow(csv, t, errors, scenario, controller, state);
     plant.Step(tau);
     if (plant.unstable()) {
       result.fell = true;
@@ -503,19 +578,8 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
   }
   result.wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  result.simulated = plant.time();
-  if (scenario.floating_base) {
-    for (int k = 0; k < 3; ++k) result.final_base_position[k] = plant.data()->qpos[k];
-  }
-  result.rmse.resize(names.size());
-  for (std::size_t e = 0; e < names.size(); ++e) {
-    result.rmse[e] = std::sqrt(sum_sq[e] / static_cast<double>(std::max<long>(ticks, 1)));
-  }
-  result.scored_rmse = scored < names.size() ? result.rmse[scored] : 0.0;
-  if (auto* balance = dynamic_cast<BalanceController*>(&controller)) {
-    result.touchdowns = balance->touchdowns();
-  }
+  SummariseRun(scenario, plant, controller, sum_sq, ticks, scored, result);
   return result;
 }
 
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "heft/drivers/error_frames.hpp"
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 
 namespace heft::sim {
 
@@ -124,40 +124,67 @@ class SimulatedRobot::Link final : public hal::CanTransport {
   drivers::CandumpWriter* log_;
 };
 
-SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
-                               const dyn::Model& urdf_model)
-    : faults_(options.faults),
-      rng_(options.seed),
-      fault_rng_(options.seed ^ 0x9E3779B97F4A7C15ull),
-      imu_rng_(options.seed ^ 0xD1B54A32D192ED03ull),
-      noise_(options.noise) {
-  scenarios::ScenarioOptions so;
+namespace {
+
+// The scenario of the simulated robot: heft-sim's options, the operator's procedure (scenario.hpp:
+// when the load arrives) and a robot without foot cells when the drivers list none.
+sim::ScenarioOptions ScenarioOptionsOf(const SimOptions& options,
+                                       const drivers::DriverConfig& drivers) {
+  sim::ScenarioOptions so;
   so.adaptation = options.adaptation;
   so.duration_scale = options.duration_scale;
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
   so.urdf_path = options.urdf;
-  // The operator's procedure (scenario.hpp): when the load arrives; a robot without foot cells.
   so.load_after = options.load_after;
   so.foot_sensors = !drivers.ft_cells.empty();
-  scenario_ = scenarios::MakeScenario(options.scenario, so);
-  plant_ = std::make_unique<scenarios::Plant>(scenario_.urdf_path, scenario_.wrench_links);
-  for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));
-  // The drivers' joint order must be the plant's: the emulated devices are addressed by it.
+  return so;
+}
+
+// The drivers' joint order must be the plant's: the emulated devices are addressed by it. One F/T
+// cell per foot of the scenario.
+void CheckDriverDevices(const sim::Scenario& scenario, const drivers::DriverConfig& drivers) {
   std::vector<std::string> driver_joints;
   for (const auto& j : drivers.joints) driver_joints.push_back(j.joint);
-  if (driver_joints != scenario_.joint_names)
+  if (driver_joints != scenario.joint_names)
     throw std::invalid_argument(
         "simulation: drivers.joints must list the scenario's joints in its order (" +
-        std::to_string(scenario_.joint_names.size()) + " joints, first '" +
-        (scenario_.joint_names.empty() ? std::string() : scenario_.joint_names[0]) + "')");
-  if (drivers.ft_cells.size() != scenario_.wrench_links.size())
+        std::to_string(scenario.joint_names.size()) + " joints, first '" +
+        (scenario.joint_names.empty() ? std::string() : scenario.joint_names[0]) + "')");
+  if (drivers.ft_cells.size() != scenario.wrench_links.size())
     throw std::invalid_argument(
-        "simulation: the scenario has " + std::to_string(scenario_.wrench_links.size()) +
+        "simulation: the scenario has " + std::to_string(scenario.wrench_links.size()) +
         " foot cells, drivers.ft_cells lists " + std::to_string(drivers.ft_cells.size()));
+}
+
+}  // namespace
+
+SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
+                               const dynamics::Model& urdf_model)
+    : faults_(options.faults),
+      rng_(options.seed),
+      fault_rng_(options.seed ^ 0x9E3779B97F4A7C15ull),
+      imu_rng_(options.seed ^ 0xD1B54A32D192ED03ull),
+      noise_(options.noise) {
+  scenario_ = sim::MakeScenario(options.scenario, ScenarioOptionsOf(options, drivers));
+  plant_ = std::make_unique<sim::Plant>(scenario_.urdf_path, scenario_.wrench_links);
+  for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));
+  CheckDriverDevices(scenario_, drivers);
+  PlaceSensors(options, drivers, urdf_model);
+  ApplyDeviations(options, drivers);
+  scenario_.controller->SetFrictionModel(options.controller_friction);
+  scenario_.controller->SetNominalModel(options.controller_parameters);
+  plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
+  OpenBuses(options, drivers);
+  ArmDevices(drivers);
+}
+
+void SimulatedRobot::PlaceSensors(const SimOptions& options, const drivers::DriverConfig& drivers,
+                                  const dynamics::Model& urdf_model) {
   for (std::size_t k = 0; k < drivers.ft_cells.size(); ++k) {
-    const dyn::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.ft_cells[k].frame)];
-    const dyn::Frame& foot = urdf_model.frames[urdf_model.frame_index(scenario_.wrench_links[k])];
+    const dynamics::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.ft_cells[k].frame)];
+    const dynamics::Frame& foot =
+        urdf_model.frames[urdf_model.frame_index(scenario_.wrench_links[k])];
     if (f.body != foot.body || !f.R.isApprox(Eigen::Matrix3d::Identity()))
       throw std::invalid_argument("simulation: F/T frame '" + drivers.ft_cells[k].frame +
                                   "' must sit on '" + scenario_.wrench_links[k] +
@@ -171,8 +198,8 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
     if (!scenario_.floating_base)
       throw std::invalid_argument("simulation: drivers.imu on the fixed-base scenario '" +
                                   options.scenario + "'");
-    const dyn::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.imu->frame)];
-    if (f.body < 0 || urdf_model.bodies[f.body].joint.type != dyn::JointType::kFree)
+    const dynamics::Frame& f = urdf_model.frames[urdf_model.frame_index(drivers.imu->frame)];
+    if (f.body < 0 || urdf_model.bodies[f.body].joint.type != dynamics::JointType::kFree)
       throw std::invalid_argument("simulation: IMU frame '" + drivers.imu->frame +
                                   "' must be fixed to the floating base's link");
     imu_ = true;
@@ -183,10 +210,9 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
                                 "' needs drivers.imu or host.framework_input.base (the simulated "
                                 "IMU or the simulated framework's input)");
   }
-  ApplyDeviations(options, drivers);
-  scenario_.controller->SetFrictionModel(options.controller_friction);
-  scenario_.controller->SetNominalModel(options.controller_parameters);
-  plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
+}
+
+void SimulatedRobot::OpenBuses(const SimOptions& options, const drivers::DriverConfig& drivers) {
   if (!options.candump.empty())
     candump_ = std::make_unique<drivers::CandumpWriter>(
         options.candump, drivers.buses, options.candump_wait,
@@ -203,6 +229,9 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
                                             fault_rng_, candump_.get()));
     link_ptrs_.push_back(links_.back().get());
   }
+}
+
+void SimulatedRobot::ArmDevices(const drivers::DriverConfig& drivers) {
   encoder_ = std::make_unique<drivers::SampleEncoder>(drivers);
   tau_.assign(plant_->num_joints(), 0.0);
   encoder_on_.assign(drivers.joints.size(), 1);
@@ -241,7 +270,7 @@ void SimulatedRobot::ApplyDeviations(const SimOptions& options,
   // time if it is at the waveform's extremes, with and without the attached body.
   payload_deviated_ = mag.inertial();
   for (std::size_t i = 0; i < scenario_.payloads.size(); ++i) {
-    const scenarios::Payload& p = scenario_.payloads[i];
+    const sim::Payload& p = scenario_.payloads[i];
     const BodyDeviation* b = deviations_.body(p.link);
     if (!b) throw std::invalid_argument("simulation: payload link '" + p.link + "' has no mass");
     payload_base_.push_back(b->truth);
@@ -252,7 +281,7 @@ void SimulatedRobot::ApplyDeviations(const SimOptions& options,
       for (const bool attached : {false, true}) {
         const Vector10 pi =
             b->truth + p.nominal * (mass / m0 - 1.0) + (attached ? p.attached : Vector10::Zero());
-        if (!dyn::IsPhysicallyConsistent(pi))
+        if (!dynamics::IsPhysicallyConsistent(pi))
           throw std::invalid_argument("simulation.deviations: the deviated '" + p.link +
                                       "' with the scenario's payload (" + std::to_string(mass) +
                                       " kg) is not physically consistent; lower the magnitudes");
@@ -305,7 +334,7 @@ void SimulatedRobot::TruePayload(Eigen::VectorXd& out) const noexcept {
 }
 
 Vector10 SimulatedRobot::PayloadTruth(std::size_t i, double t) const noexcept {
-  const scenarios::Payload& p = scenario_.payloads[i];
+  const sim::Payload& p = scenario_.payloads[i];
   if (!payload_deviated_) return p.At(t);  // ideal: exactly what the scenario says
   return payload_base_[i] + (p.At(t) - p.nominal);
 }
@@ -325,6 +354,19 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   if (unstable_at_ < 0.0 && plant_->unstable()) unstable_at_ = t;
   plant_->Sample(truth_);
   if (scenario_.floating_base) lowest_pelvis_ = std::min(lowest_pelvis_, truth_.base.position[2]);
+  Measure();
+  now_ns_ += 1'000'000;
+  drivers::EmitOptions emit;
+  ApplyFaults(t, emit);
+  emit.encoder_enabled = encoder_on_;
+  emit.torque_enabled = torque_on_;
+  emit.ft_enabled = ft_on_;
+  encoder_->Emit(measured_, now_ns_ + clock_offset_ns_, link_ptrs_, emit);
+  if (imu_) EmitImu(t);
+  ++tick_;
+}
+
+void SimulatedRobot::Measure() noexcept {
   // What the sensors report of the state after the step.
   measured_ = truth_;
   for (std::size_t i = 0; i < measured_.num_joints; ++i) {
@@ -343,10 +385,11 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
       w[3 + i] = n_ft[i] + noise_.moment * Normal() + ft_bias_[k][3 + i];
     }
   }
-  now_ns_ += 1'000'000;
+}
+
+void SimulatedRobot::ApplyFaults(double t, drivers::EmitOptions& emit) noexcept {
   // Faults on request, while their window is open: silent devices, corrupted CRCs, frames lost at
   // random or in bursts, buses going off.
-  drivers::EmitOptions emit;
   std::fill(encoder_on_.begin(), encoder_on_.end(), 1);
   std::fill(torque_on_.begin(), torque_on_.end(), 1);
   std::fill(ft_on_.begin(), ft_on_.end(), 1);
@@ -357,64 +400,61 @@ void SimulatedRobot::Step(const hal::InertialEstimate* estimate) noexcept {
   std::fill(stuck_now_.begin(), stuck_now_.end(), 0);
   clock_offset_ns_ = 0;
   for (const SimFault& f : faults_) {
-    if (!f.Active(t)) continue;
-    switch (f.kind) {
-      case SimFault::Kind::kEncoder:
-        encoder_on_[f.device] = 0;
-        break;
-      case SimFault::Kind::kTorque:
-        torque_on_[f.device] = 0;
-        break;
-      case SimFault::Kind::kForceTorque:
-        ft_on_[f.device] = 0;
-        break;
-      case SimFault::Kind::kCrc:
-        emit.corrupt_crc = true;
-        break;
-      case SimFault::Kind::kLoss:
-        for (std::size_t b = 0; b < links_.size(); ++b)
-          if (f.device < 0 || static_cast<std::size_t>(f.device) == b)  // independent losses
-            links_[b]->loss = 1.0 - (1.0 - links_[b]->loss) * (1.0 - f.probability);
-        break;
-      case SimFault::Kind::kBurst:
-        links_[f.device]->burst = true;
-        break;
-      case SimFault::Kind::kBusOff:
-        links_[f.device]->BusOff(now_ns_);  // again after a restart inside the window
-        break;
-      case SimFault::Kind::kTorqueStuck: {
-        double& stuck = stuck_torque_[f.device];
-        if (std::isnan(stuck)) stuck = measured_.joints[f.device].torque;  // the window opens
-        measured_.joints[f.device].torque = stuck;
-        stuck_now_[f.device] = 1;
-        break;
-      }
-      case SimFault::Kind::kFtSaturated:
-        // Far past the cell's range on every axis: every gauge clamps at its rail.
-        for (double& x : measured_.wrenches[f.device].wrench) x = x >= 0.0 ? 1e9 : -1e9;
-        break;
-      case SimFault::Kind::kErrorFrames:
-        for (int e = 0; e < kErrorFramesPerMs; ++e) links_[f.device]->ErrorStorm(now_ns_);
-        break;
-      case SimFault::Kind::kClockStep:
-        clock_offset_ns_ += std::llround(f.step * 1e9);
-        break;
-      case SimFault::Kind::kImu:
-      case SimFault::Kind::kImuSaturated:
-      case SimFault::Kind::kImuAttitude:
-      case SimFault::Kind::kInputStale:
-      case SimFault::Kind::kInputGarbage:
-        break;  // EmitImu; the framework's input (SimulatedBackend)
-    }
+    if (f.Active(t)) ApplyFault(f, emit);
   }
   for (std::size_t j = 0; j < stuck_now_.size(); ++j)
     if (!stuck_now_[j]) stuck_torque_[j] = std::numeric_limits<double>::quiet_NaN();
-  emit.encoder_enabled = encoder_on_;
-  emit.torque_enabled = torque_on_;
-  emit.ft_enabled = ft_on_;
-  encoder_->Emit(measured_, now_ns_ + clock_offset_ns_, link_ptrs_, emit);
-  if (imu_) EmitImu(t);
-  ++tick_;
+}
+
+void SimulatedRobot::ApplyFault(const SimFault& f, drivers::EmitOptions& emit) noexcept {
+  switch (f.kind) {
+    case SimFault::Kind::kEncoder:
+      encoder_on_[f.device] = 0;
+      break;
+    case SimFault::Kind::kTorque:
+      torque_on_[f.device] = 0;
+      break;
+    case SimFault::Kind::kForceTorque:
+      ft_on_[f.device] = 0;
+      break;
+    case SimFault::Kind::kCrc:
+      emit.corrupt_crc = true;
+      break;
+    case SimFault::Kind::kLoss:
+      for (std::size_t b = 0; b < links_.size(); ++b)
+        if (f.device < 0 || static_cast<std::size_t>(f.device) == b)  // independent losses
+          links_[b]->loss = 1.0 - (1.0 - links_[b]->loss) * (1.0 - f.probability);
+      break;
+    case SimFault::Kind::kBurst:
+      links_[f.device]->burst = true;
+      break;
+    case SimFault::Kind::kBusOff:
+      links_[f.device]->BusOff(now_ns_);  // again after a restart inside the window
+      break;
+    case SimFault::Kind::kTorqueStuck: {
+      double& stuck = stuck_torque_[f.device];
+      if (std::isnan(stuck)) stuck = measured_.joints[f.device].torque;  // the window opens
+      measured_.joints[f.device].torque = stuck;
+      stuck_now_[f.device] = 1;
+      break;
+    }
+    case SimFault::Kind::kFtSaturated:
+      // Far past the cell's range on every axis: every gauge clamps at its rail.
+      for (double& x : measured_.wrenches[f.device].wrench) x = x >= 0.0 ? 1e9 : -1e9;
+      break;
+    case SimFault::Kind::kErrorFrames:
+      for (int e = 0; e < kErrorFramesPerMs; ++e) links_[f.device]->ErrorStorm(now_ns_);
+      break;
+    case SimFault::Kind::kClockStep:
+      clock_offset_ns_ += std::llround(f.step * 1e9);
+      break;
+    case SimFault::Kind::kImu:
+    case SimFault::Kind::kImuSaturated:
+    case SimFault::Kind::kImuAttitude:
+    case SimFault::Kind::kInputStale:
+    case SimFault::Kind::kInputGarbage:
+      break;  // EmitImu; the framework's input (SimulatedBackend)
+  }
 }
 
 bool SimulatedRobot::FaultActive(SimFault::Kind kind, double t) const noexcept {

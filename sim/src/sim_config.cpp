@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "heft/config/schema.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/scenario.hpp"
 
 namespace heft::sim {
 namespace {
@@ -119,7 +119,7 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   const config::Node s = root["simulation"];  // throws: missing required key
   s.AllowOnly(config::schema::kSimulation);
   sim.options.scenario = s.Get<std::string>("scenario");
-  const auto names = scenarios::ScenarioNames();
+  const auto names = sim::ScenarioNames();
   if (std::find(names.begin(), names.end(), sim.options.scenario) == names.end()) {
     std::string allowed;
     for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;

@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "heft/host/telemetry_table.hpp"  // the telemetry schema: π's column names
 #include "heft/sim/nees.hpp"
-#include "telemetry_table.hpp"  // the telemetry schema: π's column names
 
 namespace heft::sim {
 
 SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
                                    const drivers::DriverConfig& drivers,
-                                   const dyn::Model& urdf_model)
+                                   const dynamics::Model& urdf_model)
     : config_(std::move(config)), truth_queue_(std::make_unique<hal::SpscQueue<Truth, 8192>>()) {
   ResolveFaultNames(config_, drivers);
   config_.options.candump_wait =
@@ -144,7 +144,7 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
   if (robot_->scenario().floating_base) {
     // Did the controllers hold the robot: its lowest pelvis, a fall, the gait's progress.
     const auto* balance =
-        dynamic_cast<const scenarios::BalanceController*>(robot_->scenario().controller.get());
+        dynamic_cast<const sim::BalanceController*>(robot_->scenario().controller.get());
     log.info(
         "simulated robot: pelvis lowest {:.3f} m (fall below {:.3f} m), fell {}; "
         "touchdowns {}; pelvis x {:.3f} m",

@@ -57,14 +57,11 @@ void Print(const heft_inertial_estimate& e) {
   std::printf("\n");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string name;
-  bool once = false;
-  double max_age_ms = 50.0;
+// The command line into name, once and max_age_ms. Returns the exit code to leave with, or -1 to go
+// on (heft::tools::ParseToolCommandLine).
+int ParseCommandLine(int argc, char** argv, std::string& name, bool& once, double& max_age_ms) {
   using heft::tools::Option;
-  const int exit_code = heft::tools::ParseToolCommandLine(
+  return heft::tools::ParseToolCommandLine(
       argc, argv,
       {"heft-handoff-reader", kUsage,
        std::string("heft-handoff-reader ") + HEFT_VERSION + " (hand-off layout " +
@@ -88,18 +85,17 @@ int main(int argc, char** argv) {
         }
         return Option::kTaken;
       });
-  if (exit_code >= 0) return exit_code;
-  const std::string shown = "/dev/shm/" + (name[0] == '/' ? name.substr(1) : name);
-  const auto max_age_ns = static_cast<std::int64_t>(max_age_ms * 1e6);
+}
 
-  // First contact: the segment must exist and speak this layout.
+// First contact: the segment must exist and speak this layout. False (said on stderr) when not.
+bool FirstContact(const std::string& name, const std::string& shown) {
   const heft_handoff_segment* first = heft_handoff_open(name.c_str(), nullptr);
   if (first == nullptr) {
     std::fprintf(stderr,
                  "heft-handoff-reader: no shared hand-off %s (%s); is heftd running with "
                  "host.shm?\n",
                  shown.c_str(), std::strerror(errno));
-    return 1;
+    return false;
   }
   if (!heft_handoff_compatible(first)) {
     std::fprintf(stderr,
@@ -108,12 +104,15 @@ int main(int argc, char** argv) {
                  shown.c_str(), first->header.layout_version, first->header.estimate_size,
                  first->header.depth, HEFT_HANDOFF_LAYOUT_VERSION);
     heft_handoff_close(first);
-    return 1;
+    return false;
   }
   heft_handoff_close(first);
+  return true;
+}
 
-  signal(SIGINT, OnSignal);
-  signal(SIGTERM, OnSignal);
+// Polls the hand-off until a signal (or, with `once`, until one answer): prints each estimate of a
+// live heftd and each change of state once. The exit code.
+int Follow(const std::string& name, const std::string& shown, bool once, std::int64_t max_age_ns) {
   heft_handoff_reader reader;
   heft_handoff_reader_init(&reader, name.c_str(), max_age_ns);
   heft_inertial_estimate e;
@@ -146,4 +145,21 @@ int main(int argc, char** argv) {
   }
   heft_handoff_reader_close(&reader);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string name;
+  bool once = false;
+  double max_age_ms = 50.0;
+  const int exit_code = ParseCommandLine(argc, argv, name, once, max_age_ms);
+  if (exit_code >= 0) return exit_code;
+  const std::string shown = "/dev/shm/" + (name[0] == '/' ? name.substr(1) : name);
+  const auto max_age_ns = static_cast<std::int64_t>(max_age_ms * 1e6);
+  if (!FirstContact(name, shown)) return 1;
+
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  return Follow(name, shown, once, max_age_ns);
 }

@@ -1,5 +1,5 @@
 // heftctl: commands and status for a running heftd through its command socket
-// (plugin/host/command_server.hpp; protocol in config/README.md).
+// (heft/host/command_server.hpp; protocol in config/README.md).
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "command_server.hpp"
-#include "json.hpp"
-#include "status.hpp"
+#include "heft/host/command_server.hpp"
+#include "heft/host/json.hpp"
+#include "heft/host/status.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "heft/config/configuration.hpp"
+#include "heft/host/configuration.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/pipeline.hpp"
 #include "heft/recording/candump_convert.hpp"
@@ -24,8 +24,8 @@
 namespace {
 
 using namespace heft;
-using namespace heft::ident;
-using cli::UsageError;
+using namespace heft::identification;
+using identify::UsageError;
 
 struct Timer {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -40,11 +40,11 @@ void Log(const Timer& t, const std::string& msg) {
 }
 
 // candump logs + heftd's configuration → a recording, through heft's drivers.
-int Convert(const cli::ConvertOptions& o) {
+int Convert(const identify::ConvertOptions& o) {
   const plugin::PluginConfig cfg =
-      config::LoadConfiguration(o.config_path, config::Reader::kTool).plugin;
-  const dyn::Model model = dyn::LoadModelFromUrdfFile(
-      cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+      host::LoadConfiguration(o.config_path, host::Reader::kTool).plugin;
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      cfg.urdf_path, dynamics::ModelOptions{cfg.floating_base, cfg.repair_inertia});
   // The logs in the order given, each bus going forward in time through all of them: merging by
   // time stamp would hide a damaged log (issue 17), and the replay is per bus anyway.
   std::vector<drivers::CandumpRecord> records;
@@ -71,13 +71,14 @@ int Convert(const cli::ConvertOptions& o) {
     records.insert(records.end(), std::make_move_iterator(part.begin()),
                    std::make_move_iterator(part.end()));
   }
-  ident::ConvertOptions options;
+  recording::ConvertOptions options;
   options.max_gap_ns = o.max_gap_ns;
   // Streamed to the file: memory holds the log, not the samples.
-  RecordingWriter w(o.out, InfoFromDrivers(cfg.drivers, model.floating_base));
+  recording::RecordingWriter w(o.out, recording::InfoFromDrivers(cfg.drivers, model.floating_base));
   const std::string source = o.logs.size() == 1 ? o.logs.front() : "the logs";
-  const RecordingInfo info = ConvertCandump(cfg.drivers, records, model.floating_base, source,
-                                            options, [&](const RecordSample& s) { w.Write(s); });
+  const recording::RecordingInfo info =
+      recording::ConvertCandump(cfg.drivers, records, model.floating_base, source, options,
+                                [&](const recording::RecordSample& s) { w.Write(s); });
   const auto written = w.records();
   w.Close();
   std::printf(
@@ -85,27 +86,27 @@ int Convert(const cli::ConvertOptions& o) {
       static_cast<unsigned long long>(written), info.joints.size(), info.wrench_frames.size(),
       model.floating_base && !cfg.drivers.imu ? "; the floating base is not on CAN: marked invalid"
                                               : "");
-  return cli::kOk;
+  return identify::kOk;
 }
 
-int Identify(const cli::Options& o) {
+int Identify(const identify::Options& o) {
   const Timer timer;
   const PipelineOptions& po = o;  // the command line's options are the pipeline's and more
   PipelineHooks hooks;
   hooks.log = [&](const std::string& msg) { Log(timer, msg); };
-  std::unique_ptr<cli::Progress> bar;
+  std::unique_ptr<identify::Progress> bar;
   hooks.progress = [&](const std::string& what, std::size_t done, std::size_t total) {
-    if (!bar) bar = std::make_unique<cli::Progress>(what);
+    if (!bar) bar = std::make_unique<identify::Progress>(what);
     bar->Update(done, total);
     if (done == total) {
       bar->Finish();
       bar.reset();
     }
   };
-  std::unique_ptr<cli::ElapsedTicker> ticker;
+  std::unique_ptr<identify::ElapsedTicker> ticker;
   hooks.busy = [&](const std::string& what, bool start) {
     if (start)
-      ticker = std::make_unique<cli::ElapsedTicker>(what);
+      ticker = std::make_unique<identify::ElapsedTicker>(what);
     else
       ticker.reset();
   };
@@ -150,10 +151,10 @@ int Identify(const cli::Options& o) {
   if (!r.failures.empty()) {
     std::fprintf(stderr, "heft-identify: finished with %zu failed method(s):\n", r.failures.size());
     for (const auto& f : r.failures) std::fprintf(stderr, "  %s\n", f.c_str());
-    return cli::kPartial;
+    return identify::kPartial;
   }
   Log(timer, "done");
-  return cli::kOk;
+  return identify::kOk;
 }
 
 }  // namespace
@@ -161,31 +162,31 @@ int Identify(const cli::Options& o) {
 int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::string(argv[1]) == "convert") {
-      const cli::ConvertOptions o = cli::ParseConvertOptions(argc, argv);
+      const identify::ConvertOptions o = identify::ParseConvertOptions(argc, argv);
       if (o.help) {
-        std::printf("%s", cli::kUsageText);
-        return cli::kOk;
+        std::printf("%s", identify::kUsageText);
+        return identify::kOk;
       }
       return Convert(o);
     }
-    const cli::Options o = cli::ParseOptions(argc, argv);
+    const identify::Options o = identify::ParseOptions(argc, argv);
     if (o.help) {
-      std::printf("%s", cli::kUsageText);
-      return cli::kOk;
+      std::printf("%s", identify::kUsageText);
+      return identify::kOk;
     }
     if (o.version) {
       std::printf("heft-identify %s\n", HEFT_VERSION);
-      return cli::kOk;
+      return identify::kOk;
     }
     return Identify(o);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "heft-identify: %s\n", e.what());
-    return cli::kUsageError;
+    return identify::kUsageError;
   } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "heft-identify: %s\n", e.what());
-    return cli::kUsageError;
+    return identify::kUsageError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "heft-identify: %s\n", e.what());
-    return cli::kFailure;
+    return identify::kFailure;
   }
 }

@@ -6,7 +6,7 @@
 
 #include "heft/recording/candump_convert.hpp"
 
-namespace heft::ident::cli {
+namespace heft::identify {
 
 const char* const kUsageText = R"(usage: heft-identify --urdf FILE [options] RECORDING...
        heft-identify convert --config HEFT.yaml --out FILE.heftrec [--max-gap S] CANDUMP.log...
@@ -190,7 +190,7 @@ ConvertOptions ParseConvertOptions(int argc, char** argv) {
       o.out = value();
     } else if (a == "--max-gap") {
       const double seconds = Number(a, value());
-      const double max = 1e-9 * static_cast<double>(kMaxConvertGapNs);
+      const double max = 1e-9 * static_cast<double>(recording::kMaxConvertGapNs);
       if (!(seconds > 0.0 && seconds <= max))
         throw UsageError("--max-gap: seconds in (0, " + std::to_string(max) + "], not " +
                          std::to_string(seconds));
@@ -206,4 +206,4 @@ ConvertOptions ParseConvertOptions(int argc, char** argv) {
   return o;
 }
 
-}  // namespace heft::ident::cli
+}  // namespace heft::identify

@@ -10,9 +10,9 @@
 #include "heft/identification/pipeline.hpp"
 #include "heft/identification/sdp.hpp"
 
-namespace heft::ident::cli {
+namespace heft::identify {
 
-// Exit codes (listed in --help and README.md).
+// Exit codes (listed in --help and docs/development.md, "The tools' exit codes").
 enum ExitCode : int {
   kOk = 0,
   kFailure = 1,  // runtime failure: unreadable or malformed input, a write failed, nothing written
@@ -30,7 +30,7 @@ class UsageError : public std::runtime_error {
 extern const char* const kUsageText;
 
 // The pipeline's options (identification/pipeline.hpp) and the command line's own.
-struct Options : ident::PipelineOptions {
+struct Options : identification::PipelineOptions {
   bool help = false, version = false;
   std::string out_urdf, out_yaml;
 };
@@ -47,4 +47,4 @@ struct ConvertOptions {
 // argv[1] is "convert". Throws UsageError.
 ConvertOptions ParseConvertOptions(int argc, char** argv);
 
-}  // namespace heft::ident::cli
+}  // namespace heft::identify

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-namespace heft::ident::cli {
+namespace heft::identify {
 
 Progress::Progress(std::string label)
     : label_(std::move(label)),
@@ -80,4 +80,4 @@ ElapsedTicker::~ElapsedTicker() {
   progress_.Finish();
 }
 
-}  // namespace heft::ident::cli
+}  // namespace heft::identify

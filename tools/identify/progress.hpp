@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-namespace heft::ident::cli {
+namespace heft::identify {
 
 class Progress {
  public:
@@ -46,4 +46,4 @@ class ElapsedTicker {
   std::thread thread_;
 };
 
-}  // namespace heft::ident::cli
+}  // namespace heft::identify

@@ -101,8 +101,8 @@ inline constexpr const char* kSimulationDeviations[] = {"preset",
                                                         "ft_moment_offset",
                                                         "gyro_bias",
                                                         "accelerometer_bias"};
-// Each fault takes `device` and a subset of the rest (which: sim/src/sim_config.cpp, the README's
-// table of faults).
+// Each fault takes `device` and a subset of the rest (which: sim/src/sim_config.cpp, and
+// config/README.md, "Simulated faults").
 inline constexpr const char* kSimulationFault[] = {"device", "name",   "probability", "from",
                                                    "to",     "repeat", "period",      "step"};
 

@@ -67,7 +67,7 @@ struct DriverConfig {
 DriverConfig ParseDriverConfig(const config::Node& drivers);
 
 // The checks against the URDF (names, identifier clashes, the IMU's pose): CheckDriverConfig in
-// heft/config/driver_check.hpp, on the model loader's dyn::Model.
+// heft/config/driver_check.hpp, on the model loader's dynamics::Model.
 
 // The reference robot's defaults for a list of joints and two foot cells (tests, simulator).
 DriverConfig ReferenceDriverConfig(const std::vector<std::string>& joints,

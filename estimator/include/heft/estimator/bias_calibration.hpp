@@ -12,7 +12,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 
-namespace heft::est {
+namespace heft::estimator {
 
 struct CalibrationConfig {
   bool enabled = true;
@@ -60,4 +60,4 @@ class BiasCalibrator {
   std::uint64_t refusals_ = 0, timeouts_ = 0;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace heft::est {
+namespace heft::estimator {
 
 // Inverse of the χ² cumulative distribution (p in (0, 1), dof ≥ 1). Set-up use.
 double ChiSquareQuantile(double p, int dof);
@@ -80,4 +80,4 @@ class InnovationGate {
   std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -59,9 +59,9 @@
 #include <limits>
 #include <vector>
 
-#include "heft/estimator/log_cholesky.hpp"
+#include "heft/dynamics/log_cholesky.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 
 enum class FilterKind { kKalman, kLogCholesky };
 
@@ -76,8 +76,8 @@ class InertialFilter {
   // The EKF's coordinates for one body taken in a frame translated by `offset` from the body's own
   // (its nominal centre of mass, typically): θ is the log-Cholesky vector of the body described in
   // that frame, π (what Evaluate's H_π multiplies, parameters(), the covariances) stays in the
-  // body's frame: π = X(offset) g(θ) (dyn::TranslationMatrix). At the centre of mass θ's d and s
-  // are the inertia about it and t its displacement, so a prior on them is a prior on those
+  // body's frame: π = X(offset) g(θ) (dynamics::TranslationMatrix). At the centre of mass θ's d and
+  // s are the inertia about it and t its displacement, so a prior on them is a prior on those
   // physical quantities; in the body's frame, with the CoM far from the origin (a torso above its
   // waist joint), the inertia about the CoM is a small difference of large terms and moves with
   // every θ. Takes effect at the next Reset. Returns false for the KF (its x is π: no frame
@@ -116,10 +116,11 @@ class InertialFilter {
   // The EKF leaves α out of W: a change of α scales the whole pseudo-inertia (mass, first moment,
   // inertia alike), so the pull holds each body's centre of mass and inertia per unit mass where
   // the data leave them free and lets the mass follow the data. (With α pulled too, a load's mass
-  // is met partly through t, m = e^{2α}(1 + |t|²), and the CoM moves: tests/filter/test_prior.cpp.)
-  // Where the data have made P ≪ P₀ this moves nothing; where they have not (P ≈ P₀) it pulls x
-  // back to x₀ at the rate w per call. w = dt/τ per period dt gives the prior's information a
-  // renewal time τ. Returns false (nothing changed) if a factorisation fails. Allocates nothing.
+  // is met partly through t, m = e^{2α}(1 + |t|²), and the CoM moves:
+  // tests/estimator/test_prior.cpp.) Where the data have made P ≪ P₀ this moves nothing; where they
+  // have not (P ≈ P₀) it pulls x back to x₀ at the rate w per call. w = dt/τ per period dt gives
+  // the prior's information a renewal time τ. Returns false (nothing changed) if a factorisation
+  // fails. Allocates nothing.
   [[nodiscard]] bool PullToPrior(double w) noexcept;
   // The same with a weight per state (10k values; 0 leaves that state unpulled): each body its own
   // renewal time.
@@ -186,7 +187,7 @@ class InertialFilter {
   // (diagonal D ≤ 1: P stays positive definite). Inflate's bound, and StartFrom's at cap 1.
   void CapVariances(double cap) noexcept;
   // π in the body's frame from π in body j's θ frame (SetBodyFrame; unchanged when none was set).
-  dyn::Vector10 InBodyFrame(int body, const dyn::Vector10& pi_frame) const noexcept;
+  dynamics::Vector10 InBodyFrame(int body, const dynamics::Vector10& pi_frame) const noexcept;
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
   // the NIS of those rows; false if unusable.
   // Stages z's innovation and H = H_π G (the rows carrying information on x) in yc_ and Hc_;
@@ -221,4 +222,4 @@ class InertialFilter {
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -8,9 +8,9 @@
 // both ends are.
 #pragma once
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 
 struct RateLimits {
   double mass = 3.0;          // kg/s
@@ -19,11 +19,11 @@ struct RateLimits {
 };
 
 struct RateLimitResult {
-  dyn::Vector10 handed;
+  dynamics::Vector10 handed;
   double fraction = 1.0;  // s: 1 when the target was reached
 };
 
-RateLimitResult RateLimitStep(const dyn::Vector10& from, const dyn::Vector10& target,
+RateLimitResult RateLimitStep(const dynamics::Vector10& from, const dynamics::Vector10& target,
                               const RateLimits& limits, double dt) noexcept;
 
-}  // namespace heft::est
+}  // namespace heft::estimator

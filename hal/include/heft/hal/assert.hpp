@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace heft::detail {
+namespace heft::hal::detail {
 
 [[noreturn]] [[gnu::cold]] inline void AssertionFailed(const char* condition, const char* file,
                                                        int line, const char* message) noexcept {
@@ -25,12 +25,12 @@ namespace heft::detail {
   std::abort();
 }
 
-}  // namespace heft::detail
+}  // namespace heft::hal::detail
 
 #define HEFT_ASSERT(cond, message)              \
   (__builtin_expect(static_cast<bool>(cond), 1) \
        ? static_cast<void>(0)                   \
-       : ::heft::detail::AssertionFailed(#cond, __FILE__, __LINE__, (message)))
+       : ::heft::hal::detail::AssertionFailed(#cond, __FILE__, __LINE__, (message)))
 
 #if defined(NDEBUG) && !defined(HEFT_DEBUG_ASSERTS)
 #define HEFT_DEBUG_ASSERT(cond, message) static_cast<void>(sizeof(static_cast<bool>(cond)))

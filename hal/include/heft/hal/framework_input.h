@@ -42,7 +42,7 @@
  * counted after it attached; a framework that sees header.reader_pid change (heftd restarted)
  * should send its current mode (walking/stopped) again.
  *
- * Validation (heftd, every read; plugin/host/framework_input.hpp): finite values, quaternion norm
+ * Validation (heftd, every read; heft/host/framework_input.hpp): finite values, quaternion norm
  * within a tolerance (then normalised), |w|, |f| and |v| within physical bounds, stamp neither in
  * the future nor older than a timeout, sequence advancing; anything else never reaches the
  * estimator.

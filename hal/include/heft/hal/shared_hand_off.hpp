@@ -1,7 +1,7 @@
 // The hand-off in shared memory, for whole-body controllers in other processes: a versioned header
 // (the writer's identity and a heartbeat) followed by the same wait-free seqlock ring the
 // in-process mailbox uses. heftd creates and writes it (POSIX shared memory, /dev/shm/<name>;
-// plugin/host/shared_memory.hpp); readers map it read-only and read it through the C API of
+// heft/host/shared_memory.hpp); readers map it read-only and read it through the C API of
 // hal/shared_hand_off.h (heft_handoff_read: the estimate only while the writer is live).
 // Layout version 2:
 //   offset 0    SharedHandOffHeader (128 bytes: identity; heartbeat in the second cache line)

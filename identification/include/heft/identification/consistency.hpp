@@ -5,12 +5,12 @@
 
 #include <Eigen/Core>
 
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 struct ProjectedBody {
-  dyn::Vector10 pi;
+  dynamics::Vector10 pi;
   bool changed = false;           // J(π) had an eigenvalue below ε
   bool kept_mass_and_com = true;  // only the second moments moved
 };
@@ -20,9 +20,10 @@ struct ProjectedBody {
 // S = Σ − ε1 − h hᵀ/(m − ε) ⪰ 0, so S's negative eigenvalues are clamped to 0 (a body just
 // below ε moves by as little: a bounding ellipsoid's margin stays as the solver left it). Otherwise
 // (no positive mass to keep) J's eigenvalues are clamped to ≥ 2ε. The result has J ⪰ ε·1.
-ProjectedBody ProjectToConsistent(const dyn::Vector10& pi, double epsilon);
+ProjectedBody ProjectToConsistent(const dynamics::Vector10& pi, double epsilon);
 
-// π from a symmetric 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] (the inverse of dyn::PseudoInertia).
-dyn::Vector10 ParametersFromPseudoInertia(const Eigen::Matrix4d& J);
+// π from a symmetric 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] (the inverse of
+// dynamics::PseudoInertia).
+dynamics::Vector10 ParametersFromPseudoInertia(const Eigen::Matrix4d& J);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

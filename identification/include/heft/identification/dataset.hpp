@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/recording/recording.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 struct DatasetOptions {
   double cutoff_hz = 8.0;        // zero-phase Butterworth cut-off (forward-backward: −6 dB here)
@@ -23,9 +23,9 @@ struct DatasetOptions {
 struct Sample {
   double t = 0.0;  // s since the recording's first record
   Eigen::VectorXd q, v, a;
-  Eigen::VectorXd tau;                 // nv, joint torques at the joints' v indices, 0 on the base
-  std::vector<dyn::Vector6> wrenches;  // per Dataset::frames
-  std::vector<unsigned char> contact;  // per Dataset::frames
+  Eigen::VectorXd tau;  // nv, joint torques at the joints' v indices, 0 on the base
+  std::vector<dynamics::Vector6> wrenches;  // per Dataset::frames
+  std::vector<unsigned char> contact;       // per Dataset::frames
   // A contact changes within DatasetOptions::switch_margin_s: the contact set is ambiguous here
   // (the low-pass spreads a lift-off over tens of ms), so contact-set methods leave it out.
   bool near_contact_switch = false;
@@ -42,7 +42,8 @@ struct Dataset {
 
 // Throws RecordingError when a recording does not fit the model (missing joints, unknown frames,
 // fixed/floating mismatch) or two recordings disagree on their channels.
-Dataset PrepareDataset(const dyn::Model& model, const std::vector<Recording>& recordings,
+Dataset PrepareDataset(const dynamics::Model& model,
+                       const std::vector<recording::Recording>& recordings,
                        const DatasetOptions& options);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

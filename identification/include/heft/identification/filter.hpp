@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace heft::ident {
+namespace heft::identification {
 
 // y[n] = b0 x[n] + b1 x[n−1] + b2 x[n−2] − a1 y[n−1] − a2 y[n−2]
 struct Biquad {
@@ -22,4 +22,4 @@ void FilterForward(const Biquad& f, std::vector<double>& x);
 // samples are left unchanged.
 void FiltFilt(const Biquad& f, std::vector<double>& x, int pad = -1);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

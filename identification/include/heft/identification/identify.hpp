@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "heft/estimator/dynamics.hpp"
-#include "heft/estimator/regressor.hpp"
+#include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/regressor.hpp"
 #include "heft/identification/dataset.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 enum class Method {
   kFullWls,      // every row: Y π = Sᵀτ + Σ J_cᵀ λ (joint torques and F/T cells)
@@ -43,8 +43,8 @@ struct NoiseModel {           // measurement σ, for the weights
 double FrictionSign(double v) noexcept;
 
 struct Problem {
-  const dyn::Model* model = nullptr;
-  dyn::RegressorSelection selection;
+  const dynamics::Model* model = nullptr;
+  dynamics::RegressorSelection selection;
   bool friction = false;
   bool offsets = false;
   // A joint's friction columns take only the samples where it slides, |v| ≥ this (rad/s; 3 × the
@@ -64,8 +64,8 @@ struct Problem {
   int offset_begin() const { return inertial_size() + friction_size(); }
   Eigen::VectorXd prior;  // x of the model (friction and offsets 0)
 };
-Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction,
-                    bool offsets = false);
+Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
+                    bool friction, bool offsets = false);
 
 // Whitened normal equations: A = Σ Ỹᵀ Ỹ, b = Σ Ỹᵀ ỹ, c = Σ ỹᵀ ỹ over `rows` rows.
 struct NormalEquations {
@@ -98,9 +98,9 @@ struct MethodPlan {
   std::string sdp_rows;  // "nullspace" when available (Khorshidi et al.), else "wls"
   std::string reason;    // one line: why these, for the operator
 };
-MethodPlan DefaultMethods(const dyn::Model& model, const Dataset& data);
+MethodPlan DefaultMethods(const dynamics::Model& model, const Dataset& data);
 // Empty when `method` can run on this model and data; otherwise why not.
-std::string MethodUnavailable(const std::string& method, const dyn::Model& model,
+std::string MethodUnavailable(const std::string& method, const dynamics::Model& model,
                               const Dataset& data);
 
 struct LeastSquaresOptions {
@@ -153,13 +153,13 @@ struct Prediction {
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x);
 
 // Applies x to a copy of the model (friction is not part of the model).
-dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x);
+dynamics::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x);
 
 // One sample's predicted joint torques, as PredictTorques computes them: inverse dynamics of
 // `model` (= WithParameters(problem, x)) minus the measured contact wrenches at `frames`, plus
 // friction from x when the problem has it. `contact` is scratch.
-void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspace& ws,
+void PredictSample(const Problem& problem, const dynamics::Model& model, dynamics::Workspace& ws,
                    std::span<const int> frames, const Sample& s, const Eigen::VectorXd& x,
                    Eigen::VectorXd& tau, Eigen::VectorXd& contact);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -8,12 +8,12 @@
 
 #include "heft/identification/sdp.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 // The URDF text with every chosen body's <inertial> replaced by the identified one (written on the
 // body's own link; links merged into it on fixed joints lose theirs, their share is included).
 // Throws std::runtime_error when a link element cannot be found.
-std::string ReplaceInertials(const std::string& urdf_xml, const dyn::Model& identified,
+std::string ReplaceInertials(const std::string& urdf_xml, const dynamics::Model& identified,
                              const Problem& problem);
 
 // Per chosen body: an ellipsoid enclosing the collision geometry (boxes, cylinders, spheres) of the
@@ -43,4 +43,4 @@ void WriteTextFile(const std::string& path, const std::string& text);
 std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
                            const Identifiability& report, const FitStatistics& stats);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

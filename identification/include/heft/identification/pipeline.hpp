@@ -17,7 +17,7 @@
 #include "heft/identification/identify.hpp"
 #include "heft/identification/sdp.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 struct PipelineOptions {
   std::string urdf_path;
@@ -73,11 +73,11 @@ struct Evaluation {
 };
 
 struct IdentificationReport {
-  IdentificationReport(std::string urdf_xml, std::unique_ptr<const dyn::Model> robot,
+  IdentificationReport(std::string urdf_xml, std::unique_ptr<const dynamics::Model> robot,
                        Problem unknowns)
       : xml(std::move(urdf_xml)), model(std::move(robot)), problem(std::move(unknowns)) {}
-  std::string xml;                          // the URDF's text (the output replaces its inertials)
-  std::unique_ptr<const dyn::Model> model;  // on the heap: problem points to it
+  std::string xml;  // the URDF's text (the output replaces its inertials)
+  std::unique_ptr<const dynamics::Model> model;  // on the heap: problem points to it
   Problem problem;
   Dataset train;
   std::vector<std::pair<std::string, Dataset>> validations;  // name (file stem), data
@@ -111,4 +111,4 @@ int ConsistentBodies(const Problem& problem, const Eigen::VectorXd& x);
 // SDP's projection onto consistency, the validation bias.
 std::string FormatReport(const IdentificationReport& report);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -29,7 +29,7 @@
 
 #include "heft/identification/identify.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 // {x : (x − c)ᵀ R diag(1/a²) Rᵀ (x − c) ≤ 1} in the body frame.
 struct Ellipsoid {
@@ -55,7 +55,8 @@ struct SdpOptions {
   // (ε_b above). With the absolute ε alone the SDP returned point masses (I_c ≈ 2ε ≈ 2e-7 kg·m²)
   // for poorly excited links on the deviated robot; the EKF cannot leave such a body (its
   // log-Cholesky coordinates sit at log ε, where π barely moves with θ) and hands rank-3
-  // pseudo-inertias on (README, "Main job figures"). 0: the absolute ε alone.
+  // pseudo-inertias on (docs/identification.md, "An identified body keeps a margin from the
+  // point mass"). 0: the absolute ε alone.
   double margin = 0.1;
   std::vector<std::optional<Ellipsoid>> ellipsoids;  // per chosen body, or empty for none
   bool friction_nonnegative = true;
@@ -87,4 +88,4 @@ SdpResult SolveSdp(const NormalEquations& ne, const Problem& problem, const SdpO
 // the options it ran with and the condition number of its rows (column-scaled; ≤ 0: unknown).
 std::string ExplainSdpFailure(const SdpResult& result, const SdpOptions& options, double condition);
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -35,7 +35,7 @@ using HandOffMailbox = hal::SeqlockRing<hal::InertialEstimate, 8>;
 struct PluginConfig;  // heft/config/plugin_config.hpp
 
 // What the host lends the plugin: the hardware abstraction layer's buffers and, from a host that
-// has read the configuration (heftd, heft-sim: config::LoadConfiguration), the plugin's part of
+// has read the configuration (heftd, heft-sim: host::LoadConfiguration), the plugin's part of
 // it. Without it (a framework that only names the file) init() reads the file itself.
 struct HardwareInterface {
   const hal::StateBuffer* state = nullptr;  // written by the 1 kHz driver thread
@@ -59,7 +59,7 @@ struct TelemetryRecord {
   std::int64_t stamp_ns = 0;  // time of the state sample the estimate used (after the delay)
   std::uint64_t tick = 0;
   hal::EstimatorStatus status;
-  std::uint8_t tick_status = 0;  // est::TickStatus
+  std::uint8_t tick_status = 0;  // estimator::TickStatus
   bool estimate_consistent = true;
   bool rate_limited = false;
   double gamma = 0.0;

@@ -22,7 +22,7 @@
 #include "heft/drivers/driver_config.hpp"
 #include "heft/recording/recording.hpp"
 
-namespace heft::ident {
+namespace heft::recording {
 
 // The recording header for the drivers' samples: joint and F/T channels in the configuration's
 // order, named by URDF joint and frame, at the driver loop's 1 kHz.
@@ -52,4 +52,4 @@ Recording ConvertCandump(const drivers::DriverConfig& config,
                          const std::vector<drivers::CandumpRecord>& log, bool floating_base,
                          const std::string& source, const ConvertOptions& options = {});
 
-}  // namespace heft::ident
+}  // namespace heft::recording

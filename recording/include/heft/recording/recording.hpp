@@ -34,7 +34,7 @@
 
 #include "heft/hal/robot_state.hpp"
 
-namespace heft::ident {
+namespace heft::recording {
 
 inline constexpr char kRecordingMagic[8] = {'H', 'E', 'F', 'T', 'R', 'E', 'C', '\0'};
 inline constexpr std::uint32_t kRecordingVersion = 2;  // written; 1 and 2 are read
@@ -103,4 +103,4 @@ Recording ReadRecording(const std::string& path);
 // The same from the file's bytes in memory; `name` is the source for messages.
 Recording ParseRecording(const std::vector<unsigned char>& data, const std::string& name);
 
-}  // namespace heft::ident
+}  // namespace heft::recording

@@ -18,11 +18,11 @@
 #include <string_view>
 #include <vector>
 
-#include "heft/scenarios/mujoco_model.hpp"
+#include "heft/sim/mujoco_model.hpp"
 
 namespace heft::sim {
 
-using scenarios::Vector10;
+using sim::Vector10;
 
 // The largest deviation of each kind. Signed quantities are drawn uniformly in [−x, x], friction
 // (never negative) in [0, x].
@@ -102,7 +102,7 @@ RobotDeviations DrawDeviations(const DeviationConfig& config, const mjModel* mod
                                std::span<const std::string> joints,
                                std::span<const std::string> ft_frames, bool imu);
 
-// The extremes of what was drawn (log lines, the README's figures, the tests).
+// The extremes of what was drawn (heft-sim's log line, the tests).
 struct DeviationExtremes {
   double mass = 0.0;  // largest |m'/m − 1|
   std::string mass_body;

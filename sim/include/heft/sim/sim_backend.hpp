@@ -1,4 +1,4 @@
-// heft-sim's simulated robot: a named scenario (heft/scenarios: MuJoCo plant, payload schedule,
+// heft-sim's simulated robot: a named scenario (heft/sim: MuJoCo plant, payload schedule,
 // whole-body controller) whose sensors are emulated as the real devices' CAN frames — noise, bias
 // and the spec's quantisation — written into in-memory buses that the same driver loop reads.
 // Step() is one simulated millisecond; the controller takes the latest hand-off every 3 ms. Faults
@@ -17,11 +17,11 @@
 #include "heft/drivers/candump_writer.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/hal/inertial_estimate.hpp"
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
 #include "heft/sim/deviations.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 
 namespace heft::sim {
 
@@ -51,7 +51,7 @@ struct SimNoise {
 // restart after it brings the frames back. IMU faults (drivers.imu; no device): kImu the IMU falls
 // silent, kImuSaturated its frames carry GYRO_SATURATED and ACCEL_SATURATED, kImuAttitude they
 // carry ATTITUDE_NOT_CONVERGED (the drivers mark the base as faulty in both). The fault matrix's
-// (tools/faults.py): kTorqueStuck a torque sensor keeps sending the value it measured when the
+// (scripts/faults.py): kTorqueStuck a torque sensor keeps sending the value it measured when the
 // window opened (valid frames, no noise); kFtSaturated every gauge of a cell sits at its int16
 // rail (an overload; the cell's status stays OK, as a cell that does not flag saturation);
 // kErrorFrames the bus (device) carries an error-frame storm, kErrorFramesPerMs bus/protocol
@@ -134,11 +134,11 @@ struct SimOptions {
   bool base_from_input = false;
   // The simulated controllers' joint friction model: heft-sim passes robot.parameters' `friction`
   // (heft-identify's, identified on this robot); empty: none (the URDF has none).
-  std::vector<est::JointFriction> controller_friction;
+  std::vector<estimator::JointFriction> controller_friction;
   // The simulated controllers' rigid-body model of these bodies: heft-sim passes robot.parameters'
   // (the identified model, the one the estimator starts from) with simulation.controller_model:
   // parameters; empty (the default): the URDF's.
-  std::vector<scenarios::Controller::BodyParameters> controller_parameters;
+  std::vector<sim::Controller::BodyParameters> controller_parameters;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
@@ -152,7 +152,7 @@ class SimulatedRobot {
   // The plant is the scenario's URDF with options.deviations drawn and applied (bodies, friction);
   // the sensors carry the drawn offsets, gains and biases.
   SimulatedRobot(const SimOptions& options, const drivers::DriverConfig& drivers,
-                 const dyn::Model& urdf_model);
+                 const dynamics::Model& urdf_model);
   ~SimulatedRobot();
   // One millisecond: payloads, the controller (with the latest hand-off when `estimate` is set), a
   // plant step, and every device's frames on the buses (through the faults on request).
@@ -160,9 +160,9 @@ class SimulatedRobot {
   std::vector<hal::CanTransport*> buses();
   double time() const { return plant_->time(); }
   double duration() const { return scenario_.duration; }
-  const scenarios::Scenario& scenario() const { return scenario_; }
+  const sim::Scenario& scenario() const { return scenario_; }
   // MuJoCo's state after the last step (ground truth for tests).
-  const scenarios::Plant& plant() const { return *plant_; }
+  const sim::Plant& plant() const { return *plant_; }
   // The F/T frames' origins in their foot frames (cells in drivers order).
   const std::vector<Eigen::Vector3d>& ft_offsets() const { return ft_offsets_; }
   // What the simulated robot is, next to its URDF (every deviation drawn; all zero when ideal).
@@ -190,7 +190,7 @@ class SimulatedRobot {
   // drivers.imu the IMU's frames carry it, see imu_truth()).
   const hal::RobotStateSample& truth() const { return truth_; }
   // What the IMU measured of the last step before noise and quantisation (drivers.imu only).
-  const scenarios::ImuTruth& imu_truth() const { return imu_truth_; }
+  const sim::ImuTruth& imu_truth() const { return imu_truth_; }
   // The candump log (when configured): finishes writing it; throws on an I/O error. Idempotent.
   void CloseCandump();
   const drivers::CandumpWriter* candump() const { return candump_.get(); }
@@ -200,12 +200,24 @@ class SimulatedRobot {
   static double Normal(std::mt19937_64& rng) noexcept;
   double Normal() noexcept { return Normal(rng_); }
   void EmitImu(double t) noexcept;
+  // Set-up: the F/T cells' origins on their feet and the base IMU's pose (checked on the URDF).
+  void PlaceSensors(const SimOptions& options, const drivers::DriverConfig& drivers,
+                    const dynamics::Model& urdf_model);
   // Set-up: draws options.deviations, applies them to the plant and the sensors.
   void ApplyDeviations(const SimOptions& options, const drivers::DriverConfig& drivers);
+  // Set-up: the candump log, the in-memory buses and their links.
+  void OpenBuses(const SimOptions& options, const drivers::DriverConfig& drivers);
+  // Set-up: the frame encoder, every device on, and the faults checked against the devices.
+  void ArmDevices(const drivers::DriverConfig& drivers);
+  // Step: what the sensors report of truth_ (noise, gains, offsets, the F/T frames) in measured_.
+  void Measure() noexcept;
+  // Step: every device back on, then the faults open at t on the devices, the buses and `emit`.
+  void ApplyFaults(double t, drivers::EmitOptions& emit) noexcept;
+  void ApplyFault(const SimFault& fault, drivers::EmitOptions& emit) noexcept;
   // The true π of payload i at time t (the deviated link and the scenario's payload).
   Vector10 PayloadTruth(std::size_t i, double t) const noexcept;
-  scenarios::Scenario scenario_;
-  std::unique_ptr<scenarios::Plant> plant_;
+  sim::Scenario scenario_;
+  std::unique_ptr<sim::Plant> plant_;
   std::vector<int> payload_bodies_;
   std::vector<std::unique_ptr<drivers::MemoryBus>> buses_;
   std::vector<hal::CanTransport*> bus_ptrs_;
@@ -236,7 +248,7 @@ class SimulatedRobot {
   bool imu_ = false;           // drivers.imu is configured
   Eigen::Matrix3d R_BI_ = Eigen::Matrix3d::Identity();
   Eigen::Vector3d p_BI_ = Eigen::Vector3d::Zero();
-  scenarios::ImuTruth imu_truth_;
+  sim::ImuTruth imu_truth_;
   SimNoise noise_;
   std::int64_t now_ns_ = 0;
   int tick_ = 0;

@@ -1,4 +1,4 @@
-// heft-sim's backend for the host (plugin/host/backend.hpp): the simulated robot (sim_backend.hpp)
+// heft-sim's backend for the host (heft/host/backend.hpp): the simulated robot (sim_backend.hpp)
 // stepped once per millisecond on the schedule's stepper thread, its in-memory buses, the
 // scenario's duration, lockstep or real time, the "walking" command at simulation.walking_after,
 // and the truth — each payload link's true π and the controller's task errors — as extra telemetry
@@ -10,9 +10,9 @@
 #include <memory>
 #include <random>
 
-#include "backend.hpp"
-#include "framework_input.hpp"
 #include "heft/hal/spsc_queue.hpp"
+#include "heft/host/backend.hpp"
+#include "heft/host/framework_input.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
 
@@ -23,7 +23,7 @@ class SimulatedBackend final : public host::Backend {
   // `duration`: simulated seconds, 0: the scenario's. Throws on a configuration the simulator
   // cannot run (fault names, joints not the scenario's).
   SimulatedBackend(SimulationConfig config, double duration, const drivers::DriverConfig& drivers,
-                   const dyn::Model& urdf_model);
+                   const dynamics::Model& urdf_model);
   ~SimulatedBackend() override;
 
   std::vector<hal::CanTransport*> buses() override { return robot_->buses(); }

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Generate heft-sim's configurations for the simulated robot (config/sim/*.yaml), one per scenario.
+
+The drivers section lists the reference robot's joints in the order the simulated robot addresses
+them (its CAN node numbers), two buses, and the foot F/T cells for floating-base scenarios (and the
+base IMU, see SIM_IMU below).
+Developers run this; the output is committed. Run from the repository root:
+    python3 scripts/gen_sim_configs.py                   # the reference humanoid: config/sim/*.yaml
+    python3 scripts/gen_sim_configs.py --robot compact   # the second humanoid: config/sim/compact/
+The second robot (scripts/gen_humanoid.py --variant compact) has the same joints, buses and devices
+and gets the same estimator settings (they were tuned on the reference robot only); its scenario
+configurations name its URDFs, and its CAN map (config/robots/heft_compact_can_map.csv) is written
+beside them.
+"""
+import argparse
+import os
+
+JOINTS = ("waist_yaw waist_roll waist_pitch left_shoulder_pitch left_shoulder_roll left_shoulder_yaw left_elbow "
+          "left_wrist_yaw left_wrist_pitch left_wrist_roll right_shoulder_pitch right_shoulder_roll right_shoulder_yaw "
+          "right_elbow right_wrist_yaw right_wrist_pitch right_wrist_roll left_hip_yaw left_hip_roll left_hip_pitch "
+          "left_knee left_ankle_pitch left_ankle_roll right_hip_yaw right_hip_roll right_hip_pitch right_knee "
+          "right_ankle_pitch right_ankle_roll").split()
+
+CALIBRATION = []
+for r in range(6):
+    row = [0.0] * 6
+    row[r] = 0.05 if r < 3 else 0.002
+    row[(r + 1) % 6] = 0.001 if r < 3 else 0.00005
+    CALIBRATION.append(row)
+
+# process_alpha: the random walk of the log-Cholesky density α (per second). A load that keeps
+# changing (the 1 Hz forearm sine, mass rate up to ~19 kg/s) needs it large; a load that steps and
+# then holds is caught by the gate's release instead.
+#
+# rate_limits (mass kg/s, first moment kg·m/s, inertia kg·m²/s): the paper caps the mass rate at
+# 3 kg/s on hardware, against large steps of the handed model when the estimator starts or glitches.
+# A limit also delays every genuine change by (step / limit): Table I's loads and the dumbbell are
+# instantaneous steps of 5-6 kg, so the arm scenarios allow 600 kg/s (a 6 kg step handed on in
+# 10 ms, about three control ticks); the main job sweeps this limit on forearm-load to show the
+# trade-off. First-moment and inertia limits follow from the mass limit at the load's lever arm
+# (0.25 m: h = m·c, I ≈ m·c²), so that no one quantity binds long before the others.
+#
+# walking_after (s): when the simulated robot reports "walking" and the estimator starts. The
+# fixed-base arm scenarios carry their load from t = 0 and have no walking to wait for: the
+# estimator runs from the start, as in the paper's simulations. The floating-base robot first
+# settles on its feet.
+ARM_LIMITS = (600.0, 150.0, 40.0)
+# The torso's loads step as well (Table I: ±5 kg square, 10 kg at once, the torso scaled). Its limits
+# were 60 kg/s with the first moment's and the inertia's at a 0.1 m lever, short of the torso's own:
+# its centre of mass is 0.29 m above the waist joint, so a load there moves h by 0.29 kg·m per kg
+# and the first-moment limit bound first (a 10 kg step handed over in 0.48 s). On torso-load that
+# delay, not the estimator, was most of the adapted run's error: deviated seed 1, pelvis-height
+# RMSE 0.0156 m; 0.0156 with the mass limit alone at 600; 0.0076 with all three raised. The torso
+# takes the arms' 600 kg/s, with h and I at its lever (600 · 0.29 ≈ 180 kg·m/s, 600 · 0.29² ≈ 50
+# kg·m²/s): a 10 kg step is handed on in 17 ms.
+TORSO_LIMITS = (600.0, 180.0, 50.0)
+#
+# shape (the links' prior on their shape: centre of mass and inertia per unit mass;
+# docs/estimator.md, "Where the data say nothing"): "payload" for a link whose load has a shape of
+# its own (a tool or a dumbbell in the hand moves the forearm's centre of mass): the paper's loose
+# prior (initial σ 0.3 on every θ, random walk 0.001/s), the data decide. "rigid" for a link whose
+# loads change its mass but whose shape is the model's (a torso carrying a load at its mounting
+# point): the mass stays free (initial σ 0.3 and the scenario's random walk on α), the shape gets a
+# tight prior taken at the link's nominal centre of mass (estimator.parameter_frame: com): σ 0.01 on
+# d, s (about 2 % of the inertia about the CoM) and 0.03 on t (a few mm of the CoM), almost no
+# random walk (1e-6/s), and the prior's pull (prior_time_constant 2 s). In the link's own frame (the
+# torso's CoM 0.29 m above its origin) the inertia about the CoM is a small difference of large
+# terms that every θ moves: there even σ 0.003 on d, s left it 6 % off on step-in-place
+# (docs/estimator.md, "The inertia states at the centre of mass"). Standing and walking excite a
+# torso's centre-of-mass height and inertia only weakly; with the loose prior they drift 35-45 mm
+# and 70-80 % over 20 s.
+#
+# The stiction band (estimator.stiction_band, docs/estimator.md, "Stiction") follows the shape too.
+# A joint that holds still reads back, within ±F_c, the torque the controller commands from the
+# handed estimate, so a held joint's row confirms whatever the estimate is. For a payload link that
+# anchor is what kept the dumbbell 2.5-4 % low on the deviated robot: the band (on, the default)
+# drops those rows. For a rigid torso the same anchor is, today, what holds its centre-of-mass
+# height against the data's bias: with the band the torso's CoM drifts (on the deviated robot with
+# the truth as its model, 3.4 -> 18.9 mm on torso-load), so the rigid configurations keep it off
+# until that bias is cured. With the low-pass below (that cure) the band changes little either way:
+# the short job's torso runs with it on, identified model, reference 0.8 / 2.4 / 1.1 -> 0.7 / 1.9 /
+# 1.1 mm, seed 1 9.6 / 5.9 / 8.5 -> 9.9 / 6.2 / 9.3 mm (step / torso-load / walk); still off.
+#
+# The measurement's low-pass (estimator.measurement_lowpass, docs/estimator.md, "The measurement's
+# low-pass") follows how the load changes: by steps (a load taken or set down, then held) or within
+# a second. Between steps the low-pass removes the differenced accelerations' noise from the
+# regressor, the errors-in-variables noise that pulled the torso's CoM height and inertia toward
+# zero (the second humanoid's CoM 16.8 -> 1.8 mm on step-in-place at 5 Hz). With the estimate handed
+# to the controller that noise also biases a forearm's CoM: the second humanoid's dumbbell ended
+# with c_x 15.8 mm against the composite's 4.9 (7.8 with adaptation off, 7.6 with the hand-off
+# slowed to 6 kg/s, 8.0 with a 5-sample difference), and at 5 Hz it ends at 4.8 mm. So the rigid
+# torso and the dumbbell (loads that step and hold: load="steps" in SCENARIOS, LOWPASS) take it,
+# whole jobs (dumbbell CoM at steady state): second humanoid 13.2 -> 1.5 mm (URDF robot) and 23.2 ->
+# 8.7 mm (deviated), reference seed 1 12.0 -> 8.5 mm, reference ideal 1.6 -> 1.9 mm; 5 % reached
+# after 0.10 -> 0.12-0.20 s. A payload whose mass varies within a second (forearm-load's 1 Hz sine)
+# lags behind it (elbow RMSE 0.033 -> 0.17 rad at 5 Hz, 0.13 at 20 Hz, reference ideal): left off.
+LOWPASS = {"steps": 5.0, "varies": 0.0}
+SHAPES = {
+    "payload": dict(sigma=None, process=0.001, prior=0.0, stiction_band=True),
+    "rigid": dict(sigma=(0.01, 0.03), process=1e-6, prior=2.0, stiction_band=False, frame="com"),
+}
+SCENARIOS = {
+    "forearm-load": dict(floating=False, links=["left_forearm"], process_alpha=2.0, limits=ARM_LIMITS, walking_after=0.0, load="varies"),
+    "dumbbell-curl": dict(floating=False, links=["left_forearm"], process_alpha=0.001, limits=ARM_LIMITS, walking_after=0.0, load="steps"),
+    "torso-load": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.01, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+    "step-in-place": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+    "walk": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+    # The identification recording (tools/main-job.sh adds host.recording): squats, sway, steps in
+    # place, waist and arms moving. The estimator runs on the torso meanwhile, as it would on a robot.
+    "excite": dict(floating=True, links=["torso"], shape="rigid", process_alpha=0.001, limits=TORSO_LIMITS, walking_after=0.5, load="steps"),
+}
+
+# The same humanoid without foot F/T cells (<scenario>-noft.yaml): the estimator takes its feet as
+# contacts (estimator.contact_frames) and uses the null-space measurement (joint torques only). Its
+# start-up calibration needs the foot wrenches, so it is off there.
+NOFT = ("torso-load", "standing-curl")
+NOFT_CONTACTS = "  contact_frames: [left_foot, right_foot]"
+
+
+# The floating-base robot's IMU (config/robots/heft_humanoid.urdf: the massless `imu` link on a fixed
+# joint on the pelvis). With an IMU configured the drivers take the base state from its frames only;
+# the simulator emits them and the host hands no other base state to the drivers, so a simulated
+# floating-base scenario needs it (SIM_IMU, default on; HEFT_SIM_IMU=0 leaves it out, and heft-sim
+# then refuses the floating scenarios). The robot's shipped config (config/heft.yaml) has it always.
+# The noise of the base IMU's gyro and accelerometer and of the encoders' velocity, per 1 kHz sample
+# (the simulated robot's defaults, docs/can-devices.md's LSBs): the estimator models the noise of
+# the accelerations it differences from them (estimator.noise.gyro / accelerometer /
+# joint_velocity). Without it the gyro's noise, differenced over 4 ms (0.7 rad/s²), times the
+# robot's inertia, gates most ticks of a floating robot. The same noise also biases the estimate
+# through the regressor; estimator.noise.acceleration_inflation (default 1, left so here) trades
+# that against information (docs/estimator.md, "The acceleration noise's bias").
+IMU_NOISE = "gyro: 0.002, accelerometer: 0.02, joint_velocity: 0.0005"
+SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
+IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
+
+
+# The simulated robot's deviations from the URDF heft is given (simulation.deviations,
+# config/README.md): mass, CoM and inertia per body, friction per joint, sensor offsets, gains and
+# biases, drawn from a seed. HEFT_SIM_DEVIATIONS=PRESET[:SEED] (e.g. "default" or "default:7")
+# writes `deviations: {preset: PRESET, seed: SEED}` (seed 1 unless given) into every simulated
+# configuration; unset, the key is left out and the simulated robot is exactly its URDF (what the
+# committed configurations are). A scenario may override it with its own "deviations" entry in
+# SCENARIOS.
+def deviations_line(value):
+    if not value:
+        return []
+    preset, _, seed = value.partition(":")
+    if preset not in ("ideal", "default") or (seed and not seed.isdigit()):
+        raise SystemExit("HEFT_SIM_DEVIATIONS=%r: expected ideal|default[:SEED]" % value)
+    return ["  deviations: {preset: %s, seed: %s}" % (preset, seed or "1")]
+
+
+SIM_DEVIATIONS = os.environ.get("HEFT_SIM_DEVIATIONS", "")
+
+
+# The robot's estimator settings (config/heft.yaml). Under systemd heftd is started by
+# robot-walking.target, so its start is the walking signal: no wait for a "walking" command.
+SHIPPED_ESTIMATOR = [
+    "estimator:",
+    "  # The forearm (a tool or load in the hand). The torso can be estimated as well (up to four links)",
+    "  # with its own, rigid prior (link_priors, config/README.md): standing, its centre of mass and",
+    "  # inertia are barely excited. On standing-curl the forearm's mass then ends 5.8 % off (11 % with",
+    "  # one prior for both links, 0.6 % alone; docs/estimator.md, \"Where the data say nothing\").",
+    "  links: [left_forearm]", "  filter: ekf", "  measurement: auto",
+    "  # The rows' low-pass (Hz; docs/estimator.md, \"The measurement's low-pass\"): against the",
+    "  # differenced accelerations' noise, which biases the CoM of a load taken and held (standing-curl:",
+    "  # 8.6 -> 2.5 mm). A load that changes within a second lags behind it: 0 (off) for one.",
+    "  measurement_lowpass: 5",
+    "  # gyro, accelerometer, joint_velocity: the sensors' noise per 1 kHz sample; the accelerations",
+    "  # differenced from them enter the rows' covariance through M(q) (config/README.md; their",
+    "  # acceleration_inflation: docs/estimator.md, \"The acceleration noise's bias\"). joint_torque_scale:",
+    "  # the torque sensors' scale uncertainty (1 sigma, relative to the reading; config/README.md).",
+    "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
+    "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
+    "  rate_limits: {mass: 3.0, first_moment: 0.5, inertia: 0.2}",
+    "  # Start-up bias calibration (paper IV-B): the robot stands still, unloaded, for a second first.",
+    "  calibration: {enabled: true, window: 1.0, max_speed: 0.2}",
+    "  # heftd.service starts with robot-walking.target: that start is the walking signal",
+    "  # (config/README.md, \"Walking, the service's start, and the commands\").",
+    "  wait_for_walking: false"]
+
+
+def drivers(floating, imu=False, ft=True):
+    out = ["drivers:", "  timeout_ms: 3", "  buses: [can0, can1]", "  joints:"]
+    for i, j in enumerate(JOINTS):
+        out.append("    - {name: %s, bus: %s, node: %d}" % (j, "can0" if i < 17 else "can1", i))
+    if floating and ft:
+        out.append("  ft_cells:")
+        for k, side in enumerate(("left", "right")):
+            cal = ", ".join("%g" % v for row in CALIBRATION for v in row)
+            out.append("    - frame: %s_foot_ft" % side)
+            out.append("      bus: can%d" % k)
+            out.append("      base_id: 0x%X" % (0x300 + 0x10 * k))
+            out.append("      calibration: [%s]" % cal)
+    if floating and imu:
+        out.append(IMU)
+    return out
+
+
+# --robot: the URDFs' base name and the folder of its configurations under config/sim.
+ROBOTS = {"reference": ("heft_humanoid", ""), "compact": ("heft_compact", "compact")}
+
+
+def can_map(robot):
+    """The CAN identifier map of the drivers section (tools/heft-make-config's input)."""
+    out = ["# The %s robot's CAN identifier map (tools/heft-make-config; README \"On your robot\")."
+           % robot + " Generated by scripts/gen_sim_configs.py.",
+           "# kind,name,bus,id (joint: node; ft and imu: base identifier)"]
+    for i, j in enumerate(JOINTS):
+        out.append("joint,%s,%s,%d" % (j, "can0" if i < 17 else "can1", i))
+    out += ["ft,left_foot_ft,can0,0x300", "ft,right_foot_ft,can1,0x310", "imu,imu,can0,0x400", ""]
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--robot", choices=sorted(ROBOTS), default="reference",
+                        help="which robot's configurations to write (default: the reference humanoid)")
+    robot = parser.parse_args().robot
+    urdf, folder = ROBOTS[robot]
+    robots = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "robots")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "sim", folder)
+    up = "../" * (2 if folder else 1)  # from the configuration's folder to config/
+    os.makedirs(root, exist_ok=True)
+    if folder:
+        with open(os.path.join(robots, urdf + "_can_map.csv"), "w") as f:
+            f.write(can_map(robot))
+    for name, s in SCENARIOS.items():
+        lines = ["# heft-sim (the host on the simulated robot): scenario %s. Generated by scripts/gen_sim_configs.py." % name,
+                 "# Schema: config/README.md.", "backend: simulated", "robot:",
+                 "  urdf: %srobots/%s%s.urdf" % (up, urdf, "" if s["floating"] else "_fixed"),
+                 "  floating_base: %s" % ("true" if s["floating"] else "false")]
+        lines += drivers(s["floating"], imu=SIM_IMU)
+        lines += ["estimator:", "  links: [%s]" % ", ".join(s["links"]), "  filter: ekf", "  measurement: auto",
+                  "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0%s}"
+                  % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
+] + estimator_prior(s) + [
+                  "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
+                  "  # The paper caps the mass rate at 3 kg/s on hardware, against large steps when the estimator",
+                  "  # starts; a limit also delays genuine load changes, and Table I's simulated loads step",
+                  "  # faster than that, so the simulated robot allows more (scripts/gen_sim_configs.py says why).",
+                  "  rate_limits: {mass: %g, first_moment: %g, inertia: %g}" % s["limits"],
+                  "  # The scenarios load the link from t = 0 and the simulated sensors carry no bias: a start-up",
+                  "  # calibration would absorb the load itself. On a robot, calibrate before the load is taken.",
+                  "  calibration: {enabled: false, window: 1.0, max_speed: 0.3}",
+                  "  wait_for_walking: true",
+                  "simulation:", "  scenario: %s" % name, "  adaptation: true", "  lockstep: true",
+                  "  walking_after: %g" % s["walking_after"], "  seed: 1"]
+        lines += deviations_line(s.get("deviations", SIM_DEVIATIONS))
+        lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
+        with open(os.path.join(root, name + ".yaml"), "w") as f:
+            f.write("\n".join(lines))
+        if name in NOFT:
+            write_noft(root, name, lines)
+    if folder:
+        return  # the service's own configuration and standing-curl: the reference robot's only
+    # The reference robot on its real buses: what the installed service reads (/etc/heft/heft.yaml).
+    lines = ["# heftd on the reference robot's SocketCAN buses. Generated by scripts/gen_sim_configs.py.",
+             "# Schema: config/README.md.", "backend: socketcan", "robot:", "  urdf: robots/heft_humanoid.urdf",
+             "  floating_base: true"]
+    lines += drivers(True, imu=True)
+    lines += SHIPPED_ESTIMATOR
+    lines += ["host:",
+              "  # One CSV row per control tick, appended across restarts and rotated by size",
+              "  # (config/README.md, \"Telemetry\": columns, units, file sizes).",
+              "  telemetry: {path: /var/log/heft/telemetry.csv, max_bytes: 100000000, keep: 5}",
+              "  log_file: /var/log/heft/heftd.log",
+              "  # The drivers' and buses' counters in the log every 60 s (warning when something was lost).",
+              "  counters_period: 60",
+              "  # Every received CAN frame as a candump -l log, rotated (about 3 MB/s on this robot):",
+              "  # candump: {path: /var/log/heft/frames.log, max_bytes: 100000000, keep: 5}",
+              "  # Pin the driver and control threads to CPUs kept free for control on the robot, e.g.",
+              "  # cpus: [2, 3] (they must exist on the machine; none: any CPU).",
+              "  realtime: {priority: 80, lock_memory: true}", ""]
+    with open(os.path.join(root, "..", "heft.yaml"), "w") as f:
+        f.write("\n".join(lines))
+    # The shipped configuration on the simulated robot: the operator's procedure (stand still and
+    # unloaded while calibrating, then take a 5.44 kg dumbbell and curl it), with the robot's own
+    # estimator settings, drivers and IMU. Its candump log is what the installed-package proof
+    # replays into heftd through the kernel's CAN sockets.
+    lines = ["# heft-sim: the shipped configuration (config/heft.yaml) on the simulated robot, scenario",
+             "# standing-curl. Generated by scripts/gen_sim_configs.py. Schema: config/README.md.",
+             "backend: simulated", "robot:", "  urdf: ../robots/heft_humanoid.urdf", "  floating_base: true"]
+    lines += drivers(True, imu=True)
+    lines += SHIPPED_ESTIMATOR
+    lines += ["simulation:", "  scenario: standing-curl", "  adaptation: true", "  lockstep: true", "  seed: 1"]
+    lines += deviations_line(SIM_DEVIATIONS)
+    lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
+    with open(os.path.join(root, "standing-curl.yaml"), "w") as f:
+        f.write("\n".join(lines))
+    write_noft(root, "standing-curl", lines)
+
+
+def estimator_prior(s):
+    """initial_sigma, process_noise and prior_time_constant for the scenario's link shape (SHAPES)."""
+    shape = SHAPES[s.get("shape", "payload")]
+    lines = []
+    if shape["sigma"] is not None:
+        lines.append("  # The torso's shape is the model's: a tight prior on it, its mass free (scripts/gen_sim_configs.py).")
+        inertia, com = shape["sigma"]
+        lines.append("  initial_sigma: [0.3%s%s]" % ((", %g" % inertia) * 6, (", %g" % com) * 3))
+    lines.append("  process_noise: [%g%s]" % (s["process_alpha"], (", %g" % shape["process"]) * 9))
+    if shape["prior"] > 0.0:
+        lines.append("  prior_time_constant: %g" % shape["prior"])
+    if shape.get("frame"):
+        lines.append("  parameter_frame: %s" % shape["frame"])
+    if not shape["stiction_band"]:
+        lines.append("  # No stiction band: held joints' rows taken as measured (scripts/gen_sim_configs.py, SHAPES).")
+        lines.append("  stiction_band: false")
+    lowpass = LOWPASS[s["load"]]
+    if lowpass > 0.0:
+        lines.append("  # The rows' low-pass against the accelerations' noise (scripts/gen_sim_configs.py: the measurement's low-pass).")
+        lines.append("  measurement_lowpass: %g" % lowpass)
+    return lines
+
+
+def write_noft(root, name, lines):
+    """<name>-noft.yaml: `lines` without the F/T cells, with the feet as contacts, calibration off."""
+    out, skip = [], False
+    for line in lines:
+        if line == "  ft_cells:":
+            skip = True
+            continue
+        if skip and line.startswith("    "):
+            continue
+        skip = False
+        if line.startswith("  calibration: {enabled: true"):
+            line = line.replace("enabled: true", "enabled: false")
+        if line.startswith("  # Start-up bias calibration"):
+            line = "  # Start-up bias calibration needs the foot wrenches: off without F/T cells."
+        out.append(line)
+        if line.startswith("  measurement:"):
+            out.append("  # No foot F/T cells: the feet are assumed in contact, their wrenches projected out.")
+            out.append(NOFT_CONTACTS)
+    at = next(i for i, line in enumerate(out) if "Generated by" in line) + 1
+    out.insert(at, "# This variant: the robot without foot F/T cells (null-space measurement).")
+    with open(os.path.join(root, name + "-noft.yaml"), "w") as f:
+        f.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
