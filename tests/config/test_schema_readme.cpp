@@ -56,14 +56,19 @@ std::set<std::string> SchemaPaths() {
   return out;
 }
 
-// The documented key paths: config/README.md's schema block with drivers/README.md's `drivers:`.
-std::set<std::string> DocumentedPaths(const std::string& config_readme,
-                                      const std::string& drivers_readme) {
+// The documented configuration: config/README.md's schema block with drivers/README.md's
+// `drivers:`.
+YAML::Node Documented(const std::string& config_readme, const std::string& drivers_readme) {
   YAML::Node doc = YAML::Load(YamlBlock(config_readme, "## Schema"));
   const YAML::Node drivers = YAML::Load(YamlBlock(drivers_readme, ""));
   doc["drivers"] = drivers["drivers"];
+  return doc;
+}
+
+// Its key paths.
+std::set<std::string> DocumentedPaths(const YAML::Node& documented) {
   std::set<std::string> out;
-  KeyPaths(doc, "", out);
+  KeyPaths(documented, "", out);
   return out;
 }
 
@@ -81,7 +86,7 @@ const std::string kDriversReadme = std::string(HEFT_SOURCE_DIR) + "/drivers/READ
 TEST(ConfigSchema, EveryKeyIsDocumentedAndEveryDocumentedKeyExists) {
   const std::set<std::string> schema = SchemaPaths();
   const std::set<std::string> documented =
-      DocumentedPaths(Slurp(kConfigReadme), Slurp(kDriversReadme));
+      DocumentedPaths(Documented(Slurp(kConfigReadme), Slurp(kDriversReadme)));
   ASSERT_GT(documented.size(), 50u) << "the README's schema block was not found";
   EXPECT_EQ(Missing(schema, documented), "")
       << "in heft/config/schema.hpp but not in the schema block of config/README.md "
@@ -91,19 +96,19 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndEveryDocumentedKeyExists) {
          "heft/config/schema.hpp: the parsers refuse it";
 }
 
-// The negative controls: the same comparison on the README with one key taken out, and with one
-// key too many, names that key. Fails if the check could not see a missing or a stray key.
+// The negative controls: the same comparison on the documented configuration with one key taken
+// out, and with one key too many (edited as yaml-cpp nodes), names that key. Fails if the check
+// could not see a missing or a stray key.
 TEST(ConfigSchema, TheCheckNamesAMissingAndAStrayKey) {
   const std::set<std::string> schema = SchemaPaths();
-  std::string readme = Slurp(kConfigReadme);
-  const std::size_t shm = readme.find("\n  shm: ");
-  ASSERT_NE(shm, std::string::npos);
-  std::string without = readme;
-  without.erase(shm, without.find('\n', shm + 1) - shm);
-  EXPECT_EQ(Missing(schema, DocumentedPaths(without, Slurp(kDriversReadme))), "host.shm\n");
-  std::string stray = readme;
-  stray.insert(shm, "\n  shm_size: 4096");
-  EXPECT_EQ(Missing(DocumentedPaths(stray, Slurp(kDriversReadme)), schema), "host.shm_size\n");
+  const YAML::Node documented = Documented(Slurp(kConfigReadme), Slurp(kDriversReadme));
+  ASSERT_TRUE(documented["host"]["shm"]) << "the schema block documents host.shm no more";
+  YAML::Node without = YAML::Clone(documented);
+  without["host"].remove("shm");
+  EXPECT_EQ(Missing(schema, DocumentedPaths(without)), "host.shm\n");
+  YAML::Node stray = YAML::Clone(documented);
+  stray["host"]["shm_size"] = 4096;
+  EXPECT_EQ(Missing(DocumentedPaths(stray), schema), "host.shm_size\n");
 }
 
 }  // namespace

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <functional>
 
-#include "heft/config/driver_check.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
+#include "heft/plugin/driver_check.hpp"
 
 namespace heft::drivers {
 namespace {
@@ -150,7 +150,7 @@ class ImuFrame : public ::testing::Test {
   void TearDown() override { std::filesystem::remove(urdf_); }
   DriverConfig Checked(const std::string& imu) {
     DriverConfig cfg = Parse(std::string(kHead) + "  imu: " + imu + "\n");
-    CheckDriverConfig(cfg, urdf_, "test.yaml");
+    plugin::CheckDriverConfig(cfg, urdf_, "test.yaml");
     return cfg;
   }
   std::string urdf_;
@@ -198,13 +198,13 @@ TEST_F(ImuFrame, IdentifierClashesWithOtherDevicesAreRefused) {
 
 TEST(DriverConfigImu, TheShippedRobotConfigResolvesItsImuOnThePelvis) {
   // config/heft.yaml's IMU is the humanoid's `imu` link, 5 cm ahead of and 8 cm above the
-  // pelvis origin, unrotated (tools/gen_humanoid.py). Fails if the shipped config loses its IMU
+  // pelvis origin, unrotated (scripts/gen_humanoid.py). Fails if the shipped config loses its IMU
   // or the URDF's mount changes without the config following.
   const std::string path = std::string(HEFT_CONFIG_DIR) + "/heft.yaml";
   const config::Document doc = config::Document::Load(path);
   DriverConfig cfg = ParseDriverConfig(doc.root()["drivers"]);
   ASSERT_TRUE(cfg.imu);
-  CheckDriverConfig(cfg, std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid.urdf", path);
+  plugin::CheckDriverConfig(cfg, std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid.urdf", path);
   EXPECT_EQ(cfg.buses[cfg.imu->bus], "can0");
   EXPECT_EQ(cfg.imu->imu.base_id, 0x400u);
   EXPECT_TRUE(cfg.imu->R_BI.isIdentity(1e-15));

@@ -10,7 +10,7 @@
 #include "heft/drivers/error_frames.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/hal/forwarding_transport.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "heft/test/driver_rig.hpp"

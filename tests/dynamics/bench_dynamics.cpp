@@ -3,11 +3,11 @@
 
 #include <random>
 
-#include "heft/estimator/dynamics.hpp"
-#include "heft/estimator/regressor.hpp"
+#include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/regressor.hpp"
 #include "random_state.hpp"
 
-namespace heft::dyn {
+namespace heft::dynamics {
 namespace {
 
 struct Fixture {
@@ -70,6 +70,6 @@ void BM_ContactTerm(benchmark::State& st) {
 BENCHMARK(BM_ContactTerm);
 
 }  // namespace
-}  // namespace heft::dyn
+}  // namespace heft::dynamics
 
 BENCHMARK_MAIN();

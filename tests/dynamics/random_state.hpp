@@ -4,9 +4,9 @@
 #include <Eigen/Geometry>
 #include <random>
 
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 
-namespace heft::dyn::test {
+namespace heft::dynamics::test {
 
 struct State {
   Eigen::VectorXd q, v, a;
@@ -35,4 +35,4 @@ inline State RandomState(const Model& model, std::mt19937_64& rng, double speed 
   return s;
 }
 
-}  // namespace heft::dyn::test
+}  // namespace heft::dynamics::test

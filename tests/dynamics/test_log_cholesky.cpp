@@ -3,9 +3,9 @@
 
 #include <random>
 
-#include "heft/estimator/log_cholesky.hpp"
+#include "heft/dynamics/log_cholesky.hpp"
 
-namespace heft::dyn {
+namespace heft::dynamics {
 namespace {
 
 Vector10 RandomTheta(std::mt19937_64& rng) {
@@ -81,4 +81,4 @@ TEST(LogCholesky, JacobianMatchesCentralDifferences) {
 }
 
 }  // namespace
-}  // namespace heft::dyn
+}  // namespace heft::dynamics

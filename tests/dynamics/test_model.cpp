@@ -7,11 +7,11 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
-#include "heft/estimator/model.hpp"
 
-namespace heft::dyn {
+namespace heft::dynamics {
 namespace {
 
 using ::testing::HasSubstr;
@@ -259,9 +259,9 @@ TEST(Model, AcceptsAPointMass) {
   Rnea(m, ws, q, q, q, tau);
   // Holding it: τ = −(c × m g)·y = −m g c_x.
   EXPECT_NEAR(tau[0], -2.0 * 9.81 * 0.3, 1e-12);
-  est::EstimatorConfig cfg;
+  estimator::EstimatorConfig cfg;
   cfg.bodies = {"a"};
-  EXPECT_THAT([&] { est::InertialEstimator(m, cfg); },
+  EXPECT_THAT([&] { estimator::InertialEstimator(m, cfg); },
               ::testing::Throws<std::invalid_argument>(::testing::Property(
                   &std::exception::what, HasSubstr("'a' are not physically consistent"))));
 }
@@ -311,4 +311,4 @@ TEST(Inertia, ConversionsRoundTripAndConsistency) {
 }
 
 }  // namespace
-}  // namespace heft::dyn
+}  // namespace heft::dynamics

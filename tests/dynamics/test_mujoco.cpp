@@ -9,10 +9,10 @@
 #include <memory>
 #include <random>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "random_state.hpp"
 
-namespace heft::dyn {
+namespace heft::dynamics {
 namespace {
 
 struct MjDeleter {
@@ -190,4 +190,4 @@ INSTANTIATE_TEST_SUITE_P(Robots, AgainstMujoco,
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
-}  // namespace heft::dyn
+}  // namespace heft::dynamics

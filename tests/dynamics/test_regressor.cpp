@@ -4,12 +4,12 @@
 
 #include <random>
 
-#include "heft/estimator/dynamics.hpp"
-#include "heft/estimator/regressor.hpp"
+#include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/regressor.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "random_state.hpp"
 
-namespace heft::dyn {
+namespace heft::dynamics {
 namespace {
 
 Model Reference(bool floating) {
@@ -235,4 +235,4 @@ INSTANTIATE_TEST_SUITE_P(Base, Regressor, ::testing::Values(false, true),
                          });
 
 }  // namespace
-}  // namespace heft::dyn
+}  // namespace heft::dynamics

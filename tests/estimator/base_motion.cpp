@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace heft::est::test {
+namespace heft::estimator::test {
 namespace {
 
 Eigen::Matrix3d Exp(double theta, const Eigen::Vector3d& axis) {
@@ -17,7 +17,7 @@ double Quantise(double x, double lsb) {
 
 }  // namespace
 
-TruthState BaseMotion(const dyn::Model& model, double t) {
+TruthState BaseMotion(const dynamics::Model& model, double t) {
   TruthState x{t, Eigen::VectorXd::Zero(model.nq), Eigen::VectorXd::Zero(model.nv),
                Eigen::VectorXd::Zero(model.nv)};
   // Base origin: a drift that accelerates, plus sines on every axis.
@@ -46,8 +46,8 @@ TruthState BaseMotion(const dyn::Model& model, double t) {
   x.a.segment<3>(3) = -dth2 * dth1 * k2.cross(u) + u * ddth1 + k2 * ddth2;
   // Joints: a sine about the middle of the range.
   int j = 0;
-  for (const dyn::Body& b : model.bodies) {
-    if (b.joint.type == dyn::JointType::kFree) continue;
+  for (const dynamics::Body& b : model.bodies) {
+    if (b.joint.type == dynamics::JointType::kFree) continue;
     const double mid = b.joint.continuous ? 0.0 : 0.5 * (b.joint.lower + b.joint.upper);
     const double amp =
         b.joint.continuous ? 0.3 : std::min(0.3, 0.4 * (b.joint.upper - b.joint.lower));
@@ -60,7 +60,7 @@ TruthState BaseMotion(const dyn::Model& model, double t) {
   return x;
 }
 
-Eigen::Vector3d SpecificForce(const dyn::Model& model, const TruthState& x,
+Eigen::Vector3d SpecificForce(const dynamics::Model& model, const TruthState& x,
                               const Eigen::Vector3d& p_BS) {
   const Eigen::Matrix3d R_WB =
       Eigen::Quaterniond(x.q[3], x.q[4], x.q[5], x.q[6]).normalized().toRotationMatrix();
@@ -69,8 +69,9 @@ Eigen::Vector3d SpecificForce(const dyn::Model& model, const TruthState& x,
   return R_WB.transpose() * (a_S - model.gravity);
 }
 
-hal::RobotStateSample MeasureState(const dyn::Model& model, const std::vector<std::string>& joints,
-                                   const TruthState& x, std::uint64_t k, const BaseSensorSpec& spec,
+hal::RobotStateSample MeasureState(const dynamics::Model& model,
+                                   const std::vector<std::string>& joints, const TruthState& x,
+                                   std::uint64_t k, const BaseSensorSpec& spec,
                                    std::mt19937_64& base_rng, std::mt19937_64& joint_rng) {
   std::normal_distribution<double> n(0.0, 1.0);
   hal::RobotStateSample s;
@@ -98,7 +99,7 @@ hal::RobotStateSample MeasureState(const dyn::Model& model, const std::vector<st
     b.has_linear_velocity = true;
   }
   for (std::size_t i = 0; i < joints.size(); ++i) {
-    const dyn::Body& body = model.bodies[model.joint_body_index(joints[i])];
+    const dynamics::Body& body = model.bodies[model.joint_body_index(joints[i])];
     hal::JointSample& js = s.joints[i];
     js.position = x.q[body.q_index];
     js.velocity = x.v[body.v_index] + spec.joint_velocity_sigma * n(joint_rng);
@@ -107,4 +108,4 @@ hal::RobotStateSample MeasureState(const dyn::Model& model, const std::vector<st
   return s;
 }
 
-}  // namespace heft::est::test
+}  // namespace heft::estimator::test

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/hal/robot_state.hpp"
 
-namespace heft::est::test {
+namespace heft::estimator::test {
 
 struct TruthState {
   double t = 0.0;
@@ -25,7 +25,7 @@ struct TruthState {
 };
 
 // The motion of `model` (floating) at time t [s].
-TruthState BaseMotion(const dyn::Model& model, double t);
+TruthState BaseMotion(const dynamics::Model& model, double t);
 
 struct BaseSensorSpec {
   bool imu = true;  // specific force + gyro; false: the state estimator's linear velocity + gyro
@@ -38,15 +38,16 @@ struct BaseSensorSpec {
 
 // The classical acceleration of S in the world and the specific force at S in the base frame,
 // f_B = R_WBᵀ (a_S − g_W), for the truth x.
-Eigen::Vector3d SpecificForce(const dyn::Model& model, const TruthState& x,
+Eigen::Vector3d SpecificForce(const dynamics::Model& model, const TruthState& x,
                               const Eigen::Vector3d& p_BS);
 
 // State sample number k (sequence k + 1, stamp k ms) of the truth x: joints in `joints` order
 // (true positions, velocities with noise, zero torques, channels ok), no wrenches, and the base as
 // the sensors of `spec` report it. `base_rng` draws the base sensors' noise and `joint_rng` the
 // joints', so that two sensor specs can share the same joint and gyro noise.
-hal::RobotStateSample MeasureState(const dyn::Model& model, const std::vector<std::string>& joints,
-                                   const TruthState& x, std::uint64_t k, const BaseSensorSpec& spec,
+hal::RobotStateSample MeasureState(const dynamics::Model& model,
+                                   const std::vector<std::string>& joints, const TruthState& x,
+                                   std::uint64_t k, const BaseSensorSpec& spec,
                                    std::mt19937_64& base_rng, std::mt19937_64& joint_rng);
 
-}  // namespace heft::est::test
+}  // namespace heft::estimator::test

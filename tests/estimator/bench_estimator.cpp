@@ -9,7 +9,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "trajectory.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 void BM_Tick(benchmark::State& st) {
@@ -17,7 +17,7 @@ void BM_Tick(benchmark::State& st) {
   spec.duration = 0.5;
   spec.motion.joints = {"left_elbow", "left_shoulder_pitch"};
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const std::vector<std::string> all = {"left_forearm", "torso", "right_forearm", "left_hand"};
   EstimatorConfig cfg;
   cfg.bodies = {all.begin(), all.begin() + st.range(0)};
@@ -55,6 +55,6 @@ BENCHMARK(BM_Tick)
     ->Args({4, 0, 1, 1});
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator
 
 BENCHMARK_MAIN();

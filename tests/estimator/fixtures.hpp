@@ -11,7 +11,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "trajectory.hpp"
 
-namespace heft::est::test {
+namespace heft::estimator::test {
 
 // The four left-arm joints moving (0.5 rad), the left forearm's π logged as the truth.
 inline DataSpec ArmMotion(double duration) {
@@ -48,7 +48,7 @@ inline DataSpec StandingStill(double duration) {
 
 // A `mass` kg cylinder 0.27 m down the left forearm from `from` s on (a dumbbell in the hand).
 inline auto ForearmPayload(double mass, double from = 0.0) {
-  return [mass, from](double t, const dyn::Model& nominal, dyn::Model& truth) {
+  return [mass, from](double t, const dynamics::Model& nominal, dynamics::Model& truth) {
     const int b = nominal.body_index("left_forearm");
     truth.bodies[b].parameters =
         t < from ? nominal.bodies[b].parameters
@@ -89,4 +89,4 @@ inline double GateFalseAlarms(double confidence, double ticks) {
   return ticks * p + 4.0 * std::sqrt(ticks * p * (1.0 - p)) + 2.0;
 }
 
-}  // namespace heft::est::test
+}  // namespace heft::estimator::test

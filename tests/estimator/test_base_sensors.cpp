@@ -15,25 +15,26 @@
 #include <random>
 
 #include "base_motion.hpp"
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/sample_mapping.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "trajectory.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 struct Rms {
   double force = 0.0, torque = 0.0;  // per row: N, N·m
 };
 
-Rms BaseRowResidual(const dyn::Model& model, const test::BaseSensorSpec& spec, double duration) {
+Rms BaseRowResidual(const dynamics::Model& model, const test::BaseSensorSpec& spec,
+                    double duration) {
   SampleMappingConfig cfg;
   cfg.joints = model.joint_names();
   SampleMapping map(model, cfg);
   const int h = map.lag_samples();
-  dyn::Workspace ws(model);
+  dynamics::Workspace ws(model);
   Eigen::VectorXd tau_true(model.nv), tau_model(model.nv);
   std::mt19937_64 base_rng(21), joint_rng(22);
   std::array<hal::RobotStateSample, 64> ring{};  // the last 2h + 1 samples
@@ -50,8 +51,8 @@ Rms BaseRowResidual(const dyn::Model& model, const test::BaseSensorSpec& spec, d
     const std::uint64_t mid = k - span / 2;
     EXPECT_EQ(map.Assemble(ring[k % 64], ring[mid % 64], ring[(k - span) % 64]), 0u);
     const test::TruthState& t = truth[mid % 64];
-    dyn::Rnea(model, ws, t.q, t.v, t.a, tau_true);
-    dyn::Rnea(model, ws, map.q(), map.v(), map.a(), tau_model);
+    dynamics::Rnea(model, ws, t.q, t.v, t.a, tau_true);
+    dynamics::Rnea(model, ws, map.q(), map.v(), map.a(), tau_model);
     const Eigen::VectorXd r = (tau_true - tau_model).head<6>();
     sum_f += r.head<3>().squaredNorm();
     sum_n += r.tail<3>().squaredNorm();
@@ -64,7 +65,7 @@ Rms BaseRowResidual(const dyn::Model& model, const test::BaseSensorSpec& spec, d
 // path's force rows are not what its noise predicts: per row m σ_v √2 / 2Δ (Δ = 2 ms) plus the
 // gyro's share, which is small next to it (within 20 %).
 TEST(BaseSensors, ImuBeatsDifferencedVelocityOnTheBaseRows) {
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   test::BaseSensorSpec imu;
   imu.gyro_sigma = 0.002;
   imu.gyro_lsb = 0.001;
@@ -81,18 +82,18 @@ TEST(BaseSensors, ImuBeatsDifferencedVelocityOnTheBaseRows) {
       "base rows of tau_meas - tau_model, RMS per row over %.0f s at 333 Hz (mass %.1f kg):\n"
       "  velocity (sigma 5 mm/s, 2h = 4 ms): force %.2f N, torque %.2f Nm\n"
       "  IMU (p_BS = (%.2f, %.2f, %.2f) m):   force %.2f N, torque %.2f Nm\n",
-      duration, dyn::TotalMass(model), r_vel.force, r_vel.torque, imu.p_BS.x(), imu.p_BS.y(),
+      duration, dynamics::TotalMass(model), r_vel.force, r_vel.torque, imu.p_BS.x(), imu.p_BS.y(),
       imu.p_BS.z(), r_imu.force, r_imu.torque);
-  const double predicted = dyn::TotalMass(model) * vel.velocity_sigma * std::sqrt(2.0) / 0.004;
+  const double predicted = dynamics::TotalMass(model) * vel.velocity_sigma * std::sqrt(2.0) / 0.004;
   EXPECT_NEAR(r_vel.force, predicted, 0.2 * predicted);
   EXPECT_LT(r_imu.force, 0.2 * r_vel.force);
   EXPECT_LE(r_imu.torque, r_vel.torque * 1.05);
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // The estimator's model of its acceleration noise (EstimatorConfig::acceleration_sigma): the IMU
@@ -103,7 +104,7 @@ namespace {
 // term is missing, mis-scaled (a factor 2 in σ moves the mean NIS by far more than the band), or
 // allocates in Step.
 TEST(BaseSensors, AccelerationNoiseInTheRowsCovarianceMakesTheNisChiSquare) {
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   test::BaseSensorSpec spec;
   spec.gyro_sigma = 0.002;
   spec.accel_sigma = 0.02;
@@ -132,7 +133,7 @@ TEST(BaseSensors, AccelerationNoiseInTheRowsCovarianceMakesTheNisChiSquare) {
     InertialEstimator est(model, cfg);
     est.SkipCalibration();
     SampleMapping map(model, map_cfg);
-    dyn::Workspace ws(model);
+    dynamics::Workspace ws(model);
     std::mt19937_64 base_rng(31), joint_rng(32), torque_rng(33);
     std::normal_distribution<double> noise(0.0, 1.0);
     std::array<hal::RobotStateSample, 64> ring{};
@@ -151,7 +152,7 @@ TEST(BaseSensors, AccelerationNoiseInTheRowsCovarianceMakesTheNisChiSquare) {
       const std::uint64_t mid = k - s / 2;
       ASSERT_EQ(map.Assemble(ring[k % 64], ring[mid % 64], ring[(k - s) % 64]), 0u);
       const test::TruthState& t = truth[mid % 64];
-      dyn::Rnea(model, ws, t.q, t.v, t.a, tau);  // base rows: the wrench the world supplies
+      dynamics::Rnea(model, ws, t.q, t.v, t.a, tau);  // base rows: the wrench the world supplies
       for (int i = 0; i < model.nv; ++i)
         tau[i] += (i < 6 ? base_sigma : tau_sigma) * noise(torque_rng);
       const TickInput in{map.time(), map.q(), map.v(), map.a(), tau, {}, {}, {}};
@@ -173,4 +174,4 @@ TEST(BaseSensors, AccelerationNoiseInTheRowsCovarianceMakesTheNisChiSquare) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -7,18 +7,18 @@
 #include "heft/estimator/inertial_filter.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
-using dyn::Vector10;
+using dynamics::Vector10;
 
 // A torso-like body: 30 kg, its CoM 0.29 m above the link's origin (the waist joint).
 Vector10 Torso() {
-  dyn::RigidBodyInertia body;
+  dynamics::RigidBodyInertia body;
   body.mass = 30.0;
   body.com = Eigen::Vector3d(0.01, 0.0, 0.29);
   body.inertia_com = Eigen::Vector3d(0.9, 0.7, 0.4).asDiagonal();
-  return dyn::ParametersFromInertia(body);
+  return dynamics::ParametersFromInertia(body);
 }
 
 // The π-covariance of a filter whose prior spreads only θ-state `state` (σ 0.1; the others 1e-9):
@@ -85,11 +85,11 @@ TEST(BodyFrame, AtTheCentreOfMassTheInertiaStatesLeaveTheCentreOfMassAlone) {
 // estimate from a wrong start to the truth in either frame.
 TEST(BodyFrame, TheUpdateConvergesToWhatTheDataSay) {
   const Vector10 truth = Torso();
-  dyn::RigidBodyInertia start = dyn::InertiaFromParameters10(truth);
+  dynamics::RigidBodyInertia start = dynamics::InertiaFromParameters10(truth);
   start.mass *= 0.8;
   start.com += Eigen::Vector3d(0.02, -0.01, 0.03);
   start.inertia_com *= 1.3;
-  const Vector10 pi0 = dyn::ParametersFromInertia(start);
+  const Vector10 pi0 = dynamics::ParametersFromInertia(start);
   for (bool frame : {false, true}) {
     InertialFilter f(FilterKind::kLogCholesky, 1, 10);
     if (frame) {
@@ -133,4 +133,4 @@ TEST(BodyFrame, AllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

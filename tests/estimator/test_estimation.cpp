@@ -11,7 +11,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 using test::Tick;
@@ -81,18 +81,18 @@ TEST(Estimation, DumbbellOnForearm) {
   spec.watched = {"left_forearm"};
   spec.payload = test::ForearmPayload(5.44, load_at);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm"}));
   est.SkipCalibration();
   const RunLog run = Execute(est, ticks);
 
   // Steady state: the last 2 s.
-  dyn::Vector10 mean_est = dyn::Vector10::Zero();
+  dynamics::Vector10 mean_est = dynamics::Vector10::Zero();
   int n = 0;
   for (std::size_t i = 0; i < run.t.size(); ++i)
     if (run.t[i] > spec.duration - 2.0) mean_est += run.estimate[i], ++n;
   mean_est /= n;
-  const dyn::Vector10 truth = run.truth.back();
+  const dynamics::Vector10 truth = run.truth.back();
   const double mass_err = std::abs(mean_est[0] - truth[0]) / truth[0];
   const double com_err =
       (mean_est.segment<3>(1) / mean_est[0] - truth.segment<3>(1) / truth[0]).norm();
@@ -125,7 +125,7 @@ TEST(Estimation, DumbbellOnForearm) {
   EXPECT_GE(t5, 0.0);
   EXPECT_LT(t5, kSettle);
   for (const auto& h : run.handed) {
-    ASSERT_TRUE(dyn::IsPhysicallyConsistent(h.head<10>(), 0.0));
+    ASSERT_TRUE(dynamics::IsPhysicallyConsistent(h.head<10>(), 0.0));
   }
 }
 
@@ -137,13 +137,13 @@ TEST(Estimation, TorsoSquareWave) {
   spec.motion.amplitude = 0.15;
   spec.watched = {"torso"};
   // Table I: square wave, 30 kg offset, 5 kg amplitude, 0.2 Hz.
-  spec.payload = [](double t, const dyn::Model& nominal, dyn::Model& truth) {
+  spec.payload = [](double t, const dynamics::Model& nominal, dynamics::Model& truth) {
     const int b = nominal.body_index("torso");
     const double mass = 30.0 + 5.0 * (std::fmod(t, 5.0) < 2.5 ? 1.0 : -1.0);
     truth.bodies[b].parameters = test::ScaledToMass(nominal.bodies[b].parameters, mass);
   };
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"torso"}));
   est.SkipCalibration();
   const RunLog run = Execute(est, ticks);
@@ -157,7 +157,7 @@ TEST(Estimation, TorsoSquareWave) {
       worst, worst / Sigma(est, 0), run.gated, run.released);
   EXPECT_LT(worst, kSigmas * Sigma(est, 0));
   for (const auto& h : run.handed) {
-    ASSERT_TRUE(dyn::IsPhysicallyConsistent(h.head<10>(), 0.0));
+    ASSERT_TRUE(dynamics::IsPhysicallyConsistent(h.head<10>(), 0.0));
   }
 }
 
@@ -170,12 +170,12 @@ TEST(Estimation, PoorExcitationKalmanLeavesTheConsistentSetEkfNever) {
   spec.motion.frequencies = {0.9, 0.9, 0.9, 0.9};
   spec.motion.base_amplitude = 0.005;
   spec.watched = {"torso"};
-  spec.payload = [](double, const dyn::Model& nominal, dyn::Model& truth) {
+  spec.payload = [](double, const dynamics::Model& nominal, dynamics::Model& truth) {
     const int b = nominal.body_index("torso");
     truth.bodies[b].parameters = test::ScaledToMass(nominal.bodies[b].parameters, 33.0);
   };
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   double fraction[2];
   for (int kind = 0; kind < 2; ++kind) {
     EstimatorConfig cfg =
@@ -191,7 +191,7 @@ TEST(Estimation, PoorExcitationKalmanLeavesTheConsistentSetEkfNever) {
         std::count(run.estimate_consistent.begin(), run.estimate_consistent.end(), false);
     fraction[kind] = static_cast<double>(bad) / static_cast<double>(run.t.size());
     for (const auto& h : run.handed) {
-      ASSERT_TRUE(dyn::IsPhysicallyConsistent(h.head<10>(), 0.0));
+      ASSERT_TRUE(dynamics::IsPhysicallyConsistent(h.head<10>(), 0.0));
     }
     std::printf(
         "[ heft ] poor excitation, %s: %.1f %% of ticks with an inconsistent estimate, final mass "
@@ -211,7 +211,7 @@ TEST(Estimation, GatingAttenuatesContactImpulses) {
   spec.noise.impulse_period = 0.5;
   spec.watched = {"torso"};
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   double peak[2];
   for (int gated = 0; gated < 2; ++gated) {
     EstimatorConfig cfg = BaseConfig({"torso"});
@@ -235,7 +235,7 @@ TEST(Estimation, NullSpaceMeasurementWithoutFootSensors) {
   test::DataSpec spec = test::ArmMotion(8.0);
   spec.payload = test::ForearmPayload(3.0);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm"}));
   est.SkipCalibration();
   const RunLog run = Execute(est, ticks, /*wrenches_valid=*/false);
@@ -253,7 +253,7 @@ TEST(Estimation, BiasCalibrationRemovesAConstantResidual) {
   spec.motion.still_until = 1.5;
   spec.noise.tau_bias = 1.5;
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   double err[2], sigma[2];
   for (int calibrate = 0; calibrate < 2; ++calibrate) {
     EstimatorConfig cfg = BaseConfig({"left_forearm"});
@@ -278,7 +278,7 @@ TEST(Estimation, BiasCalibrationRemovesAConstantResidual) {
 
 TEST(Estimation, FullTickAllocatesNothing) {
   const auto ticks = test::Generate(test::ElbowMotion(0.2));
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, BaseConfig({"left_forearm", "torso", "right_forearm", "left_hand"}));
   est.SkipCalibration();
   const unsigned char valid[2] = {1, 1}, invalid[2] = {0, 0}, contact[2] = {1, 1};
@@ -296,4 +296,4 @@ TEST(Estimation, FullTickAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -13,16 +13,16 @@
 #include "heft/estimator/rate_limiter.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
-using dyn::Vector10;
+using dynamics::Vector10;
 
 Vector10 Consistent(std::mt19937_64& rng) {
   std::normal_distribution<double> n(0.0, 0.5);
   Vector10 th;
   for (int i = 0; i < 10; ++i) th[i] = n(rng);
-  return dyn::LogCholeskyToParameters(th);
+  return dynamics::LogCholeskyToParameters(th);
 }
 
 // The covariance-form update: K = P Hᵀ (H P Hᵀ + 1)⁻¹, x⁺ = x + K ỹ, P⁺ = (1 − K H) P.
@@ -98,7 +98,7 @@ TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
   Eigen::VectorXd z(8);
   for (int i = 0; i < Y.size(); ++i) Y.data()[i] = n(rng);
   for (int i = 0; i < 8; ++i) z[i] = n(rng);
-  const Eigen::MatrixXd H = Y * dyn::LogCholeskyJacobian(theta);
+  const Eigen::MatrixXd H = Y * dynamics::LogCholeskyJacobian(theta);
   const Textbook ref = TextbookUpdate(theta, P, H, z - Y * pi0);
   InertialFilter::Candidate c;
   ASSERT_TRUE(f.Evaluate(Y, z, c));
@@ -106,7 +106,7 @@ TEST(InertialFilter, ExtendedUpdateEqualsTheCovarianceFormWithH_equals_YG) {
   ASSERT_TRUE(f.Apply());
   EXPECT_LT((f.state() - ref.x).norm(), 1e-10 * (1 + ref.x.norm()));
   EXPECT_LT((f.covariance() - ref.P).norm(), 1e-10 * ref.P.norm());
-  EXPECT_TRUE(dyn::IsPhysicallyConsistent(f.parameters().head<10>(), 0.0));
+  EXPECT_TRUE(dynamics::IsPhysicallyConsistent(f.parameters().head<10>(), 0.0));
 }
 
 // A forearm of 1.5 kg suddenly carrying 7 kg: the full linearised step in θ overshoots (g is
@@ -177,15 +177,16 @@ TEST(InertialFilter, DampedStepFollowsTheMapCostInBothForms) {
         const Eigen::MatrixXd P = f.covariance();
         Eigen::MatrixXd G = Eigen::MatrixXd::Zero(states, states);
         for (int k = 0; k < bodies; ++k)
-          G.block<10, 10>(10 * k, 10 * k) = dyn::LogCholeskyJacobian(theta.segment<10>(10 * k));
+          G.block<10, 10>(10 * k, 10 * k) =
+              dynamics::LogCholeskyJacobian(theta.segment<10>(10 * k));
         const Textbook ref = TextbookUpdate(theta, P, Hpi * G, z - Hpi * f.parameters());
         const Eigen::VectorXd dx = ref.x - theta;
         const double prior = dx.dot(P.llt().solve(dx));
         const auto cost = [&](double s) {
           Eigen::VectorXd pi(states);
           for (int k = 0; k < bodies; ++k)
-            pi.segment<10>(10 * k) = dyn::LogCholeskyToParameters(theta.segment<10>(10 * k) +
-                                                                  s * dx.segment<10>(10 * k));
+            pi.segment<10>(10 * k) = dynamics::LogCholeskyToParameters(theta.segment<10>(10 * k) +
+                                                                       s * dx.segment<10>(10 * k));
           return (z - Hpi * pi).squaredNorm() + s * s * prior;
         };
         double expected = 1.0;
@@ -413,13 +414,13 @@ TEST(RateLimiter, StaysConsistentOnAdversarialTargetsAndRespectsLimits) {
     Vector10 to = Consistent(rng);
     // Adversarial: a thin rod to a flat disc with the mass moved far away.
     if (trial % 2) {
-      dyn::RigidBodyInertia rod{
+      dynamics::RigidBodyInertia rod{
           5.0, {0.5, -0.3, 0.2}, Eigen::Vector3d(1e-4, 0.5, 0.5).asDiagonal()};
-      to = dyn::ParametersFromInertia(rod);
+      to = dynamics::ParametersFromInertia(rod);
     }
     for (int step = 0; step < 200000; ++step) {
       const RateLimitResult r = RateLimitStep(from, to, limits, dt);
-      ASSERT_TRUE(dyn::IsPhysicallyConsistent(r.handed, 0.0)) << trial << " " << step;
+      ASSERT_TRUE(dynamics::IsPhysicallyConsistent(r.handed, 0.0)) << trial << " " << step;
       const Vector10 d = (r.handed - from).cwiseAbs();
       ASSERT_LE(d[0], limits.mass * dt * (1 + 1e-9));
       ASSERT_LE(d.segment<3>(1).maxCoeff(), limits.first_moment * dt * (1 + 1e-9));
@@ -517,4 +518,4 @@ TEST(BiasCalibration, TimesOutWithTheLastGoodBias) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

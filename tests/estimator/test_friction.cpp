@@ -9,7 +9,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // The left arm's shoulder joints: they hold still while the elbow curls (test::ElbowMotion).
@@ -24,7 +24,7 @@ struct Outcome {
 // `cfg` on `ticks` (calibration skipped), each tick's measured torques changed by
 // perturb(tick, tau); no tick after the first may allocate.
 template <class Perturb>
-Outcome RunPerturbed(const dyn::Model& model, const EstimatorConfig& cfg,
+Outcome RunPerturbed(const dynamics::Model& model, const EstimatorConfig& cfg,
                      const std::vector<test::Tick>& ticks, Perturb perturb) {
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -57,7 +57,7 @@ Outcome RunPerturbed(const dyn::Model& model, const EstimatorConfig& cfg,
 TEST(Friction, IdentifiedFrictionEntersTheNominalTorque) {
   const test::DataSpec spec = test::ArmMotion(8.0);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const int elbow = model.bodies[model.body_index("left_forearm")].v_index;
   const JointFriction friction{"left_elbow", 3.0, 2.0};
   double error[2], sigma[2], noise_ratio = 0.0;
@@ -97,7 +97,7 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
   test::DataSpec spec = test::ElbowMotion(8.0);
   spec.payload = test::ForearmPayload(5.0);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const double coulomb = 2.0, held = 0.8 * coulomb;
   std::vector<JointFriction> friction;
   std::vector<int> shoulder;
@@ -136,7 +136,7 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
 // then be three degrees of freedom too lenient), or rows are not dropped.
 TEST(Friction, ARowInsideItsBandIsNoDegreeOfFreedom) {
   const auto ticks = test::Generate(test::ElbowMotion(0.1));
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   int dof[2] = {0, 0};
   for (const bool band : {false, true}) {
     EstimatorConfig cfg = test::ArmConfig();
@@ -154,7 +154,7 @@ TEST(Friction, ARowInsideItsBandIsNoDegreeOfFreedom) {
 }
 
 TEST(Friction, SetUpRefusesAnUnknownJoint) {
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg;
   cfg.bodies = {"left_forearm"};
   cfg.friction = {{"left_elbo", 1.0, 1.0}};
@@ -162,4 +162,4 @@ TEST(Friction, SetUpRefusesAnUnknownJoint) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

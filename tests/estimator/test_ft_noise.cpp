@@ -11,7 +11,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // The torso of a standing humanoid on its two F/T cells, full wrench, joint σ 0.3 N·m, the base
@@ -35,7 +35,7 @@ struct NisRun {
   int dof = 0, count = 0, gated = 0;
   std::uint64_t allocations = 0;
 };
-NisRun RunStill(const dyn::Model& model, const EstimatorConfig& cfg,
+NisRun RunStill(const dynamics::Model& model, const EstimatorConfig& cfg,
                 const std::vector<test::Tick>& ticks) {
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -72,7 +72,7 @@ TEST(FtNoise, FullWrenchNisIsChiSquareWithTheCellsNoise) {
   spec.noise.force_sigma = 2.0;
   spec.noise.torque_sigma = 0.2;
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   double mean[2], gated_fraction[2];
   int dof = 0, count = 0, gated = 0;
   double confidence = 0.0;
@@ -109,7 +109,7 @@ TEST(TorqueScale, NisIsTheCleanDatasWithTheSensorsScaleOnBothWhiteningPaths) {
   test::DataSpec spec = test::StandingStill(4.0);
   spec.noise.tau_sigma = 0.3;
   const auto clean = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   constexpr double kScale = 0.05;
   std::mt19937 rng(11);
   std::normal_distribution<double> n01;
@@ -146,4 +146,4 @@ TEST(TorqueScale, NisIsTheCleanDatasWithTheSensorsScaleOnBothWhiteningPaths) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

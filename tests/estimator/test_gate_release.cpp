@@ -12,7 +12,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 using test::ArmConfig;
@@ -30,7 +30,7 @@ constexpr double kUnexplainedSeconds = 15.0;
 // nothing (the refused-release branch included). Fails with periodic releases or a growing P.
 TEST(GateRelease, UnexplainedResidualDoesNotCycleTheGate) {
   const auto ticks = test::Generate(ArmMotion(kUnexplainedSeconds));
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const EstimatorConfig cfg = ArmConfig();
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -75,7 +75,7 @@ TEST(GateRelease, LoadStepStillReleasesAndConverges) {
   test::DataSpec spec = ArmMotion(8.0);
   spec.payload = test::ForearmPayload(5.0, 1.0);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, ArmConfig());
   est.SkipCalibration();
   const int knee = model.bodies[model.body_index("right_shin")].v_index;
@@ -110,15 +110,15 @@ TEST(GateRelease, LoadStepStillReleasesAndConverges) {
 TEST(GateRelease, FilterRecoversFromAnOverflowedCovariance) {
   std::mt19937_64 rng(21);
   std::normal_distribution<double> nd(0.0, 1.0);
-  dyn::Vector10 nominal;
+  dynamics::Vector10 nominal;
   nominal << 1.5, 0.0, 0.0, -0.2, 0.09, 0.0, 0.0, 0.09, 0.0, 0.002;
-  dyn::Vector10 truth = nominal * 1.2;
+  dynamics::Vector10 truth = nominal * 1.2;
   Eigen::MatrixXd H(30, 10);
   for (int i = 0; i < H.size(); ++i) H.data()[i] = 5.0 * nd(rng);
   Eigen::VectorXd z = H * truth;
   for (int i = 0; i < z.size(); ++i) z[i] += nd(rng);
   InertialFilter f(FilterKind::kLogCholesky, 1, 30);
-  ASSERT_TRUE(f.Reset(nominal, dyn::Vector10::Constant(0.3)));
+  ASSERT_TRUE(f.Reset(nominal, dynamics::Vector10::Constant(0.3)));
   InertialFilter::Candidate c;
   ASSERT_TRUE(f.Evaluate(H, z, c));  // warm-up; the update gives P correlations
   ASSERT_TRUE(f.Apply());
@@ -140,4 +140,4 @@ TEST(GateRelease, FilterRecoversFromAnOverflowedCovariance) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

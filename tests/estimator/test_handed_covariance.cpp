@@ -6,23 +6,23 @@
 
 #include <random>
 
+#include "heft/dynamics/log_cholesky.hpp"
 #include "heft/estimator/inertial_filter.hpp"
-#include "heft/estimator/log_cholesky.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
-using dyn::Vector10;
+using dynamics::Vector10;
 
 // A forearm holding a dumbbell: 6.9 kg, its CoM 0.25 m down the forearm, and about its CoM a rod's
 // inertia: one principal moment 15 times smaller than the others, the body thin across it.
 Vector10 ForearmWithDumbbell() {
-  dyn::RigidBodyInertia body;
+  dynamics::RigidBodyInertia body;
   body.mass = 6.9;
   body.com = Eigen::Vector3d(0.01, 0.005, -0.25);
   body.inertia_com = Eigen::Vector3d(0.03, 0.031, 0.002).asDiagonal();
-  return dyn::ParametersFromInertia(body);
+  return dynamics::ParametersFromInertia(body);
 }
 
 // The mean of eᵀ Σ⁻¹ e over n samples of π = g(θ), θ ~ N(θ0, diag(σ²)), e = π − g(θ0).
@@ -30,13 +30,13 @@ double MeanNees(const Vector10& theta0, const Vector10& sigma,
                 const Eigen::Matrix<double, 10, 10>& cov, int n) {
   std::mt19937 rng(7);
   std::normal_distribution<double> normal;
-  const Vector10 centre = dyn::LogCholeskyToParameters(theta0);
+  const Vector10 centre = dynamics::LogCholeskyToParameters(theta0);
   const Eigen::LLT<Eigen::Matrix<double, 10, 10>> llt(cov);
   double sum = 0.0;
   for (int k = 0; k < n; ++k) {
     Vector10 theta = theta0;
     for (int i = 0; i < 10; ++i) theta[i] += sigma[i] * normal(rng);
-    const Vector10 e = dyn::LogCholeskyToParameters(theta) - centre;
+    const Vector10 e = dynamics::LogCholeskyToParameters(theta) - centre;
     sum += e.dot(llt.solve(e));
   }
   return sum / n;
@@ -52,7 +52,7 @@ double MeanNees(const Vector10& theta0, const Vector10& sigma,
 TEST(HandedCovariance, IsCloseToTheSpreadItStandsForOnANearlyDegenerateBody) {
   const Vector10 pi0 = ForearmWithDumbbell();
   Vector10 theta0;
-  ASSERT_TRUE(dyn::ParametersToLogCholesky(pi0, theta0));
+  ASSERT_TRUE(dynamics::ParametersToLogCholesky(pi0, theta0));
   for (const double s : {0.05, 0.1, 0.3}) {
     InertialFilter f(FilterKind::kLogCholesky, 1, 1);
     const Vector10 sigma = Vector10::Constant(s);
@@ -88,4 +88,4 @@ TEST(HandedCovariance, AllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -11,7 +11,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 class HandOff : public ::testing::Test {
@@ -56,7 +56,7 @@ class HandOff : public ::testing::Test {
 // the fix it went from ~7 kg to 1.5 kg in the tick of the reset), it moves at the limit, with the
 // filter restarted from nominal. Fails if any tick changes the handed mass by more than the limit.
 TEST_F(HandOff, ResetAndRecalibrationMoveAtTheRateLimit) {
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   for (const bool recalibrate : {false, true}) {
     InertialEstimator est(model, cfg_);
     next_ = 0;
@@ -82,7 +82,7 @@ TEST_F(HandOff, ResetAndRecalibrationMoveAtTheRateLimit) {
 // nominal at the limit, reach it, stay consistent, and allocate nothing. Fails if the handed set
 // jumps or never reaches nominal.
 TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   InertialEstimator est(model, cfg_);
   Load(est);
   const double loaded = est.handed()[0];
@@ -95,7 +95,7 @@ TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
     worst = std::max(worst, std::abs(est.handed()[0] - before));
     before = est.handed()[0];
     ++ticks;
-    ASSERT_TRUE(dyn::IsPhysicallyConsistent(est.handed().head<10>(), 0.0));
+    ASSERT_TRUE(dynamics::IsPhysicallyConsistent(est.handed().head<10>(), 0.0));
   }
   EXPECT_EQ(scope.count(), 0u);
   std::printf("[ heft ] disabled: nominal reached after %d ticks, largest change %.4f kg\n", ticks,
@@ -107,51 +107,52 @@ TEST_F(HandOff, DisabledHandsNominalOnAtTheRateLimit) {
 // The estimator started from a nearly degenerate but admitted forearm nominal (the URDF's mass and
 // centre of mass, a sphere's inertia about it of 1.2e-4 kg·m²: heft-identify's margin, λ_min /
 // λ_max ≈ 4e-5) while a 5.5 kg dumbbell pulls the estimate towards a point mass (λ_min / λ_max
-// down to ≈ 2e-9). Every handed set keeps the margin (dyn::kConsistencyMargin) and still has
+// down to ≈ 2e-9). Every handed set keeps the margin (dynamics::kConsistencyMargin) and still has
 // λ_min(J) > 0 once written with 9 significant digits and read back, and the hand-off still follows
 // the load (the too-thin targets are moved into the margin, not held). Fails if HandOn hands a set
 // thinner than the margin (before the fix it checked λ_min > 0 alone), if it freezes instead of
 // handing the load on, or if the data no longer pull the estimate below the margin (then this
 // proves nothing).
 TEST_F(HandOff, NeverHandsASetThinnerThanTheMargin) {
-  dyn::Model model = test::ReferenceHumanoid();
+  dynamics::Model model = test::ReferenceHumanoid();
   const int b = model.body_index("left_forearm");
-  dyn::RigidBodyInertia body = dyn::InertiaFromParameters10(model.bodies[b].parameters);
+  dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(model.bodies[b].parameters);
   body.inertia_com = 1.2e-4 * Eigen::Matrix3d::Identity();
-  dyn::SetBodyParameters(model, b, dyn::ParametersFromInertia(body));
+  dynamics::SetBodyParameters(model, b, dynamics::ParametersFromInertia(body));
   InertialEstimator est(model, cfg_);
-  ASSERT_TRUE(dyn::HasConsistencyMargin(est.nominal().head<10>()));
+  ASSERT_TRUE(dynamics::HasConsistencyMargin(est.nominal().head<10>()));
   est.SkipCalibration();
-  const auto ratio = [](const dyn::Vector10& pi) {
-    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+  const auto ratio = [](const dynamics::Vector10& pi) {
+    const dynamics::PseudoInertiaExtremes e = dynamics::PseudoInertiaEigenvalues(pi);
     return e.min / e.max;
   };
   double handed = std::numeric_limits<double>::infinity(), target = handed, printed_min = handed;
   for (std::size_t i = 0; i < ticks_.size(); ++i) {
     (void)est.Step(Input(i));
-    const dyn::Vector10 h = est.handed().head<10>();
+    const dynamics::Vector10 h = est.handed().head<10>();
     target = std::min(target, ratio(est.estimate().head<10>()));
     handed = std::min(handed, ratio(h));
-    ASSERT_TRUE(dyn::HasConsistencyMargin(h)) << "tick " << i << ": λ_min / λ_max " << ratio(h);
-    dyn::Vector10 printed;  // as the telemetry and the persisted estimate write it
+    ASSERT_TRUE(dynamics::HasConsistencyMargin(h))
+        << "tick " << i << ": λ_min / λ_max " << ratio(h);
+    dynamics::Vector10 printed;  // as the telemetry and the persisted estimate write it
     for (int k = 0; k < 10; ++k) {
       char text[32];
       std::snprintf(text, sizeof text, "%.9g", h[k]);
       printed[k] = std::strtod(text, nullptr);
     }
-    printed_min = std::min(printed_min, dyn::PseudoInertiaEigenvalues(printed).min);
+    printed_min = std::min(printed_min, dynamics::PseudoInertiaEigenvalues(printed).min);
   }
   std::printf(
       "[ heft ] λ_min / λ_max: estimate down to %.2e, handed down to %.2e (margin %.0e), %llu "
       "ticks moved into the margin; smallest λ_min of a handed set printed with 9 digits %.2e\n",
-      target, handed, dyn::kConsistencyMargin, static_cast<unsigned long long>(est.thin_targets()),
-      printed_min);
+      target, handed, dynamics::kConsistencyMargin,
+      static_cast<unsigned long long>(est.thin_targets()), printed_min);
   EXPECT_GT(printed_min, 0.0);
   EXPECT_GT(est.thin_targets(), 0u) << "the thin ticks are counted";
   EXPECT_EQ(est.inconsistent_targets(), 0u) << "the EKF's own estimate stays consistent";
   EXPECT_GT(est.handed()[0], 6.5) << "the forearm and its 5.5 kg load (7 kg) are handed on";
-  EXPECT_LT(target, dyn::kConsistencyMargin) << "the data pull the estimate below the margin";
+  EXPECT_LT(target, dynamics::kConsistencyMargin) << "the data pull the estimate below the margin";
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

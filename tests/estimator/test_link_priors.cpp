@@ -6,25 +6,25 @@
 #include <stdexcept>
 
 #include "fixtures.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
-#include "heft/estimator/model.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
-dyn::Model Humanoid() {
-  return dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf",
-                                    dyn::ModelOptions{});
+dynamics::Model Humanoid() {
+  return dynamics::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf",
+                                         dynamics::ModelOptions{});
 }
 
 EstimatorConfig RigidTorsoLooseForearm() {
   EstimatorConfig c = test::ArmConfig({"left_forearm", "torso"});
   EstimatorConfig::LinkPrior rigid;
   rigid.link = "torso";
-  dyn::Vector10 sigma = dyn::Vector10::Constant(0.03);
+  dynamics::Vector10 sigma = dynamics::Vector10::Constant(0.03);
   sigma[0] = 0.3;
   rigid.initial_sigma = sigma;
-  dyn::Vector10 q = dyn::Vector10::Constant(1e-6);
+  dynamics::Vector10 q = dynamics::Vector10::Constant(1e-6);
   q[0] = 1e-3;
   rigid.process_noise = q;
   rigid.prior_time_constant = 2.0;
@@ -37,7 +37,7 @@ EstimatorConfig RigidTorsoLooseForearm() {
 // go through the same per-link vectors; PriorPull.EachBodyKeepsItsOwnPriorAndPull checks the
 // filter's side.)
 TEST(LinkPriors, EachLinkStartsFromItsOwnPrior) {
-  const dyn::Model model = Humanoid();
+  const dynamics::Model model = Humanoid();
   const EstimatorConfig c = RigidTorsoLooseForearm();
   InertialEstimator est(model, c);
   const Eigen::MatrixXd& P = est.filter().covariance();
@@ -52,7 +52,7 @@ TEST(LinkPriors, EachLinkStartsFromItsOwnPrior) {
 // Fails if a wrong entry is taken silently: a link that is not estimated, a link given twice, a
 // σ₀ that is not positive.
 TEST(LinkPriors, RefusesEntriesThatDoNotBelong) {
-  const dyn::Model model = Humanoid();
+  const dynamics::Model model = Humanoid();
   EstimatorConfig c = RigidTorsoLooseForearm();
   c.link_priors[0].link = "pelvis";
   EXPECT_THROW(InertialEstimator(model, c), std::invalid_argument);
@@ -65,4 +65,4 @@ TEST(LinkPriors, RefusesEntriesThatDoNotBelong) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

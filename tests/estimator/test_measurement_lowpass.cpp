@@ -7,11 +7,11 @@
 #include <cstdio>
 
 #include "fixtures.hpp"
-#include "heft/estimator/inertia.hpp"
+#include "heft/dynamics/inertia.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 struct Outcome {
@@ -21,8 +21,8 @@ struct Outcome {
   std::uint64_t allocations = 0;
 };
 
-Outcome Estimate(const dyn::Model& model, EstimatorConfig cfg, const std::vector<test::Tick>& ticks,
-                 double lowpass) {
+Outcome Estimate(const dynamics::Model& model, EstimatorConfig cfg,
+                 const std::vector<test::Tick>& ticks, double lowpass) {
   cfg.measurement_lowpass = lowpass;
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -37,11 +37,11 @@ Outcome Estimate(const dyn::Model& model, EstimatorConfig cfg, const std::vector
     (void)est.Step(in);
     if (i > 0) r.allocations += scope.count();
     if (tk.t < end - 2.0) continue;
-    const dyn::Vector10 pi = est.estimate().head<10>(), truth = tk.truth.head<10>();
+    const dynamics::Vector10 pi = est.estimate().head<10>(), truth = tk.truth.head<10>();
     r.mass += std::abs(pi[0] - truth[0]) / truth[0];
     r.com += (pi.segment<3>(1) / pi[0] - truth.segment<3>(1) / truth[0]).norm();
-    const Eigen::Matrix3d Ic = dyn::InertiaFromParameters10(truth).inertia_com;
-    r.inertia += (dyn::InertiaFromParameters10(pi).inertia_com - Ic).norm() / Ic.norm();
+    const Eigen::Matrix3d Ic = dynamics::InertiaFromParameters10(truth).inertia_com;
+    r.inertia += (dynamics::InertiaFromParameters10(pi).inertia_com - Ic).norm() / Ic.norm();
     ++n;
   }
   r.mass /= n;
@@ -65,7 +65,7 @@ TEST(MeasurementLowPass, LeavesAnExactMeasurementExact) {
   spec.noise = test::StandingStill(0.0).noise;  // no noise at all
   spec.payload = test::ForearmPayload(2.0);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const Outcome plain = Estimate(model, test::ArmConfig(), ticks, 0.0);
   const Outcome filtered = Estimate(model, test::ArmConfig(), ticks, 5.0);
   EXPECT_LT(filtered.mass, plain.mass + 1e-3);
@@ -93,9 +93,10 @@ TEST(MeasurementLowPass, TakesTheGyrosNoisePullOffTheTorso) {
   spec.noise.gyro_sigma = 0.002;
   spec.watched = {"torso"};
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg = test::ArmConfig({"torso"});
-  dyn::Vector10 sigma = dyn::Vector10::Constant(0.01), q = dyn::Vector10::Constant(1e-6);
+  dynamics::Vector10 sigma = dynamics::Vector10::Constant(0.01),
+                     q = dynamics::Vector10::Constant(1e-6);
   sigma[0] = 0.3;
   sigma.tail<3>().setConstant(0.03);
   q[0] = 1e-3;
@@ -129,7 +130,7 @@ SpikeOutcome RunSpike(double size, int ticks = 1, bool alternate = false, double
   spec.payload = test::ForearmPayload(2.0);
   const auto clean = test::Generate(spec);
   auto spiked = clean;
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const int elbow = model.bodies[model.body_index("left_forearm")].v_index;
   std::size_t spike = 0;
   while (spiked[spike].t < 6.0) ++spike;
@@ -214,7 +215,7 @@ TEST(MeasurementLowPass, ChatterOnlyTheRawRowsShowIsHeldNotReleased) {
 TEST(MeasurementLowPass, RefusesACutoffAboveNyquist) {
   EstimatorConfig cfg = test::ArmConfig();
   cfg.measurement_lowpass = 0.5 / cfg.control_period;
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   try {
     InertialEstimator est(model, cfg);
     FAIL() << "accepted a cutoff at Nyquist";
@@ -224,4 +225,4 @@ TEST(MeasurementLowPass, RefusesACutoffAboveNyquist) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -10,7 +10,7 @@
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 EstimatorConfig NullSpaceConfig(double sigma) {
@@ -34,8 +34,8 @@ TEST(NullSpace, ProjectionAnnihilatesEveryContactJacobian) {
   spec.duration = 0.5;
   spec.motion.joints = {"left_hip_pitch", "right_knee", "waist_pitch", "left_elbow"};
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
-  dyn::Workspace ws(model);
+  const dynamics::Model model = test::ReferenceHumanoid();
+  dynamics::Workspace ws(model);
   const std::vector<int> feet = {model.frame_index("left_foot_ft"),
                                  model.frame_index("right_foot_ft")};
   InertialEstimator est(model, NullSpaceConfig(1.0));
@@ -50,12 +50,12 @@ TEST(NullSpace, ProjectionAnnihilatesEveryContactJacobian) {
                                            static_cast<unsigned char>(right)};
       for (std::size_t i = 0; i < ticks.size(); i += 20) {
         const test::Tick& tk = ticks[i];
-        dyn::Rnea(model, ws, tk.q, tk.v, tk.a, tau);
-        std::vector<dyn::Vector6> lambda(2, dyn::Vector6::Zero());
+        dynamics::Rnea(model, ws, tk.q, tk.v, tk.a, tau);
+        std::vector<dynamics::Vector6> lambda(2, dynamics::Vector6::Zero());
         for (int f = 0; f < 2; ++f)
           if (in_contact[f])
             for (int j = 0; j < 6; ++j) lambda[f][j] = n(rng);
-        dyn::ContactTerm(model, ws, feet, lambda, contact);
+        dynamics::ContactTerm(model, ws, feet, lambda, contact);
         tau -= contact;  // τ + J_cᵀλ = RNEA: the wrenches carry what the nominal model needs
         const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, lambda, invalid, in_contact};
         const TickResult r = est.Step(in);
@@ -74,7 +74,7 @@ TEST(NullSpace, ProjectionAnnihilatesEveryContactJacobian) {
 // a contact's wrench leaks into the projected rows (mean NIS ~10⁴, every tick gated).
 TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
   const auto ticks = test::Generate(test::StandingStill(4.0));
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   const double sigma = 0.3;
   InertialEstimator est(model, NullSpaceConfig(sigma));
   est.SkipCalibration();
@@ -106,4 +106,4 @@ TEST(NullSpace, StillDoubleSupportNisIsChiSquare) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -9,10 +9,10 @@
 #include "heft/estimator/inertial_filter.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
-using dyn::Vector10;
+using dynamics::Vector10;
 
 // A KF (linear in π, so the algebra is exact) whose measurement sees only the first 3 states.
 // Rows: 3 × the identity on states 0..2, unit noise, repeated so each tick is informative.
@@ -202,4 +202,4 @@ TEST(PriorPull, AllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

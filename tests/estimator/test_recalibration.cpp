@@ -8,7 +8,7 @@
 #include "fixtures.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // Start-up calibration at rest (no payload, a 1.5 N·m torque bias), a 5 kg payload from 2.5 s that
@@ -25,7 +25,7 @@ TEST(Recalibration, APayloadHeldStaysInTheEstimateNotInTheBias) {
   spec.noise.tau_bias = 1.5;
   spec.payload = test::ForearmPayload(5.0, 2.5);
   const auto ticks = test::Generate(spec);
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg = test::ArmConfig();
   cfg.calibration.enabled = true;
   cfg.calibration.window = 0.8;
@@ -65,7 +65,7 @@ TEST(Recalibration, APayloadHeldStaysInTheEstimateNotInTheBias) {
 // timeout with a zero bias, reports kTimedOut and estimates. Fails if it calibrates for ever.
 TEST(Recalibration, EstimatorProceedsAfterTheCalibrationTimeout) {
   const auto ticks = test::Generate(test::ElbowMotion(2.0));
-  const dyn::Model model = test::ReferenceHumanoid();
+  const dynamics::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg;
   cfg.bodies = {"left_forearm"};
   cfg.contact_frames = {"left_foot_ft", "right_foot_ft"};
@@ -93,4 +93,4 @@ TEST(Recalibration, EstimatorProceedsAfterTheCalibrationTimeout) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

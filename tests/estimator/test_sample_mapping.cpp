@@ -7,16 +7,16 @@
 #include <cmath>
 
 #include "base_motion.hpp"
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/estimator/sample_mapping.hpp"
 #include "heft/test/alloc_counter.hpp"
 #include "trajectory.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 struct Fixture {
-  dyn::Model model = test::ReferenceHumanoid();
+  dynamics::Model model = test::ReferenceHumanoid();
   SampleMappingConfig cfg;
   Fixture() {
     auto names = model.joint_names();
@@ -61,7 +61,7 @@ TEST(SampleMapping, OrdersJointsAndDifferencesWithTheLagCompensated) {
   EXPECT_DOUBLE_EQ(map.time(), 0.098);  // the middle sample's time
   const double t = 0.098, w = 2 * M_PI * 1.5;
   for (std::size_t i = 0; i < f.cfg.joints.size(); ++i) {
-    const dyn::Body& b = f.model.bodies[f.model.joint_body_index(f.cfg.joints[i])];
+    const dynamics::Body& b = f.model.bodies[f.model.joint_body_index(f.cfg.joints[i])];
     EXPECT_NEAR(map.q()[b.q_index], 0.1 * static_cast<double>(i) + 0.3 * std::sin(w * t), 1e-12);
     EXPECT_NEAR(map.a()[b.v_index], -0.3 * w * w * std::sin(w * t),
                 0.01);  // central difference, O(h²)
@@ -98,7 +98,7 @@ TEST(SampleMapping, SetUpErrorsNameTheJoint) {
   auto cfg = f.cfg;
   cfg.joints[0] = "left_elbo";
   EXPECT_THAT([&] { SampleMapping(f.model, cfg); },
-              ::testing::Throws<dyn::ModelError>(::testing::Property(
+              ::testing::Throws<dynamics::ModelError>(::testing::Property(
                   &std::exception::what, ::testing::HasSubstr("unknown joint 'left_elbo'"))));
   cfg = f.cfg;
   cfg.joints.pop_back();
@@ -115,8 +115,8 @@ struct Window {
   hal::RobotStateSample newest, mid, oldest;
   test::TruthState truth;  // at the middle sample
 };
-Window Measure(const dyn::Model& model, const std::vector<std::string>& joints, std::uint64_t k_mid,
-               int h, const test::BaseSensorSpec& spec) {
+Window Measure(const dynamics::Model& model, const std::vector<std::string>& joints,
+               std::uint64_t k_mid, int h, const test::BaseSensorSpec& spec) {
   std::mt19937_64 base_rng(1), joint_rng(2);
   auto at = [&](std::uint64_t k) {
     return test::MeasureState(model, joints, test::BaseMotion(model, 1e-3 * static_cast<double>(k)),
@@ -178,7 +178,7 @@ TEST(SampleMapping, ImuAtRestGivesNoAcceleration) {
 TEST(SampleMapping, ImuAndVelocityPathsGiveTheSameInverseDynamics) {
   Fixture f;
   SampleMapping map(f.model, f.cfg);
-  dyn::Workspace ws(f.model);
+  dynamics::Workspace ws(f.model);
   const int nv = f.model.nv;
   Eigen::VectorXd tau_true(nv), tau_imu(nv), tau_vel(nv);
   Eigen::MatrixXd M(nv, nv);
@@ -188,20 +188,20 @@ TEST(SampleMapping, ImuAndVelocityPathsGiveTheSameInverseDynamics) {
     const Window wi = Measure(f.model, f.cfg.joints, k, 2, imu);
     const Window wv = Measure(f.model, f.cfg.joints, k, 2, vel);
     const test::TruthState& x = wi.truth;
-    dyn::Rnea(f.model, ws, x.q, x.v, x.a, tau_true);
-    dyn::Crba(f.model, ws, x.q, M);
+    dynamics::Rnea(f.model, ws, x.q, x.v, x.a, tau_true);
+    dynamics::Crba(f.model, ws, x.q, M);
     const double m_norm =
         Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M).eigenvalues().maxCoeff();
     ASSERT_EQ(map.Assemble(wi.newest, wi.mid, wi.oldest), 0u);
     ASSERT_TRUE(map.base_from_imu());
     const Eigen::VectorXd imu_a = map.a();
     const double err_imu = (imu_a - x.a).norm();
-    dyn::Rnea(f.model, ws, map.q(), map.v(), map.a(), tau_imu);
+    dynamics::Rnea(f.model, ws, map.q(), map.v(), map.a(), tau_imu);
     ASSERT_EQ(map.Assemble(wv.newest, wv.mid, wv.oldest), 0u);
     ASSERT_FALSE(map.base_from_imu());
     const Eigen::VectorXd vel_a = map.a();
     const double err_vel = (vel_a - x.a).norm();
-    dyn::Rnea(f.model, ws, map.q(), map.v(), map.a(), tau_vel);
+    dynamics::Rnea(f.model, ws, map.q(), map.v(), map.a(), tau_vel);
     const double slack = 1e-9 * tau_true.norm();  // rounding
     EXPECT_LE((tau_imu - tau_true).norm(), m_norm * err_imu + slack) << "k " << k;
     EXPECT_LE((tau_vel - tau_true).norm(), m_norm * err_vel + slack) << "k " << k;
@@ -275,4 +275,4 @@ TEST(SampleMapping, AssembleAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace heft::est
+}  // namespace heft::estimator

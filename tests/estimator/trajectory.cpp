@@ -4,24 +4,24 @@
 #include <Eigen/SVD>
 #include <cmath>
 
-namespace heft::est::test {
+namespace heft::estimator::test {
 
-dyn::Model ReferenceHumanoid() {
-  return dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf",
-                                    dyn::ModelOptions{});
+dynamics::Model ReferenceHumanoid() {
+  return dynamics::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf",
+                                         dynamics::ModelOptions{});
 }
 
-dyn::Vector10 WithCylinder(const dyn::Vector10& pi, double m, const Eigen::Vector3d& at, double r,
-                           double l) {
-  dyn::RigidBodyInertia c;
+dynamics::Vector10 WithCylinder(const dynamics::Vector10& pi, double m, const Eigen::Vector3d& at,
+                                double r, double l) {
+  dynamics::RigidBodyInertia c;
   c.mass = m;
   c.com = at;
   const double it = m * (3 * r * r + l * l) / 12.0;
   c.inertia_com = Eigen::Vector3d(it, 0.5 * m * r * r, it).asDiagonal();
-  return pi + dyn::ParametersFromInertia(c);
+  return pi + dynamics::ParametersFromInertia(c);
 }
 
-dyn::Vector10 ScaledToMass(const dyn::Vector10& pi, double mass) {
+dynamics::Vector10 ScaledToMass(const dynamics::Vector10& pi, double mass) {
   return pi * (mass / pi[0]);
 }
 
@@ -30,16 +30,16 @@ namespace {
 struct Sample {
   double t;
   Eigen::VectorXd q, v, tau;
-  std::vector<dyn::Vector6> wrenches;
+  std::vector<dynamics::Vector6> wrenches;
   Eigen::VectorXd truth;
 };
 
 }  // namespace
 
 std::vector<Tick> Generate(const DataSpec& spec) {
-  const dyn::Model nominal = ReferenceHumanoid();
-  dyn::Model truth = nominal;
-  dyn::Workspace ws(truth);
+  const dynamics::Model nominal = ReferenceHumanoid();
+  dynamics::Model truth = nominal;
+  dynamics::Workspace ws(truth);
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> unit(0.0, 1.0);
   std::uniform_real_distribution<double> phase(0.0, 2 * M_PI);
@@ -51,8 +51,8 @@ std::vector<Tick> Generate(const DataSpec& spec) {
     double offset, a1, w1, p1, a2, w2, p2;
   };
   std::vector<JointMotion> motion;
-  for (const dyn::Body& b : nominal.bodies) {
-    if (b.joint.type == dyn::JointType::kFree) continue;
+  for (const dynamics::Body& b : nominal.bodies) {
+    if (b.joint.type == dynamics::JointType::kFree) continue;
     JointMotion jm{b.q_index, b.v_index, 0, 0, 0, 0, 0, 0, 0};
     const std::string& n = b.joint.name;
     if (n.find("knee") != std::string::npos) jm.offset = 0.4;
@@ -128,12 +128,12 @@ std::vector<Tick> Generate(const DataSpec& spec) {
       v[jm.v] = de * s0 + e * s1;
       a[jm.v] = dde * s0 + 2 * de * s1 + e * s2;
     }
-    dyn::Rnea(truth, ws, q, v, a, tau);
+    dynamics::Rnea(truth, ws, q, v, a, tau);
     // Contact wrenches: the smallest pair that produces the floating-base rows (Sᵀτ has none).
     for (int c = 0; c < 12; ++c) {
-      std::vector<dyn::Vector6> w2(2, dyn::Vector6::Zero());
+      std::vector<dynamics::Vector6> w2(2, dynamics::Vector6::Zero());
       w2[c / 6][c % 6] = 1.0;
-      dyn::ContactTerm(truth, ws, feet, w2, unit_out);
+      dynamics::ContactTerm(truth, ws, feet, w2, unit_out);
       C.col(c) = unit_out;
     }
     const Eigen::Matrix<double, 12, 1> lambda =
@@ -198,4 +198,4 @@ std::vector<Tick> Generate(const DataSpec& spec) {
   return ticks;
 }
 
-}  // namespace heft::est::test
+}  // namespace heft::estimator::test

@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 
-namespace heft::est::test {
+namespace heft::estimator::test {
 
 struct MotionSpec {
   std::vector<std::string> joints;  // joints that move (others hold their offset)
@@ -38,8 +38,8 @@ struct NoiseSpec {
 struct Tick {
   double t;
   Eigen::VectorXd q, v, a, tau;
-  std::vector<dyn::Vector6> wrenches;  // left, right foot F/T frames
-  Eigen::VectorXd truth;               // π of the watched bodies (10 per body)
+  std::vector<dynamics::Vector6> wrenches;  // left, right foot F/T frames
+  Eigen::VectorXd truth;                    // π of the watched bodies (10 per body)
 };
 
 struct DataSpec {
@@ -48,18 +48,18 @@ struct DataSpec {
   NoiseSpec noise;
   std::vector<std::string> watched;  // bodies whose true π is recorded
   // Changes the true model at time t (payloads); called at every 1 kHz sample.
-  std::function<void(double t, const dyn::Model& nominal, dyn::Model& truth)> payload;
+  std::function<void(double t, const dynamics::Model& nominal, dynamics::Model& truth)> payload;
   std::uint64_t seed = 1;
 };
 
-dyn::Model ReferenceHumanoid();
+dynamics::Model ReferenceHumanoid();
 std::vector<Tick> Generate(const DataSpec& spec);
 
 // A payload rigidly attached to `body`: a solid cylinder of mass m, radius r, length l along y,
 // centred at `at` in the body frame, added to the body's π.
-dyn::Vector10 WithCylinder(const dyn::Vector10& pi, double m, const Eigen::Vector3d& at,
-                           double r = 0.03, double l = 0.2);
+dynamics::Vector10 WithCylinder(const dynamics::Vector10& pi, double m, const Eigen::Vector3d& at,
+                                double r = 0.03, double l = 0.2);
 // π of the same body with its mass scaled to `mass` (centre of mass kept).
-dyn::Vector10 ScaledToMass(const dyn::Vector10& pi, double mass);
+dynamics::Vector10 ScaledToMass(const dynamics::Vector10& pi, double mass);
 
-}  // namespace heft::est::test
+}  // namespace heft::estimator::test

@@ -48,13 +48,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    ident::ConvertOptions options;
+    recording::ConvertOptions options;
     options.max_gap_ns = 50'000'000;
     std::size_t samples = 0;
-    ident::ConvertCandump(Config(), records, false, "fuzz.log", options,
-                          [&](const ident::RecordSample&) { ++samples; });
+    recording::ConvertCandump(Config(), records, false, "fuzz.log", options,
+                              [&](const recording::RecordSample&) { ++samples; });
     if (samples > records.size() * 51 + 2) std::abort();  // the bound the gap limit promises
-  } catch (const ident::RecordingError&) {
+  } catch (const recording::RecordingError&) {
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 // heftd's command socket messages both ways: the server's request parser
-// (plugin/host/command_server.cpp CommandServer::Handle, fed as Serve() feeds it: at most
+// (host/src/command_server.cpp CommandServer::Handle, fed as Serve() feeds it: at most
 // kMaxRequest + 1 bytes and the truncation flag) and what heftctl does with a reply (json.cpp
 // ParseJson, status.cpp DecodeStatusJson), plus the status reply's own round trip
 // (EncodeStatusJson → DecodeStatusJson). Checks beyond "no crash, leak, UB":
@@ -19,15 +19,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "command_server.hpp"
 #include "fuzz_bytes.hpp"
-#include "json.hpp"
-#include "status.hpp"
+#include "heft/host/command_server.hpp"
+#include "heft/host/json.hpp"
+#include "heft/host/status.hpp"
 
 namespace {
 
@@ -190,7 +191,10 @@ CommandServer& Server() {
     g_host.status.links.push_back({"left_forearm\"\\\n", 6.94, 0.1, {0.01, -0.02, 0.2}, {}});
     g_host.status.links.back().com_sigma = {std::numeric_limits<double>::quiet_NaN(), 1e-3, 0};
     heft::host::CommandServerOptions o;
-    o.path = "/tmp/heft_fuzz_command_" + std::to_string(getpid()) + ".sock";
+    // In the temporary folder (TMPDIR: under ctest the tree's own), not a fixed one.
+    o.path = (std::filesystem::temp_directory_path() /
+              ("heft_fuzz_command_" + std::to_string(getpid()) + ".sock"))
+                 .string();
     return std::make_unique<CommandServer>(
         o,
         [](Command c) {

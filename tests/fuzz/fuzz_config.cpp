@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <string>
 
-#include "heft/config/driver_check.hpp"
-#include "heft/config/plugin_config.hpp"
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
+#include "heft/plugin/driver_check.hpp"
+#include "heft/plugin/plugin_config.hpp"
 
 namespace {
 
@@ -47,9 +47,9 @@ void Walk(const Node& node, int depth) {
   });
 }
 
-const heft::dyn::Model& Chain() {
-  static const heft::dyn::Model model =
-      heft::dyn::LoadModelFromUrdfFile(HEFT_FUZZ_CHAIN_URDF, heft::dyn::ModelOptions{});
+const heft::dynamics::Model& Chain() {
+  static const heft::dynamics::Model model =
+      heft::dynamics::LoadModelFromUrdfFile(HEFT_FUZZ_CHAIN_URDF, heft::dynamics::ModelOptions{});
   return model;
 }
 
@@ -73,13 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     plugin::PluginConfig cfg = plugin::ParsePluginConfig(doc->root(), HEFT_FUZZ_CONFIG_DIR);
     // Only regular files: a fuzzed absolute path could name /dev/zero or a FIFO.
     if (std::filesystem::is_regular_file(cfg.urdf_path)) {
-      const dyn::Model model = dyn::LoadModelFromUrdfFile(
-          cfg.urdf_path, dyn::ModelOptions{cfg.floating_base, cfg.repair_inertia});
-      drivers::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, doc->root()["drivers"]);
+      const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+          cfg.urdf_path, dynamics::ModelOptions{cfg.floating_base, cfg.repair_inertia});
+      plugin::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, doc->root()["drivers"]);
     }
   });
   Try([&] {
-    dyn::Model model = Chain();
+    dynamics::Model model = Chain();
     plugin::ApplyNominalParameters(*doc, model);
   });
   return 0;

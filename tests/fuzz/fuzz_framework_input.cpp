@@ -1,4 +1,4 @@
-// heftd's reader of the framework input segment (plugin/host/framework_input.cpp over
+// heftd's reader of the framework input segment (host/src/framework_input.cpp over
 // hal/framework_input.h) on a segment the fuzzer writes: whole samples through the framework's
 // writer, raw bytes patched anywhere (header, command counters, the seqlock counter, the sample
 // words: torn, odd, garbage), commands, and time passing between reads. Checks beyond "no crash,
@@ -24,8 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "framework_input.hpp"
 #include "fuzz_bytes.hpp"
+#include "heft/host/framework_input.hpp"
 
 namespace {
 

@@ -9,16 +9,16 @@
 #include "heft/recording/recording.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace heft::ident;
-  Recording rec;
+  using namespace heft::identification;
+  recording::Recording rec;
   try {
-    rec = ParseRecording(std::vector<unsigned char>(data, data + size), "fuzz.heftrec");
-  } catch (const RecordingError&) {
+    rec = recording::ParseRecording(std::vector<unsigned char>(data, data + size), "fuzz.heftrec");
+  } catch (const recording::RecordingError&) {
     return 0;
   }
   const std::size_t nj = rec.info.joints.size(), nw = rec.info.wrench_frames.size();
   for (std::size_t r = 0; r < rec.samples.size(); ++r) {
-    const RecordSample& s = rec.samples[r];
+    const recording::RecordSample& s = rec.samples[r];
     if (s.q.size() != nj || s.v.size() != nj || s.tau.size() != nj || s.wrenches.size() != nw ||
         s.encoder_valid.size() != nj || s.torque_valid.size() != nj || s.wrench_valid.size() != nw)
       std::abort();

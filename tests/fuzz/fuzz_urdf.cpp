@@ -1,5 +1,5 @@
 // The URDF model loader (estimator/src/model.cpp over urdfdom) on fuzzed XML. The only exception
-// allowed out is dyn::ModelError; a model it accepts must be self-consistent (parents before
+// allowed out is dynamics::ModelError; a model it accepts must be self-consistent (parents before
 // children, q/v indices inside nq/nv, every frame on an existing body, finite parameters).
 #include <console_bridge/console.h>
 
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   console_bridge::setLogLevel(console_bridge::CONSOLE_BRIDGE_LOG_NONE);  // urdfdom's chatter
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace heft::dyn;
+  using namespace heft::dynamics;
   if (size < 1) return 0;
   ModelOptions options;
   options.floating_base = (data[0] & 1) != 0;

@@ -8,12 +8,15 @@ period, and that a second run rotates the first file to .1 with the header on to
 Fails if a column has no unit and is not a documented unitless or enumeration column, a time is
 not an integer, an enumeration is written as a number, time goes back, or a file lacks its header.
 
-usage: check_telemetry.py HEFT_SIM CONFIG_DIR OUT_DIR
+usage: check_telemetry.py HEFT_SIM CONFIG_DIR
+
+The files go into a fresh temporary directory (TMPDIR: under ctest the tree's test folder).
 """
 import csv
 import os
 import subprocess
 import sys
+import tempfile
 
 ENUMS = {
     "state": {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"},
@@ -91,17 +94,11 @@ def check(path, duration):
 
 
 def main():
-    heft_sim, config_dir, out = sys.argv[1:4]
-    os.makedirs(out, exist_ok=True)
-    cfg = os.path.join(out, "telemetry_py.yaml")
-    with open(os.path.join(config_dir, "sim", "dumbbell-curl.yaml")) as f:
-        text = f.read().replace("urdf: ../robots", "urdf: " + os.path.join(config_dir, "robots"))
-    with open(cfg, "w") as f:
-        f.write(text)
+    heft_sim, config_dir = sys.argv[1:3]
+    out = tempfile.mkdtemp(prefix="telemetry_py-")
+    # The shipped configuration as it is: the telemetry's path is given on the command line.
+    cfg = os.path.join(config_dir, "sim", "dumbbell-curl.yaml")
     path = os.path.join(out, "telemetry_py.csv")
-    for p in (path, path + ".1", path + ".2"):
-        if os.path.exists(p):
-            os.remove(p)
     run(heft_sim, cfg, path, 1.5)
     first = check(path, 1.5)
     run(heft_sim, cfg, path, 0.9)  # heft-sim starts a new file; the previous run becomes .1

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "candump_tap.hpp"
 #include "heft/drivers/candump.hpp"
 #include "heft/drivers/memory_bus.hpp"
+#include "heft/host/candump_tap.hpp"
 #include "heft/test/alloc_counter.hpp"
 
 namespace heft::host {

@@ -1,4 +1,4 @@
-// heftd's command socket (plugin/host/command_server.hpp), the status snapshot and its JSON
+// heftd's command socket (heft/host/command_server.hpp), the status snapshot and its JSON
 // (status.hpp, json.hpp), and heftctl end to end against a server in this process.
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "command_server.hpp"
-#include "json.hpp"
-#include "status.hpp"
+#include "heft/host/command_server.hpp"
+#include "heft/host/json.hpp"
+#include "heft/host/status.hpp"
 
 namespace heft::host {
 namespace {

@@ -16,10 +16,10 @@
 #include <string>
 #include <thread>
 
-#include "framework_input.hpp"
 #include "heft/hal/shared_hand_off.h"
 #include "heft/hal/shared_hand_off.hpp"
-#include "shared_memory.hpp"
+#include "heft/host/framework_input.hpp"
+#include "heft/host/shared_memory.hpp"
 
 namespace heft::host {
 namespace {

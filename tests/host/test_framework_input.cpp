@@ -1,5 +1,5 @@
 // The framework input segment (hal/framework_input.h) and heftd's validated reader
-// (plugin/host/framework_input.hpp): round trip, every validation case, staleness, torn reads under
+// (heft/host/framework_input.hpp): round trip, every validation case, staleness, torn reads under
 // a concurrent writer, command edges across rates and resets, no allocation in Read().
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework_input.hpp"
+#include "heft/host/framework_input.hpp"
 #include "heft/test/alloc_counter.hpp"
 
 namespace heft::host {

@@ -17,12 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "heft/host/json.hpp"
+#include "heft/host/telemetry_table.hpp"
+#include "heft/test/config_builder.hpp"
 #include "heft/test/heftd_run.hpp"
-#include "json.hpp"
-#include "telemetry_table.hpp"
 
 namespace {
 
+using heft::test::ConfigBuilder;
 using heft::test::Slurp;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -58,16 +60,10 @@ Result RunWith(const std::vector<std::string>& args, bool journal,
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out)};
 }
 
-// dumbbell-curl (fixed base, can0 and can1) with `simulation` lines after `seed: 1` and `host`
-// lines in its host section.
-std::string Config(const std::string& tag, const std::string& simulation, const std::string& host) {
-  std::string text = Slurp(kConfigDir + "/sim/dumbbell-curl.yaml");
-  text.replace(text.find("urdf: ../robots"), 15, "urdf: " + kConfigDir + "/robots");
-  text.replace(text.find("  seed: 1"), 9, "  seed: 1\n" + simulation);
-  text.replace(text.find("host:\n"), 6, "host:\n" + host);
-  const std::string cfg = testing::TempDir() + "/service_" + tag + ".yaml";
-  std::ofstream(cfg) << text;
-  return cfg;
+// dumbbell-curl (fixed base, can0 and can1) to edit through yaml-cpp, written into a fresh
+// temporary directory of its own (heft/test/config_builder.hpp).
+ConfigBuilder DumbbellCurl() {
+  return ConfigBuilder(kConfigDir + "/sim/dumbbell-curl.yaml");
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -83,8 +79,11 @@ std::vector<std::string> Lines(const std::string& text) {
 // Fails if a line lacks its priority, a warning or the fatal error is filed at info, or the
 // terminal format changed.
 TEST(HeftdService, JournalLinesCarryTheirPriority) {
-  const std::string cfg = Config(
-      "journal", "  faults:\n    - {device: torque, name: left_elbow, from: 0.3, to: 0.4}\n", "");
+  ConfigBuilder config = DumbbellCurl();
+  const std::string cfg =
+      config
+          .SetYaml("simulation.faults", "[{device: torque, name: left_elbow, from: 0.3, to: 0.4}]")
+          .Write("journal.yaml");
   const Result r = RunWith({"--config", cfg, "--duration", "0.6"}, true);
   ASSERT_EQ(r.code, 0) << r.output;
   int info = 0, warning = 0;
@@ -98,10 +97,7 @@ TEST(HeftdService, JournalLinesCarryTheirPriority) {
   EXPECT_EQ(warning, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("<4>estimator: estimating → holding at t = 0.30"));
 
-  std::string bad = Slurp(cfg);
-  bad.replace(bad.find("filter: ekf"), 11, "filter: ukf");
-  const std::string bad_cfg = testing::TempDir() + "/service_bad.yaml";
-  std::ofstream(bad_cfg) << bad;
+  const std::string bad_cfg = config.Set("estimator.filter", "ukf").Write("bad.yaml");
   const Result refused = RunWith({"--config", bad_cfg, "--check"}, true);
   EXPECT_EQ(refused.code, 78) << refused.output;
   EXPECT_THAT(refused.output, HasSubstr("<3>" + bad_cfg + ":"));
@@ -131,8 +127,10 @@ TEST(HeftdService, StatusThroughSdNotifyAndCountersWhileRunning) {
   ASSERT_LT(sock.size(), sizeof(addr.sun_path));
   std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock.c_str());
   ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
-  const std::string cfg = Config("notify", "  faults:\n    - {device: loss, probability: 0.01}\n",
-                                 "  counters_period: 1\n");
+  const std::string cfg = DumbbellCurl()
+                              .SetYaml("simulation.faults", "[{device: loss, probability: 0.01}]")
+                              .Set("host.counters_period", "1")
+                              .Write("notify.yaml");
   const Result r = RunWith({"--config", cfg, "--realtime", "--duration", "2.5"}, false,
                            {"NOTIFY_SOCKET=" + sock});
   ASSERT_EQ(r.code, 0) << r.output;
@@ -175,13 +173,14 @@ TEST(HeftdService, StatusThroughSdNotifyAndCountersWhileRunning) {
 // counted as left out. Fails if frames go missing uncounted, a file outgrows max_bytes, more
 // files are kept than `keep`, or a line is not candump's.
 TEST(HeftdService, CandumpLogOfTheReceivedFramesRotates) {
-  const std::string log = testing::TempDir() + "/service_rx.log";
-  for (int n = 0; n <= 4; ++n) std::filesystem::remove(n ? log + "." + std::to_string(n) : log);
-  const std::string cfg =
-      Config("candump", "", "  candump: {path: " + log + ", max_bytes: 300000, keep: 2}\n");
+  ConfigBuilder config = DumbbellCurl();
+  const std::string log = config.dir() + "/rx.log";
+  const std::string cfg = config.Set("host.candump.path", log)
+                              .Set("host.candump.max_bytes", "300000")
+                              .Set("host.candump.keep", "2")
+                              .Write("candump.yaml");
   // The counters from the run summary beside the telemetry (run_summary.hpp), not the log.
-  const std::string csv = testing::TempDir() + "/service_rx.csv";
-  std::filesystem::remove(heft::host::SummaryPath(csv));
+  const std::string csv = config.dir() + "/rx.csv";
   const Result r = RunWith({"--config", cfg, "--duration", "0.5", "--telemetry", csv}, false);
   ASSERT_EQ(r.code, 0) << r.output;
   std::string error;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "heft/estimator/sample_mapping.hpp"
-#include "logging.hpp"
-#include "periodic.hpp"
+#include "heft/host/logging.hpp"
+#include "heft/host/periodic.hpp"
 
 namespace heft::host {
 namespace {
@@ -33,7 +33,8 @@ hal::InertialEstimate Estimate(hal::EstimatorState state, std::uint32_t hold) {
 TEST(StatusText, StateReasonsMassesAndCounts) {
   EXPECT_EQ(StatusText(Estimate(hal::EstimatorState::kEstimating, 0), true, 0),
             "estimating; left_forearm 6.94 kg; torso 30.00 kg; holds 0, gated 3");
-  EXPECT_EQ(StatusText(Estimate(hal::EstimatorState::kHolding, est::kHoldTorques | est::kHoldBase),
+  EXPECT_EQ(StatusText(Estimate(hal::EstimatorState::kHolding,
+                                estimator::kHoldTorques | estimator::kHoldBase),
                        true, 2),
             "holding: torques+base; left_forearm 6.94 kg; torso 30.00 kg; holds 2, gated 3");
   EXPECT_EQ(StatusText(Estimate(hal::EstimatorState::kInactive, 0), true, 0).substr(0, 9),

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <string>
 
-#include "command_server.hpp"
-#include "framework_input.hpp"
-#include "shared_memory.hpp"
+#include "heft/host/command_server.hpp"
+#include "heft/host/framework_input.hpp"
+#include "heft/host/shared_memory.hpp"
 
 namespace heft::host {
 namespace {

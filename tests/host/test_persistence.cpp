@@ -1,4 +1,4 @@
-// Persistence of the last settled estimate (plugin/host/persistence.hpp, host.persistence): the
+// Persistence of the last settled estimate (heft/host/persistence.hpp, host.persistence): the
 // estimator's start from given parameters and covariance, the file (atomic write, exact round
 // trip, malformed files named), which files are refused and why, what counts as settled, the
 // model hash; then heft-sim killed with SIGKILL mid-run while a reader of its shared-memory
@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -26,23 +27,24 @@
 #include <vector>
 
 #include "heft/config/yaml.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
-#include "heft/estimator/model.hpp"
 #include "heft/hal/shared_hand_off.h"
+#include "heft/host/persistence.hpp"
+#include "heft/host/telemetry_table.hpp"
+#include "heft/test/config_builder.hpp"
 #include "heft/test/heftd_run.hpp"
-#include "persistence.hpp"
-#include "sim_config.hpp"
-#include "telemetry_table.hpp"
 
 namespace heft::host {
 namespace {
 
+using heft::test::ConfigBuilder;
 using ::testing::HasSubstr;
 
 const std::string kChainUrdf = HEFT_CHAIN_URDF;
 
-dyn::Model Chain() {
-  return dyn::LoadModelFromUrdfFile(kChainUrdf, dyn::ModelOptions{});
+dynamics::Model Chain() {
+  return dynamics::LoadModelFromUrdfFile(kChainUrdf, dynamics::ModelOptions{});
 }
 
 // A symmetric positive definite 10×10 block with correlations.
@@ -59,12 +61,12 @@ Eigen::Matrix<double, 10, 10> Covariance(double scale) {
 // unusable start (covariance not positive definite, π inconsistent or outside the divergence
 // bounds) or changes anything when it refuses one.
 TEST(StartFrom, GivenParametersAndInflatedCovariance) {
-  const dyn::Model model = Chain();
-  for (const auto kind : {est::FilterKind::kLogCholesky, est::FilterKind::kKalman}) {
-    est::EstimatorConfig cfg;
+  const dynamics::Model model = Chain();
+  for (const auto kind : {estimator::FilterKind::kLogCholesky, estimator::FilterKind::kKalman}) {
+    estimator::EstimatorConfig cfg;
     cfg.filter = kind;
     cfg.bodies = {"link2", "slider"};
-    est::InertialEstimator e(model, cfg);
+    estimator::InertialEstimator e(model, cfg);
     const Eigen::VectorXd nominal = e.nominal();
     const Eigen::VectorXd pi = 1.5 * nominal;  // heavier, same shape: consistent
     // A spread small enough that neither the prior's cap nor the map's curvature matters.
@@ -86,7 +88,7 @@ TEST(StartFrom, GivenParametersAndInflatedCovariance) {
     Eigen::MatrixXd wide(10, 20);
     wide << Covariance(1e-2), Covariance(1e-2);
     ASSERT_TRUE(e.StartFrom(pi, wide, 10.0));
-    const est::InertialEstimator fresh(model, cfg);
+    const estimator::InertialEstimator fresh(model, cfg);
     const Eigen::VectorXd p0 = fresh.filter().covariance().diagonal();
     const Eigen::VectorXd p = e.filter().covariance().diagonal();
     EXPECT_TRUE((p.array() <= p0.array() * (1.0 + 1e-12)).all()) << p.transpose() << "\n"
@@ -149,26 +151,34 @@ TEST(EstimateFile, RoundTripIsExactAndMalformedFilesAreNamed) {
     EXPECT_EQ(r.estimate.links[k].covariance, p.estimate.links[k].covariance);
   }
 
-  const std::string text = heft::test::Slurp(path);
-  auto refused = [&](const std::string& from, const std::string& to) {
-    std::string t = text;
-    const auto at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    t.replace(at, from.size(), to);
-    std::ofstream(path) << t;
+  // The written file edited through yaml-cpp (heft/test/config_builder.hpp), each edit into a file
+  // of its own; ReadEstimateFile's refusal, or "accepted".
+  int edits = 0;
+  std::string edited;
+  auto refused = [&](const std::function<void(ConfigBuilder&)>& edit) {
+    ConfigBuilder file(path);
+    edit(file);
+    edited = file.Write("edit" + std::to_string(++edits) + ".yaml");
     try {
-      ReadEstimateFile(path);
+      ReadEstimateFile(edited);
     } catch (const config::ConfigError& e) {
       return std::string(e.what());
     }
     return std::string("accepted");
   };
-  EXPECT_THAT(refused("covariance: [", "covariance: [1, "),
-              HasSubstr(":10:"));  // 101 numbers, line 10
-  EXPECT_THAT(refused("covariance: [", "covariance: [1, "), HasSubstr("covariance"));
-  EXPECT_THAT(refused("parameters: [0.33", "parameters: [.nan"), HasSubstr("links[0].parameters"));
-  EXPECT_THAT(refused("format: 1", "format: 2"), HasSubstr("format"));
-  EXPECT_THAT(refused("model_hash", "model_hush"), HasSubstr(path));
+  // 101 numbers: refused at the list's line and column in the edited file, with its key.
+  const std::string longer =
+      refused([](ConfigBuilder& f) { f.Append("links[0].covariance", "1"); });
+  EXPECT_THAT(longer, HasSubstr(edited + ":" + heft::test::Where(edited, "links[0].covariance") +
+                                ": links[0].covariance"));
+  EXPECT_THAT(refused([](ConfigBuilder& f) { f.Set("links[0].parameters[0]", ".nan"); }),
+              HasSubstr("links[0].parameters"));
+  EXPECT_THAT(refused([](ConfigBuilder& f) { f.Set("format", "2"); }), HasSubstr("format"));
+  const std::string renamed = refused([](ConfigBuilder& f) {
+    f.Set("model_hush", f.Get("model_hash").Scalar()).Remove("model_hash");
+  });
+  EXPECT_THAT(renamed, HasSubstr(edited));
+  EXPECT_EQ(refused([](ConfigBuilder&) {}), "accepted");  // the edits' copy itself reads
   std::filesystem::remove(path);
 }
 
@@ -219,14 +229,14 @@ TEST(EstimateFile, SettledMeansEstimatingUpdatedAndNotRateLimited) {
 // Fails if the hash does not change with a nominal parameter or a joint axis, or changes without
 // a change.
 TEST(EstimateFile, ModelHashFollowsTheNominalModel) {
-  dyn::Model m = Chain();
+  dynamics::Model m = Chain();
   const std::string h = ModelHash(m);
   EXPECT_EQ(ModelHash(Chain()), h);
   EXPECT_THAT(h, ::testing::MatchesRegex("fnv1a64:[0-9a-f]{16}"));
-  dyn::Model heavier = m;
+  dynamics::Model heavier = m;
   heavier.bodies[1].parameters *= 1.0001;
   EXPECT_NE(ModelHash(heavier), h);
-  dyn::Model turned = m;
+  dynamics::Model turned = m;
   turned.bodies[1].axis = -turned.bodies[1].axis;
   EXPECT_NE(ModelHash(turned), h);
 }
@@ -243,24 +253,27 @@ double FirstHandedMass(const std::string& csv) {
 // instead of the persisted estimate, or if a stale, mismatched or malformed file is used or
 // refused without a log line naming why.
 TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
-  const std::string state = TempPath("state");
-  std::filesystem::remove(state);
+  // dumbbell-curl persisting into its own temporary directory.
+  ConfigBuilder builder(std::string(HEFT_CONFIG_DIR) + "/sim/dumbbell-curl.yaml");
+  const std::string dir = builder.dir();
+  const std::string state = dir + "/state.yaml";
   // The hand-off in shared memory too, read like the controller reads it while heft-sim runs and
   // after the SIGKILL.
   const std::string shm = "heft_persist_kill_" + std::to_string(getpid());
-  const std::string config = heft::test::SimConfigWithHost(
-      "dumbbell-curl", "  persistence: {file: " + state + ", interval: 0.5}\n  shm: " + shm + "\n",
-      TempPath("config"));
-  const std::string csv = TempPath("telemetry") + ".csv";
+  const std::string config = builder.Set("host.persistence.file", state)
+                                 .Set("host.persistence.interval", "0.5")
+                                 .Set("host.shm", shm)
+                                 .Write("config.yaml");
+  const std::string csv = dir + "/telemetry.csv";
   // The forearm's nominal mass, and how far the handed mass may move in the first control tick:
   // the configuration's mass rate limit (600 kg/s) over one 3 ms period.
-  const dyn::Model urdf = dyn::LoadModelFromUrdfFile(
-      std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf", dyn::ModelOptions{});
+  const dynamics::Model urdf = dynamics::LoadModelFromUrdfFile(
+      std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf", dynamics::ModelOptions{});
   const double nominal = urdf.bodies[urdf.body_index("left_forearm")].parameters[0];
   const double one_tick = 600.0 * 0.003;
 
   // Run until the file exists (lockstep, faster than real time), then SIGKILL.
-  const std::string log = TempPath("run") + ".log";
+  const std::string log = dir + "/run.log";
   const pid_t pid = fork();
   if (pid == 0) {
     std::FILE* f = std::freopen(log.c_str(), "w", stdout);
@@ -338,35 +351,37 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
   heft::test::HeftdResult r =
       heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("starting from it"));
   EXPECT_NEAR(FirstHandedMass(csv), mass, one_tick) << r.output;
 
-  // Refused: each with its reason in the log, and the first handed estimate nominal.
-  const std::string good = heft::test::Slurp(state);
-  auto restart_with = [&](const std::string& from, const std::string& to) {
-    std::string t = good;
-    const auto at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) t.replace(at, from.size(), to);
-    std::ofstream(state) << t;
+  // Refused: the first handed estimate nominal, and the reason in the log (a refused file is not
+  // fatal: the line naming why is all the operator gets, so its wording is checked).
+  const std::string good = state + ".good";
+  std::filesystem::copy_file(state, good);
+  // The control: the file as yaml-cpp writes it back, unedited, is still the persisted estimate.
+  ConfigBuilder(good).WriteTo(state);
+  r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NEAR(FirstHandedMass(csv), mass, one_tick) << r.output;
+  auto restart_with = [&](const std::function<void(ConfigBuilder&)>& edit) {
+    ConfigBuilder file(good);  // the persisted file edited through yaml-cpp
+    edit(file);
+    file.WriteTo(state);
     r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_NEAR(FirstHandedMass(csv), nominal, one_tick) << r.output;
     return r.output;
   };
-  const std::string written = good.substr(good.find("written_unix: ") + 14, 10);
-  EXPECT_THAT(restart_with("written_unix: " + written, "written_unix: 1000000000"),
+  EXPECT_THAT(restart_with([](ConfigBuilder& f) { f.Set("written_unix", "1000000000"); }),
               HasSubstr("older than host.persistence.max_age 600 s"));
-  EXPECT_THAT(restart_with("\"left_forearm\"", "\"right_forearm\""),
+  EXPECT_THAT(restart_with([](ConfigBuilder& f) { f.Set("links[0].name", "right_forearm"); }),
               HasSubstr("its links [right_forearm] are not this configuration's"));
-  EXPECT_THAT(restart_with("model_hash: \"fnv1a64:", "model_hash: \"fnv1a64:f"),
+  EXPECT_THAT(restart_with([](ConfigBuilder& f) {
+                const std::string hash = f.Get("model_hash").Scalar();  // fnv1a64:<16 hex digits>
+                f.Set("model_hash", "fnv1a64:f" + hash.substr(hash.find(':') + 1));
+              }),
               HasSubstr("the nominal model changed"));
-  EXPECT_THAT(restart_with("covariance: [", "covariance: [x, "),
+  EXPECT_THAT(restart_with([](ConfigBuilder& f) { f.Set("links[0].covariance[0]", "x"); }),
               HasSubstr(state + ":"));  // file:line:column of the bad number
-  std::filesystem::remove(state);
-  std::filesystem::remove(config);
-  std::filesystem::remove(csv);
-  std::filesystem::remove(log);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// EstimatePersister's thread (plugin/host/persistence.hpp) against a hand-off published at the
+// EstimatePersister's thread (heft/host/persistence.hpp) against a hand-off published at the
 // control rate by another thread, with a third reading its counter, then a clean stop: what heftd
 // does while running. Labelled concurrent: the ThreadSanitizer pass runs it (tools/heft test).
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "persistence.hpp"
+#include "heft/host/persistence.hpp"
 
 namespace heft::host {
 namespace {

@@ -1,4 +1,4 @@
-// The real-time set-up's parts (plugin/host/realtime.hpp): the CPU latency request and the
+// The real-time set-up's parts (heft/host/realtime.hpp): the CPU latency request and the
 // pre-faulting; the control thread's schedule after it was starved (schedule.hpp). The whole set-up
 // on a running heft-sim: tests/plugin/test_heftd.cpp.
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <fstream>
 #include <string>
 
-#include "realtime.hpp"
-#include "schedule.hpp"
+#include "heft/host/realtime.hpp"
+#include "heft/host/schedule.hpp"
 
 namespace heft::host {
 namespace {

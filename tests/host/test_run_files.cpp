@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "json.hpp"
-#include "run_summary.hpp"
-#include "telemetry_table.hpp"
+#include "heft/host/json.hpp"
+#include "heft/host/run_summary.hpp"
+#include "heft/host/telemetry_table.hpp"
 
 namespace heft::host {
 namespace {

@@ -1,4 +1,4 @@
-// The shared-memory hand-off's writer (plugin/host/shared_memory.hpp) and the readers' C API
+// The shared-memory hand-off's writer (heft/host/shared_memory.hpp) and the readers' C API
 // (hal/shared_hand_off.h): a reader never takes a dead or hung heftd's last estimate for a live
 // one. A writer process killed with SIGKILL mid-run is reported gone within the heartbeat's age
 // bound, never with a torn or non-finite estimate, and the reader follows the next writer; a
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "heft/hal/shared_hand_off.h"
-#include "shared_memory.hpp"
+#include "heft/host/shared_memory.hpp"
 
 namespace heft::host {
 namespace {

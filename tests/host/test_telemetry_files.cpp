@@ -14,7 +14,7 @@
 #include "heft/drivers/rotating_file.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/sample_mapping.hpp"
-#include "telemetry.hpp"
+#include "heft/host/telemetry.hpp"
 
 namespace heft::host {
 namespace {
@@ -151,7 +151,7 @@ plugin::TelemetryRecord Record(std::int64_t t_ns, hal::EstimatorState state, std
   r.status.state = state;
   r.status.hold_reason = hold;
   r.status.model = hal::MeasurementModel::kFullWrench;
-  r.tick_status = static_cast<std::uint8_t>(est::TickStatus::kGated);
+  r.tick_status = static_cast<std::uint8_t>(estimator::TickStatus::kGated);
   r.num_links = 1;
   r.handed[0] = {6.94, 0.1, 0.2, 0.3, 1, 0, 0, 1, 0, 1};
   r.estimate[0] = r.handed[0];
@@ -171,7 +171,7 @@ TEST(Telemetry, RowsSpellEnumerationsAndExactNanosecondsAndAppendAcrossRestarts)
     ScriptedPlugin plug;
     plug.records.push_back(Record(t0 + 3 * run, hal::EstimatorState::kEstimating, 0));
     plug.records.push_back(Record(t0 + 3 * run + 1, hal::EstimatorState::kHolding,
-                                  est::kHoldTorques | est::kHoldBase));
+                                  estimator::kHoldTorques | estimator::kHoldBase));
     Telemetry telemetry(path, RotationPolicy{0, 5, true}, plug, backend, log);
     telemetry.Drain();
     EXPECT_EQ(telemetry.rows(), 2u);

@@ -1,4 +1,4 @@
-// heftd's systemd notifications (plugin/host/watchdog.hpp) against a notify socket of the test's
+// heftd's systemd notifications (heft/host/watchdog.hpp) against a notify socket of the test's
 // own (NOTIFY_SOCKET: an AF_UNIX datagram socket the test created): READY=1 once, WATCHDOG=1 while
 // the control thread ticks and none while it hangs — the logic alone, then the whole host
 // (heft-sim in real time) whose control thread hangs in the plugin's update() for a second.
@@ -19,15 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "heft/host/schedule.hpp"  // Now()
+#include "heft/host/watchdog.hpp"
+#include "heft/test/config_builder.hpp"
 #include "heft/test/heftd_run.hpp"
-#include "schedule.hpp"  // Now()
-#include "sim_config.hpp"
-#include "watchdog.hpp"
 
 namespace heft::host {
 namespace {
-
-using ::testing::HasSubstr;
 
 // A datagram socket bound to a path: systemd's side of sd_notify.
 class NotifySocket {
@@ -133,9 +131,10 @@ TEST(ServiceNotifier, KeepAlivesOnlyWhileTheControlThreadTicks) {
 TEST(HostWatchdog, KeepAlivesStopWhileTheControlThreadHangs) {
   NotifySocket sock;
   ASSERT_TRUE(sock.bound());
-  const std::string config = heft::test::SimConfigWithHost(
-      "forearm-load", std::string("  plugin: ") + HEFT_HANGING_PLUGIN + "\n",
-      testing::TempDir() + "heft_watchdog_" + std::to_string(getpid()) + ".yaml");
+  const std::string config =
+      heft::test::ConfigBuilder(std::string(HEFT_CONFIG_DIR) + "/sim/forearm-load.yaml")
+          .Set("host.plugin", HEFT_HANGING_PLUGIN)
+          .Write("watchdog.yaml");
   const std::string hang = config + ".hang";
   unlink(hang.c_str());
   const std::string log = config + ".log";
@@ -179,10 +178,7 @@ TEST(HostWatchdog, KeepAlivesStopWhileTheControlThreadHangs) {
   EXPECT_EQ(Count(all, "READY=1"), 1);
   EXPECT_EQ(Count(end, "STOPPING=1"), 1);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
-  EXPECT_THAT(output, HasSubstr("watchdog keep-alives withheld"));
-  EXPECT_THAT(output, HasSubstr("watchdog keep-alives resumed"));
-  unlink(config.c_str());
-  unlink(log.c_str());
+  // Judged by the datagrams systemd acts on, not by the log's sentences about them.
 }
 
 }  // namespace

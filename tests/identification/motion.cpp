@@ -6,18 +6,18 @@
 #include <cmath>
 #include <random>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/identification/identify.hpp"
 
-namespace heft::ident::test {
+namespace heft::identification::test {
 
-dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed) {
-  dyn::Model truth = nominal;
+dynamics::Model PerturbedTruth(const dynamics::Model& nominal, std::uint64_t seed) {
+  dynamics::Model truth = nominal;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (dyn::Body& b : truth.bodies) {
+  for (dynamics::Body& b : truth.bodies) {
     if (b.parameters[0] <= 0.0) continue;
-    dyn::RigidBodyInertia in = dyn::InertiaFromParameters10(b.parameters);
+    dynamics::RigidBodyInertia in = dynamics::InertiaFromParameters10(b.parameters);
     const double scale = 1.0 + 0.15 * u(rng);
     in.mass *= scale;
     in.com += 0.015 * Eigen::Vector3d(u(rng), u(rng), u(rng));
@@ -29,17 +29,17 @@ dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed) {
         S * (0.5 * in.inertia_com.trace() * Eigen::Matrix3d::Identity() - in.inertia_com) * S *
         scale;
     in.inertia_com = sigma.trace() * Eigen::Matrix3d::Identity() - sigma;
-    b.parameters = dyn::ParametersFromInertia(in);
+    b.parameters = dynamics::ParametersFromInertia(in);
   }
   // A cable bundle along the torso's back: a thin rod of 1.8 kg, 0.4 m long along z.
   const int torso = truth.body_index("torso");
-  dyn::RigidBodyInertia cable;
+  dynamics::RigidBodyInertia cable;
   cable.mass = 1.8;
   cable.com = Eigen::Vector3d(-0.12, 0.04, 0.15);
   const double l = 0.4, r = 0.02;
   const double it = cable.mass * (3 * r * r + l * l) / 12.0;
   cable.inertia_com = Eigen::Vector3d(it, it, 0.5 * cable.mass * r * r).asDiagonal();
-  truth.bodies[torso].parameters += dyn::ParametersFromInertia(cable);
+  truth.bodies[torso].parameters += dynamics::ParametersFromInertia(cable);
   return truth;
 }
 
@@ -83,8 +83,8 @@ double TorqueOffset(const SimSpec& spec, int vi) {
   return (rng() & 1u ? 1.0 : -1.0) * size * spec.torque_offset;
 }
 
-Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
-  const dyn::Model& m = truth;
+recording::Recording Simulate(const dynamics::Model& truth, const SimSpec& spec) {
+  const dynamics::Model& m = truth;
   const int nv = m.nv;
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> gauss(0.0, 1.0);
@@ -95,8 +95,8 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
   std::vector<Wave> joint(m.bodies.size());
   std::vector<std::string> names;
   for (std::size_t b = 0; b < m.bodies.size(); ++b) {
-    const dyn::Body& body = m.bodies[b];
-    if (body.joint.type == dyn::JointType::kFree) continue;
+    const dynamics::Body& body = m.bodies[b];
+    if (body.joint.type == dynamics::JointType::kFree) continue;
     const std::string& n = body.joint.name;
     Wave& w = joint[b];
     if (Has(n, "knee")) w.offset = 0.5;
@@ -124,11 +124,11 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
   }
   const Eigen::Vector3d axis = Eigen::Vector3d(1.0, 0.7, 0.3).normalized();
 
-  Recording rec;
+  recording::Recording rec;
   rec.source = "simulated";
   std::vector<std::pair<int, std::string>> order;
-  for (const dyn::Body& b : m.bodies)
-    if (b.joint.type != dyn::JointType::kFree) order.emplace_back(b.v_index, b.joint.name);
+  for (const dynamics::Body& b : m.bodies)
+    if (b.joint.type != dynamics::JointType::kFree) order.emplace_back(b.v_index, b.joint.name);
   std::sort(order.begin(), order.end());
   for (const auto& [vi, n] : order) rec.info.joints.push_back(n);
   rec.info.wrench_frames = {"left_foot_ft", "right_foot_ft"};
@@ -136,7 +136,7 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
   rec.info.nominal_rate = 1000.0;
   const std::vector<int> feet = {m.frame_index("left_foot_ft"), m.frame_index("right_foot_ft")};
 
-  dyn::Workspace ws(m);
+  dynamics::Workspace ws(m);
   Eigen::VectorXd q(m.nq), v(nv), a(nv), tau(nv), out(nv);
   Eigen::MatrixXd G(nv, 12);
   const double dt = 0.001;
@@ -190,8 +190,8 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
     v.segment<3>(3) = axis * dps;
     a.segment<3>(3) = axis * ddps;
     for (std::size_t b = 0; b < m.bodies.size(); ++b) {
-      const dyn::Body& body = m.bodies[b];
-      if (body.joint.type == dyn::JointType::kFree) continue;
+      const dynamics::Body& body = m.bodies[b];
+      if (body.joint.type == dynamics::JointType::kFree) continue;
       double x, dx, ddx;
       joint[b].Eval(t, x, dx, ddx);
       const std::string& jn = body.joint.name;
@@ -221,20 +221,20 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
       v[body.v_index] = dx;
       a[body.v_index] = ddx;
     }
-    dyn::Rnea(m, ws, q, v, a, tau);
+    dynamics::Rnea(m, ws, q, v, a, tau);
     // Contact: a foot carries load unless it is lifted (bump above 5 %).
     const bool inL = liftL < 0.05, inR = liftR < 0.05;
     for (int c = 0; c < 12; ++c) {
-      std::vector<dyn::Vector6> w2(2, dyn::Vector6::Zero());
+      std::vector<dynamics::Vector6> w2(2, dynamics::Vector6::Zero());
       w2[c / 6][c % 6] = 1.0;
-      dyn::ContactTerm(m, ws, feet, w2, out);
+      dynamics::ContactTerm(m, ws, feet, w2, out);
       G.col(c) = out;
       if ((c < 6 && !inL) || (c >= 6 && !inR)) G.col(c).setZero();
     }
     const Eigen::Matrix<double, 12, 1> lambda =
         G.topRows<6>().jacobiSvd(Eigen::ComputeThinU | Eigen::ComputeThinV).solve(tau.head<6>());
     Eigen::VectorXd joint_tau = tau - G * lambda;
-    RecordSample r;
+    recording::RecordSample r;
     r.stamp_ns = static_cast<std::int64_t>(s) * 1'000'000;
     for (int k = 0; k < 7; ++k) r.base[k] = q[k];
     for (int k = 0; k < 6; ++k) r.base[7 + k] = v[k];
@@ -263,4 +263,4 @@ Recording Simulate(const dyn::Model& truth, const SimSpec& spec) {
   return rec;
 }
 
-}  // namespace heft::ident::test
+}  // namespace heft::identification::test

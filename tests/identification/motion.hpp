@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/recording/recording.hpp"
 
-namespace heft::ident::test {
+namespace heft::identification::test {
 
 enum class Motion {
   kSquatSway,  // training / validation: squats at several speeds, side-to-side sway, alternating
@@ -43,8 +43,8 @@ struct SimSpec {
 double TorqueOffset(const SimSpec& spec, int vi);
 
 // The URDF's model with perturbed parameters (seeded) plus a 1.8 kg cable run on the torso.
-dyn::Model PerturbedTruth(const dyn::Model& nominal, std::uint64_t seed = 7);
+dynamics::Model PerturbedTruth(const dynamics::Model& nominal, std::uint64_t seed = 7);
 
-Recording Simulate(const dyn::Model& truth, const SimSpec& spec);
+recording::Recording Simulate(const dynamics::Model& truth, const SimSpec& spec);
 
-}  // namespace heft::ident::test
+}  // namespace heft::identification::test

@@ -1,5 +1,5 @@
-// heft-identify-proof: what only the README's proof (tools/identify/proof.sh) needs beside
-// heft-identify's own report — the truth is known there. Runs the same pipeline
+// heft-identify-proof: what only the identification proof (scripts/identification-proof.sh) needs
+// beside heft-identify's own report — the truth is known there. Runs the same pipeline
 // (RunIdentification, friction on), prints heft-identify's report, then the true parameters'
 // RMSE row, the recovery of the truth by each method (inertial unknowns identified alone, error
 // relative to their plausible size; total mass) and, with --residual-csv, the joint-torque
@@ -20,7 +20,7 @@
 namespace {
 
 using namespace heft;
-using namespace heft::ident;
+using namespace heft::identification;
 
 void Recovery(const IdentificationReport& r, const Eigen::VectorXd& truth) {
   const Problem& problem = r.problem;
@@ -51,14 +51,14 @@ void ResidualCsv(const IdentificationReport& r, const std::string& path) {
   std::ostringstream csv;
   csv << "t,urdf_norm,urdf_mean," << out.name << "_norm," << out.name << "_mean\n";
   const Dataset& d = r.validations.front().second;
-  const dyn::Model before = WithParameters(problem, problem.prior);
-  const dyn::Model after = WithParameters(problem, out.x);
-  dyn::Workspace ws(*r.model);
+  const dynamics::Model before = WithParameters(problem, problem.prior);
+  const dynamics::Model after = WithParameters(problem, out.x);
+  dynamics::Workspace ws(*r.model);
   Eigen::VectorXd tau(r.model->nv), contact(r.model->nv);
   const int base = r.model->floating_base ? 6 : 0;
   for (const Sample& s : d.samples) {
     csv << s.t;
-    for (const dyn::Model* m : {&before, &after}) {
+    for (const dynamics::Model* m : {&before, &after}) {
       PredictSample(problem, *m, ws, d.frames, s, m == &after ? out.x : problem.prior, tau,
                     contact);
       const Eigen::VectorXd res = (s.tau - tau).tail(r.model->nv - base);
@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
     hooks.log = [](const std::string& msg) { std::printf("%s\n", msg.c_str()); };
     IdentificationReport r = RunIdentification(o, hooks);
     for (const auto& f : r.failures) std::fprintf(stderr, "heft-identify-proof: %s\n", f.c_str());
-    const dyn::Model truth_model = dyn::LoadModelFromUrdfFile(truth_urdf, dyn::ModelOptions{});
+    const dynamics::Model truth_model =
+        dynamics::LoadModelFromUrdfFile(truth_urdf, dynamics::ModelOptions{});
     Eigen::VectorXd truth = r.problem.prior;
     truth.head(r.problem.inertial_size()) = r.problem.selection.Gather(truth_model);
     // The truth's row in the RMSE table, after the URDF's.

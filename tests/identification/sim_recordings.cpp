@@ -11,7 +11,8 @@
 #include "motion.hpp"
 
 int main(int argc, char** argv) {
-  using namespace heft::ident;
+  using namespace heft::identification;
+  namespace recording = heft::recording;
   if (argc < 2) {
     std::fprintf(stderr, "usage: heft-identify-sim OUT_DIR [--minutes M]\n");
     return 2;
@@ -20,9 +21,9 @@ int main(int argc, char** argv) {
   double minutes = 1.0;
   if (argc >= 4 && std::string(argv[2]) == "--minutes") minutes = std::atof(argv[3]);
   std::filesystem::create_directories(dir);
-  const heft::dyn::Model nominal = heft::dyn::LoadModelFromUrdfFile(
-      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", heft::dyn::ModelOptions{});
-  const heft::dyn::Model truth = test::PerturbedTruth(nominal);
+  const heft::dynamics::Model nominal = heft::dynamics::LoadModelFromUrdfFile(
+      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", heft::dynamics::ModelOptions{});
+  const heft::dynamics::Model truth = test::PerturbedTruth(nominal);
   struct Item {
     const char* name;
     test::Motion motion;
@@ -40,9 +41,9 @@ int main(int argc, char** argv) {
     spec.seed = it.seed;
     spec.coulomb = 0.4;
     spec.viscous = 0.3;
-    const Recording rec = test::Simulate(truth, spec);
+    const recording::Recording rec = test::Simulate(truth, spec);
     const std::string path = dir + "/" + it.name + ".heftrec";
-    RecordingWriter w(path, rec.info);
+    recording::RecordingWriter w(path, rec.info);
     for (const auto& s : rec.samples) w.Write(s);
     w.Flush();
     std::printf("%s: %zu records (%.0f s)\n", path.c_str(), rec.samples.size(), it.seconds);

@@ -17,19 +17,19 @@
 #include "heft/identification/sdp.hpp"
 #include "motion.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 namespace {
 
 const std::string kUrdf = std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf";
 
-dyn::Model Nominal() {
-  return dyn::LoadModelFromUrdfFile(kUrdf, dyn::ModelOptions{});
+dynamics::Model Nominal() {
+  return dynamics::LoadModelFromUrdfFile(kUrdf, dynamics::ModelOptions{});
 }
 
 // Shared data: the perturbed humanoid's training and validation recordings (once per test run).
 struct Data {
-  dyn::Model nominal = Nominal();
-  dyn::Model truth = test::PerturbedTruth(nominal);
+  dynamics::Model nominal = Nominal();
+  dynamics::Model truth = test::PerturbedTruth(nominal);
   Dataset train, valid;
   Data() {
     test::SimSpec spec;
@@ -69,7 +69,7 @@ Recovery IdentifiedError(const Problem& p, const LeastSquaresResult& ls, const E
   return r;
 }
 
-Eigen::VectorXd TruthVector(const Problem& p, const dyn::Model& truth, double fc, double fv) {
+Eigen::VectorXd TruthVector(const Problem& p, const dynamics::Model& truth, double fc, double fv) {
   Eigen::VectorXd x(p.size());
   x.head(p.inertial_size()) = p.selection.Gather(truth);
   const int nj = p.joints();
@@ -275,11 +275,12 @@ TEST(Identification, SdpIsConsistentAndGeneralises) {
   ASSERT_TRUE(sdp.ok) << sdp.message;
   int inconsistent_ls = 0;
   for (int b = 0; b < p.selection.size(); ++b) {
-    EXPECT_TRUE(dyn::IsPhysicallyConsistent(sdp.x.segment<10>(10 * b), 0.0)) << p.names[10 * b];
+    EXPECT_TRUE(dynamics::IsPhysicallyConsistent(sdp.x.segment<10>(10 * b), 0.0))
+        << p.names[10 * b];
     if (opt.ellipsoids[b]) {
       EXPECT_GT(EllipsoidMargin(sdp.x.segment<10>(10 * b), *opt.ellipsoids[b]), -1e-6);
     }
-    inconsistent_ls += dyn::IsPhysicallyConsistent(ls.x.segment<10>(10 * b)) ? 0 : 1;
+    inconsistent_ls += dynamics::IsPhysicallyConsistent(ls.x.segment<10>(10 * b)) ? 0 : 1;
   }
   const double rmse_ls = PredictTorques(p, d.valid, ls.x).rmse;
   const double rmse_sdp = PredictTorques(p, d.valid, sdp.x).rmse;
@@ -297,7 +298,7 @@ TEST(Identification, SdpAgreesWithLeastSquaresWhenThatIsConsistent) {
   const Data& d = Shared();
   const Problem p = MakeProblem(d.nominal, {"torso"}, false);
   // The other bodies at their true values: the data come from the truth.
-  dyn::Model known = d.truth;
+  dynamics::Model known = d.truth;
   p.selection.Scatter(known, p.selection.Gather(d.nominal));
   const Problem pk = MakeProblem(known, {"torso"}, false);
   (void)p;
@@ -307,10 +308,10 @@ TEST(Identification, SdpAgreesWithLeastSquaresWhenThatIsConsistent) {
   const NormalEquations ne = Accumulate(pk, data, Method::kFullWls, NoiseModel{});
   const LeastSquaresResult ls = SolveLeastSquares(ne, pk);
   for (int b = 0; b < 1; ++b)
-    ASSERT_TRUE(dyn::IsPhysicallyConsistent(ls.x.segment<10>(10 * b)))
+    ASSERT_TRUE(dynamics::IsPhysicallyConsistent(ls.x.segment<10>(10 * b)))
         << pk.names[10 * b] << " LS " << ls.x.segment<10>(10 * b).transpose() << "\n truth "
         << d.truth.bodies[pk.selection.bodies()[b]].parameters.transpose() << "\n eig "
-        << dyn::PseudoInertia(ls.x.segment<10>(10 * b)).eigenvalues().real().transpose();
+        << dynamics::PseudoInertia(ls.x.segment<10>(10 * b)).eigenvalues().real().transpose();
   // A weak pull toward the prior (10⁻⁶ of the default): the comparison is of the constraints, and
   // the LS answer has none.
   SdpOptions weak;
@@ -331,12 +332,12 @@ TEST(Identification, SdpAgreesWithLeastSquaresWhenThatIsConsistent) {
 // URDF. Fails if a link whose mass the recording cannot fix ends further from the truth than the
 // URDF had it, by more than a tenth of its plausible size.
 TEST(Identification, LinksTheRecordingCannotTellApartKeepTheUrdfsShare) {
-  const dyn::Model nominal = Nominal();
-  const dyn::Model truth = test::PerturbedTruth(nominal);
+  const dynamics::Model nominal = Nominal();
+  const dynamics::Model truth = test::PerturbedTruth(nominal);
   const std::vector<std::string> arm = {"left_upper_arm", "left_forearm", "left_wrist_yaw_link",
                                         "left_wrist_pitch_link", "left_hand"};
   // The other bodies known (at their truth): only the arm's split is in question.
-  dyn::Model known = truth;
+  dynamics::Model known = truth;
   const Problem p0 = MakeProblem(nominal, arm, false);
   p0.selection.Scatter(known, p0.selection.Gather(nominal));
   const Problem p = MakeProblem(known, arm, false);
@@ -448,18 +449,18 @@ TEST(Identification, IdentifiedNominalModelLeavesStartUpCalibrationLittleToAbsor
   spec.duration = 2.0;
   spec.seed = 5;
   const Dataset standing = PrepareDataset(d.nominal, {test::Simulate(d.truth, spec)}, {});
-  auto calibrated_bias = [&](const dyn::Model& nominal) {
-    est::EstimatorConfig cfg;
+  auto calibrated_bias = [&](const dynamics::Model& nominal) {
+    estimator::EstimatorConfig cfg;
     cfg.bodies = {"torso"};
     cfg.contact_frames = {"left_foot_ft", "right_foot_ft"};
-    cfg.measurement = est::MeasurementChoice::kFullWrench;
+    cfg.measurement = estimator::MeasurementChoice::kFullWrench;
     cfg.calibration.enabled = true;
     cfg.calibration.window = 1.0;
-    est::InertialEstimator estimator(nominal, cfg);
+    estimator::InertialEstimator estimator(nominal, cfg);
     estimator.StartCalibration();
     const std::vector<unsigned char> valid = {1, 1};
     for (const Sample& s : standing.samples) {
-      const est::TickInput in{s.t, s.q, s.v, s.a, s.tau, s.wrenches, valid, s.contact};
+      const estimator::TickInput in{s.t, s.q, s.v, s.a, s.tau, s.wrenches, valid, s.contact};
       (void)estimator.Step(in);  // calibrating: what counts is the bias at the end
     }
     EXPECT_FALSE(estimator.calibrating());
@@ -477,4 +478,4 @@ TEST(Identification, IdentifiedNominalModelLeavesStartUpCalibrationLittleToAbsor
 }
 
 }  // namespace
-}  // namespace heft::ident
+}  // namespace heft::identification

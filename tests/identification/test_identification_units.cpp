@@ -11,23 +11,23 @@
 #include <fstream>
 #include <sstream>
 
-#include "heft/config/plugin_config.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
 #include "heft/identification/sdp.hpp"
+#include "heft/plugin/plugin_config.hpp"
 #include "heft/recording/candump_convert.hpp"
 #include "heft/test/driver_rig.hpp"
 #include "motion.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 namespace {
 
 const std::string kUrdf = std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf";
 
-dyn::Model Nominal() {
-  return dyn::LoadModelFromUrdfFile(kUrdf, dyn::ModelOptions{});
+dynamics::Model Nominal() {
+  return dynamics::LoadModelFromUrdfFile(kUrdf, dynamics::ModelOptions{});
 }
 
 std::string TempPath(const std::string& name) {
@@ -61,14 +61,14 @@ TEST(ZeroPhaseFilter, SinusoidAttenuationAndNoLag) {
 }
 
 TEST(Recording, RoundTripAndRefusals) {
-  Recording rec;
+  recording::Recording rec;
   rec.info.joints = {"a", "b"};
   rec.info.wrench_frames = {"left_foot_ft"};
   const std::string path = TempPath("roundtrip.heftrec");
   {
-    RecordingWriter w(path, rec.info);
+    recording::RecordingWriter w(path, rec.info);
     for (int i = 0; i < 5; ++i) {
-      RecordSample s;
+      recording::RecordSample s;
       s.stamp_ns = 1000000 * i;
       s.base[3] = 1.0;
       s.q = {0.1 * i, -0.2};
@@ -82,7 +82,7 @@ TEST(Recording, RoundTripAndRefusals) {
     }
     w.Flush();
   }
-  const Recording back = ReadRecording(path);
+  const recording::Recording back = recording::ReadRecording(path);
   ASSERT_EQ(back.samples.size(), 5u);
   EXPECT_EQ(back.info.joints, rec.info.joints);
   EXPECT_EQ(back.info.wrench_frames, rec.info.wrench_frames);
@@ -98,9 +98,9 @@ TEST(Recording, RoundTripAndRefusals) {
     const std::string bad = TempPath("bad.heftrec");
     std::ofstream(bad, std::ios::binary) << data;
     try {
-      ReadRecording(bad);
+      recording::ReadRecording(bad);
       ADD_FAILURE() << "accepted a recording with " << what;
-    } catch (const RecordingError& e) {
+    } catch (const recording::RecordingError& e) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << "names the file";
     }
@@ -116,26 +116,26 @@ TEST(Recording, RoundTripAndRefusals) {
   refused(bytes.substr(0, 5), "truncated header");
   // An endless input is refused by its first bytes, not read whole (would hang and fill memory).
   try {
-    ReadRecording("/dev/zero");
+    recording::ReadRecording("/dev/zero");
     ADD_FAILURE() << "accepted /dev/zero";
-  } catch (const RecordingError& e) {
+  } catch (const recording::RecordingError& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/zero: bad magic"), std::string::npos) << e.what();
   }
   b = bytes;
   b[16] = static_cast<char>(b[16] + 8);
   refused(b, "record size");
   // Time going backwards: swap the stamps of the first two records.
-  const std::size_t header = bytes.size() - 5 * RecordSize(2, 1);
+  const std::size_t header = bytes.size() - 5 * recording::RecordSize(2, 1);
   b = bytes;
   std::swap_ranges(b.begin() + header, b.begin() + header + 8,
-                   b.begin() + header + RecordSize(2, 1));
+                   b.begin() + header + recording::RecordSize(2, 1));
   refused(b, "time does not increase");
 }
 
 TEST(Identification, MinimalSensorTestFailsWithoutBaseInformation) {
   // A "contact" measured at a frame of the pelvis: its Jacobian spans the base directions, so the
   // null space of the unused sensors loses the base rows: rank(S_b V_x) < 6.
-  const dyn::Model nominal = Nominal();
+  const dynamics::Model nominal = Nominal();
   test::SimSpec spec;
   spec.duration = 1.5;
   const Problem p = MakeProblem(nominal, {"torso"}, false);
@@ -147,7 +147,7 @@ TEST(Identification, MinimalSensorTestFailsWithoutBaseInformation) {
   const int pelvis_frame = nominal.frame_index("pelvis");
   bad.frames = {pelvis_frame};
   for (Sample& s : bad.samples) {
-    s.wrenches = {dyn::Vector6::Zero()};
+    s.wrenches = {dynamics::Vector6::Zero()};
     s.contact = {1};
     s.near_contact_switch = false;
   }
@@ -158,15 +158,15 @@ TEST(Identification, MinimalSensorTestFailsWithoutBaseInformation) {
 
 TEST(Output, UrdfRoundTripKeepsIdentifiedParameters) {
   struct {
-    dyn::Model nominal = Nominal();
-    dyn::Model truth = test::PerturbedTruth(Nominal());
+    dynamics::Model nominal = Nominal();
+    dynamics::Model truth = test::PerturbedTruth(Nominal());
   } d;
   const Problem p = MakeProblem(d.nominal, {}, false);
   std::ifstream in(kUrdf);
   const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const Eigen::VectorXd x = p.selection.Gather(d.truth);
   const std::string out = ReplaceInertials(xml, WithParameters(p, x), p);
-  const dyn::Model back = dyn::LoadModelFromUrdfString(out, dyn::ModelOptions{});
+  const dynamics::Model back = dynamics::LoadModelFromUrdfString(out, dynamics::ModelOptions{});
   for (std::size_t b = 0; b < back.bodies.size(); ++b)
     EXPECT_LT((back.bodies[b].parameters - d.truth.bodies[b].parameters).norm(), 1e-6)
         << back.bodies[b].name;
@@ -180,7 +180,7 @@ TEST(Output, UrdfRoundTripKeepsIdentifiedParameters) {
 TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
   using namespace heft::drivers;
   heft::test::DriverRig live;
-  const dyn::Model& model = live.model;
+  const dynamics::Model& model = live.model;
   const DriverConfig& cfg = live.cfg;
   hal::RobotStateSample& truth = live.truth;
   const std::int64_t t0 = 1'700'000'000'000'000'000;
@@ -213,12 +213,13 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
   std::vector<CandumpError> errors;
   const auto records = ReadCandump(in, errors);
   ASSERT_TRUE(errors.empty());
-  const Recording rec = ConvertCandump(cfg, records, model.floating_base, "test.log");
+  const recording::Recording rec =
+      recording::ConvertCandump(cfg, records, model.floating_base, "test.log");
   ASSERT_GE(rec.samples.size(), 40u);
   EXPECT_EQ(rec.info.joints, model.joint_names());
   int compared = 0;
   for (const auto& p : published) {
-    for (const RecordSample& s : rec.samples) {
+    for (const recording::RecordSample& s : rec.samples) {
       if (s.stamp_ns != p.stamp_ns) continue;
       ++compared;
       for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
@@ -233,15 +234,15 @@ TEST(CandumpConversion, ReplaysToTheSamplesTheLiveDriversPublished) {
 }
 
 TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
-  const dyn::Model nominal = Nominal();
-  const dyn::Model truth = test::PerturbedTruth(nominal);
+  const dynamics::Model nominal = Nominal();
+  const dynamics::Model truth = test::PerturbedTruth(nominal);
   const Problem p = MakeProblem(nominal, {"torso", "left_forearm"}, false);
   Identifiability rep;
   rep.identifiable_share = Eigen::VectorXd::Ones(p.size());
   rep.sigma = Eigen::VectorXd::Zero(p.size());
   const std::string path = TempPath("params.yaml");
   std::ofstream(path) << ParametersYaml(p, p.selection.Gather(truth), rep, FitStatistics{});
-  dyn::Model m = nominal;
+  dynamics::Model m = nominal;
   plugin::ApplyNominalParameters(path, m);
   for (const char* link : {"torso", "left_forearm"}) {
     const int b = m.body_index(link);
@@ -252,7 +253,7 @@ TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
   auto refused = [&](const std::string& text, const std::string& what) {
     const std::string bad = TempPath("bad_params.yaml");
     std::ofstream(bad) << text;
-    dyn::Model mm = nominal;
+    dynamics::Model mm = nominal;
     try {
       plugin::ApplyNominalParameters(bad, mm);
       ADD_FAILURE() << "accepted " << text;
@@ -270,14 +271,14 @@ TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
 // (no such field, one validity byte less) still read. Would fail if the new field were lost on the
 // way through the file, or a version 1 recording were refused or misread.
 TEST(Recording, VersionTwoCarriesTheSpecificForceAndVersionOneStillReads) {
-  RecordingInfo info;
+  recording::RecordingInfo info;
   info.joints = {"a"};
   info.wrench_frames = {};
   const std::string path = TempPath("v2.heftrec");
   {
-    RecordingWriter w(path, info);
+    recording::RecordingWriter w(path, info);
     for (int i = 0; i < 3; ++i) {
-      RecordSample s;
+      recording::RecordSample s;
       s.stamp_ns = 1000000 * (i + 1);
       s.base[3] = 1.0;
       s.specific_force = {0.1 * i, -0.2, 9.81, 0.05, 0.0, 0.12};
@@ -290,7 +291,7 @@ TEST(Recording, VersionTwoCarriesTheSpecificForceAndVersionOneStillReads) {
     }
     w.Close();
   }
-  const Recording back = ReadRecording(path);
+  const recording::Recording back = recording::ReadRecording(path);
   ASSERT_EQ(back.samples.size(), 3u);
   EXPECT_TRUE(back.samples[2].has_specific_force);
   EXPECT_FALSE(back.samples[1].has_specific_force);
@@ -301,10 +302,10 @@ TEST(Recording, VersionTwoCarriesTheSpecificForceAndVersionOneStillReads) {
   // The same by hand in version 1: no specific force, validity 1 + 2J + W bytes.
   std::string v1;
   auto put = [&](const auto& x) { v1.append(reinterpret_cast<const char*>(&x), sizeof(x)); };
-  v1.append(kRecordingMagic, 8);
+  v1.append(recording::kRecordingMagic, 8);
   put(std::uint32_t{1});
   put(std::uint32_t{8 + 24 + 8 + 2 + 1});
-  put(static_cast<std::uint32_t>(RecordSize(1, 0, 1)));
+  put(static_cast<std::uint32_t>(recording::RecordSize(1, 0, 1)));
   put(std::uint32_t{1});
   put(std::uint32_t{0});
   put(std::uint32_t{1});
@@ -316,11 +317,12 @@ TEST(Recording, VersionTwoCarriesTheSpecificForceAndVersionOneStillReads) {
   for (int k = 0; k < 13; ++k) put(k == 3 ? 1.0 : 0.0);
   for (double x : {0.25, 0.5, 2.5}) put(x);  // q, v, τ
   v1.append(3, '\1');                        // base, encoder, torque sensor
-  v1.resize(record + RecordSize(1, 0, 1), '\0');
+  v1.resize(record + recording::RecordSize(1, 0, 1), '\0');
   // 8 + 8 · (13 + 3) + 3 bytes padded to 144; version 2: 8 + 8 · (19 + 3) + 4 padded to 192.
-  EXPECT_EQ(RecordSize(1, 0, 1), 144u);
-  EXPECT_EQ(RecordSize(1, 0, 2), 192u);
-  const Recording old = ParseRecording(std::vector<unsigned char>(v1.begin(), v1.end()), "v1");
+  EXPECT_EQ(recording::RecordSize(1, 0, 1), 144u);
+  EXPECT_EQ(recording::RecordSize(1, 0, 2), 192u);
+  const recording::Recording old =
+      recording::ParseRecording(std::vector<unsigned char>(v1.begin(), v1.end()), "v1");
   ASSERT_EQ(old.samples.size(), 1u);
   EXPECT_FALSE(old.samples[0].has_specific_force);
   EXPECT_DOUBLE_EQ(old.samples[0].tau[0], 2.5);
@@ -334,11 +336,11 @@ TEST(Recording, VersionTwoCarriesTheSpecificForceAndVersionOneStillReads) {
 // velocity-only dataset (the squats' and sway's acceleration would read as zero) or with a wrong
 // transport of the specific force to the base origin.
 TEST(Dataset, BaseAccelerationFromTheImusSpecificForce) {
-  const dyn::Model nominal = Nominal();
+  const dynamics::Model nominal = Nominal();
   test::SimSpec spec;
   spec.duration = 4.0;
-  const Recording rec = test::Simulate(nominal, spec);
-  Recording imu = rec;
+  const recording::Recording rec = test::Simulate(nominal, spec);
+  recording::Recording imu = rec;
   const Eigen::Vector3d p(0.05, -0.02, 0.1);  // the IMU's point S on the base
   const std::size_t n = rec.samples.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -354,7 +356,7 @@ TEST(Dataset, BaseAccelerationFromTheImusSpecificForce) {
     const Eigen::Matrix3d R = Eigen::Quaterniond(s[3], s[4], s[5], s[6]).toRotationMatrix();
     const Eigen::Vector3d f =
         R.transpose() * (acc - nominal.gravity) + w_dot.cross(p) + w.cross(w.cross(p));
-    RecordSample& r = imu.samples[i];
+    recording::RecordSample& r = imu.samples[i];
     for (int k = 7; k < 10; ++k) r.base[k] = 0.0;  // no linear velocity from an IMU
     for (int k = 0; k < 3; ++k) r.specific_force[k] = f[k], r.specific_force[3 + k] = p[k];
     r.has_specific_force = true;
@@ -377,4 +379,4 @@ TEST(Dataset, BaseAccelerationFromTheImusSpecificForce) {
 }
 
 }  // namespace
-}  // namespace heft::ident
+}  // namespace heft::identification

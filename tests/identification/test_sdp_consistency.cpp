@@ -13,28 +13,29 @@
 #include "heft/identification/consistency.hpp"
 #include "heft/identification/sdp.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 namespace {
 
-double MinEigenvalue(const dyn::Vector10& pi) {
-  return Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d>(dyn::PseudoInertia(pi)).eigenvalues()[0];
+double MinEigenvalue(const dynamics::Vector10& pi) {
+  return Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d>(dynamics::PseudoInertia(pi))
+      .eigenvalues()[0];
 }
 
 // A 2 kg body, CoM (0.02, −0.01, 0.1) m, principal moments (0.02, 0.03, 0.04) kg·m² rotated.
-dyn::Vector10 Body() {
-  dyn::RigidBodyInertia b;
+dynamics::Vector10 Body() {
+  dynamics::RigidBodyInertia b;
   b.mass = 2.0;
   b.com = Eigen::Vector3d(0.02, -0.01, 0.1);
   const Eigen::Matrix3d R =
       Eigen::AngleAxisd(0.4, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
   b.inertia_com = R * Eigen::Vector3d(0.02, 0.03, 0.04).asDiagonal() * R.transpose();
-  return dyn::ParametersFromInertia(b);
+  return dynamics::ParametersFromInertia(b);
 }
 
 TEST(Consistency, ParametersFromPseudoInertiaInvertsPseudoInertia) {
   // Fails if the inverse mixes up the order of π's inertia entries or the Σ ↔ I relation.
-  const dyn::Vector10 pi = Body();
-  EXPECT_LT((ParametersFromPseudoInertia(dyn::PseudoInertia(pi)) - pi).norm(), 1e-15);
+  const dynamics::Vector10 pi = Body();
+  EXPECT_LT((ParametersFromPseudoInertia(dynamics::PseudoInertia(pi)) - pi).norm(), 1e-15);
 }
 
 TEST(Consistency, AConsistentBodyIsLeftAlone) {
@@ -47,36 +48,37 @@ TEST(Consistency, ProjectionKeepsMassAndCentreOfMassAndReachesTheCone) {
   // Inertia about the CoM that breaks the triangle inequality (Ixx > Iyy + Izz), as a solver
   // stopped short leaves it: fails if the result is not in J ⪰ ε·1, if mass or first moment move,
   // or if the second moments move by more than needed (the Frobenius distance to the cone of S).
-  dyn::Vector10 pi = Body();
+  dynamics::Vector10 pi = Body();
   pi[4] += 0.08;
-  ASSERT_FALSE(dyn::IsPhysicallyConsistent(pi));
+  ASSERT_FALSE(dynamics::IsPhysicallyConsistent(pi));
   const double eps = 1e-7;
   const ProjectedBody p = ProjectToConsistent(pi, eps);
   EXPECT_TRUE(p.changed);
   EXPECT_TRUE(p.kept_mass_and_com);
   EXPECT_GE(MinEigenvalue(p.pi), eps * (1 - 1e-6));
-  EXPECT_TRUE(dyn::IsPhysicallyConsistent(p.pi));
+  EXPECT_TRUE(dynamics::IsPhysicallyConsistent(p.pi));
   EXPECT_EQ(p.pi.head<4>(), pi.head<4>());
   // Σ moves by exactly the negative part of S = Σ − ε1 − h hᵀ/(m − ε).
-  const Eigen::Matrix4d J = dyn::PseudoInertia(pi);
+  const Eigen::Matrix4d J = dynamics::PseudoInertia(pi);
   const Eigen::Vector3d h = pi.segment<3>(1);
   const Eigen::Matrix3d S = J.topLeftCorner<3, 3>() - eps * Eigen::Matrix3d::Identity() -
                             h * h.transpose() / (pi[0] - eps);
   const Eigen::Vector3d lambda = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(S).eigenvalues();
   const double needed = (lambda.cwiseMax(0.0) - lambda).norm();
-  const double moved = (dyn::PseudoInertia(p.pi) - J).topLeftCorner<3, 3>().norm();  // Frobenius
+  const double moved =
+      (dynamics::PseudoInertia(p.pi) - J).topLeftCorner<3, 3>().norm();  // Frobenius
   EXPECT_NEAR(moved, needed, 1e-12);
   EXPECT_LT(moved, 0.1);  // of the order of the 0.08 put in, not a new body
 }
 
 TEST(Consistency, NoPositiveMassClampsTheWholePseudoInertia) {
   // Fails if a body with negative mass (nothing to keep) comes out inconsistent.
-  dyn::Vector10 pi = Body();
+  dynamics::Vector10 pi = Body();
   pi[0] = -0.01;
   const ProjectedBody p = ProjectToConsistent(pi, 1e-7);
   EXPECT_TRUE(p.changed);
   EXPECT_FALSE(p.kept_mass_and_com);
-  EXPECT_TRUE(dyn::IsPhysicallyConsistent(p.pi));
+  EXPECT_TRUE(dynamics::IsPhysicallyConsistent(p.pi));
 }
 
 // Ten of the humanoid's bodies (100 unknowns) fitted to a target every body of which breaks the
@@ -89,8 +91,8 @@ TEST(Consistency, NoPositiveMassClampsTheWholePseudoInertia) {
 // the solver's accuracy nothing is projected here: this passes without the projection too; the
 // projection's own tests are above.)
 TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
-  const dyn::Model model = dyn::LoadModelFromUrdfFile(
-      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", dyn::ModelOptions{});
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", dynamics::ModelOptions{});
   const Problem p =
       MakeProblem(model,
                   {"torso", "pelvis", "left_upper_arm", "left_forearm", "left_hand",
@@ -148,17 +150,18 @@ TEST(Consistency, SdpOnTheConesBoundaryReturnsEveryBodyConsistent) {
 // 1e-7 kg·m², as heft-identify's did on the deviated robot), or if the margin moved a body the
 // data put inside it.
 TEST(Consistency, SdpKeepsEveryBodyAMarginFromThePointMass) {
-  const dyn::Model model = dyn::LoadModelFromUrdfFile(
-      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", dyn::ModelOptions{});
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", dynamics::ModelOptions{});
   const Problem p = MakeProblem(model, {"left_forearm", "left_hand", "left_thigh"}, false);
   const Eigen::VectorXd scale = PriorScale(p).cwiseInverse();
   NormalEquations ne;
   ne.A = 1e6 * scale.cwiseAbs2().asDiagonal().toDenseMatrix();
   Eigen::VectorXd target = p.prior;
   for (int b = 0; b < 2; ++b) {
-    dyn::RigidBodyInertia body = dyn::InertiaFromParameters10(p.prior.segment<10>(10 * b));
+    dynamics::RigidBodyInertia body =
+        dynamics::InertiaFromParameters10(p.prior.segment<10>(10 * b));
     body.inertia_com *= -0.5;
-    target.segment<10>(10 * b) = dyn::ParametersFromInertia(body);
+    target.segment<10>(10 * b) = dynamics::ParametersFromInertia(body);
   }
   ne.b = ne.A * target;
   ne.c = target.dot(ne.b);
@@ -186,4 +189,4 @@ TEST(Consistency, SdpKeepsEveryBodyAMarginFromThePointMass) {
 }
 
 }  // namespace
-}  // namespace heft::ident
+}  // namespace heft::identification

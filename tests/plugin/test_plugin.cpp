@@ -10,9 +10,10 @@
 #include <memory>
 #include <sstream>
 
-#include "heft/config/configuration.hpp"
 #include "heft/drivers/driver_config.hpp"
+#include "heft/host/configuration.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "heft/test/config_builder.hpp"
 #include "robot_samples.hpp"
 
 namespace heft::plugin {
@@ -31,18 +32,13 @@ struct Library {
 
 const std::string kConfig = std::string(HEFT_CONFIG_DIR) + "/sim/forearm-load.yaml";
 
-// The same configuration with start-up calibration on (a 15 ms window), written next to the test.
+// The same configuration with start-up calibration on (a 15 ms window), written into a temporary
+// directory.
 std::string CalibratingConfig() {
-  std::ifstream in(kConfig);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  s.replace(s.find("calibration: {enabled: false, window: 1.0"), 41,
-            "calibration: {enabled: true, window: 0.015");
-  s.replace(s.find("urdf: ../robots"), 15, "urdf: " + std::string(HEFT_CONFIG_DIR) + "/robots");
-  const std::string path = testing::TempDir() + "/heft_calibrating.yaml";
-  std::ofstream(path) << s;
-  return path;
+  return heft::test::ConfigBuilder(kConfig)
+      .Set("estimator.calibration.enabled", "true")
+      .Set("estimator.calibration.window", "0.015")
+      .Write("calibrating.yaml");
 }
 
 TEST(Plugin, LoadsThroughDlopenAndRefusesAnotherInterfaceVersion) {
@@ -142,19 +138,13 @@ TEST(Plugin, StateMachineThroughEveryState) {
 // settled estimate).
 TEST(Plugin, StatusCountsTheAcceptedUpdates) {
   // The rig's torques are not the model's: without the gate its updates are taken.
-  std::ifstream in(kConfig);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  s.replace(s.find("gating: {enabled: true"), 22, "gating: {enabled: false");
-  s.replace(s.find("urdf: ../robots"), 15, "urdf: " + std::string(HEFT_CONFIG_DIR) + "/robots");
-  const std::string config = testing::TempDir() + "/heft_ungated.yaml";
-  std::ofstream(config) << s;
-  Rig rig(config);
+  Rig rig(heft::test::ConfigBuilder(kConfig)
+              .Set("estimator.gating.enabled", "false")
+              .Write("ungated.yaml"));
   rig.plugin->activate();
   rig.plugin->command(Command::kRobotWalking);
   for (int k = 0; k < 20; ++k) rig.Tick();
-  // est::TickStatus: 1 updated, 3 released (a release applies the update too).
+  // estimator::TickStatus: 1 updated, 3 released (a release applies the update too).
   std::uint64_t accepted = 0;
   TelemetryRecord rec;
   while (rig.plugin->pop_telemetry(rec)) accepted += rec.tick_status == 1 || rec.tick_status == 3;
@@ -250,7 +240,7 @@ TEST(Plugin, InitTakesTheHostsReadingWithoutReadingTheFileAgain) {
   const auto p = Create(lib);
   hal::StateBuffer state;
   HandOffMailbox hand_off;
-  config::Configuration c = config::LoadConfiguration(kConfig, config::Reader::kTool);
+  host::Configuration c = host::LoadConfiguration(kConfig, host::Reader::kTool);
   c.plugin.estimator.bodies.push_back("right_forearm");  // not what the file says
   p->init("/nonexistent/heft.yaml", HardwareInterface{&state, &hand_off, &c.plugin});
   EXPECT_EQ(p->num_links(), c.plugin.estimator.bodies.size());
@@ -260,18 +250,18 @@ TEST(Plugin, InitTakesTheHostsReadingWithoutReadingTheFileAgain) {
 // says so): left_forearm as heft-identify's SDP used to write it, a point mass of 1.406 kg whose
 // inertia about its centre of mass is 2e-7 kg·m² (λ_min(J) ≈ 1e-7 for a threshold of ≈ 1.4e-6).
 struct DegenerateForearm {
-  config::Configuration c = config::LoadConfiguration(kConfig, config::Reader::kTool);
-  dyn::Vector10 pi = [] {
-    dyn::RigidBodyInertia b;
+  host::Configuration c = host::LoadConfiguration(kConfig, host::Reader::kTool);
+  dynamics::Vector10 pi = [] {
+    dynamics::RigidBodyInertia b;
     b.mass = 1.406;
     b.com = Eigen::Vector3d(0.01, 0.005, -0.11);
     b.inertia_com = 2e-7 * Eigen::Matrix3d::Identity();
-    return dyn::ParametersFromInertia(b);
+    return dynamics::ParametersFromInertia(b);
   }();
   // "<file>: estimated link 'left_forearm' ... smallest eigenvalue <λ_min> is below the
   // estimator's margin <threshold>", the values formatted as the message does (3 digits).
   std::string Expected(const std::string& file) const {
-    const dyn::PseudoInertiaExtremes e = dyn::PseudoInertiaEigenvalues(pi);
+    const dynamics::PseudoInertiaExtremes e = dynamics::PseudoInertiaEigenvalues(pi);
     std::ostringstream m;
     m.precision(3);
     m << file << ": estimated link 'left_forearm' is nearly degenerate (a point mass, rod or "
@@ -343,8 +333,8 @@ TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheUrdf) {
 }
 
 // With robot.repair_inertia the point mass is inflated to the margin and handed on: first moment
-// kept, the mass moved by at most 2e-6 λ_max(J) (dyn::InflateToMargin), the margin kept. Fails if
-// init still refuses, the repaired set lacks the margin, or the repair moved more than that.
+// kept, the mass moved by at most 2e-6 λ_max(J) (dynamics::InflateToMargin), the margin kept. Fails
+// if init still refuses, the repaired set lacks the margin, or the repair moved more than that.
 TEST(Plugin, RepairInertiaInflatesAnEstimatedPointMassToTheMargin) {
   DegenerateForearm f;
   f.c.plugin.parameters_path = f.WriteParameters();
@@ -353,10 +343,11 @@ TEST(Plugin, RepairInertiaInflatesAnEstimatedPointMassToTheMargin) {
   ASSERT_EQ(f.Init(hand_off), "");
   hal::InertialEstimate e;
   ASSERT_TRUE(hand_off.read_latest(e));
-  dyn::Vector10 handed;
+  dynamics::Vector10 handed;
   for (int k = 0; k < 10; ++k) handed[k] = e.links[0].parameters[k];
-  EXPECT_TRUE(dyn::HasConsistencyMargin(handed));
-  const double scale = 2.0 * dyn::kConsistencyMargin * dyn::PseudoInertiaEigenvalues(f.pi).max;
+  EXPECT_TRUE(dynamics::HasConsistencyMargin(handed));
+  const double scale =
+      2.0 * dynamics::kConsistencyMargin * dynamics::PseudoInertiaEigenvalues(f.pi).max;
   EXPECT_GT(handed[0], f.pi[0]);
   EXPECT_LE(handed[0], f.pi[0] + scale);
   for (int k = 1; k < 4; ++k) EXPECT_EQ(handed[k], f.pi[k]);

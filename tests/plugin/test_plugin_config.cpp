@@ -2,120 +2,152 @@
 // file, line and column of the offending entry and its key path (what an operator edits).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "heft/config/configuration.hpp"
+#include "heft/host/configuration.hpp"
+#include "heft/test/config_builder.hpp"
 
 namespace heft::plugin {
 namespace {
 
 using ::testing::HasSubstr;
 
-// The plugin's part of the file as every program reads it (config::LoadConfiguration).
+// The plugin's part of the file as every program reads it (host::LoadConfiguration).
 PluginConfig LoadPluginConfig(const std::string& path) {
-  return config::LoadConfiguration(path, config::Reader::kTool).plugin;
+  return host::LoadConfiguration(path, host::Reader::kTool).plugin;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A configuration of config/sim/ edited through yaml-cpp (heft/test/config_builder.hpp), written
+// into a temporary directory (robot.urdf made absolute).
+using heft::test::ConfigBuilder;
+using heft::test::Where;
+using heft::test::WhereKey;
+
+using Edit = std::function<void(ConfigBuilder&)>;
+// The edits: a key path set to a value (YAML: a scalar, or a list or map in flow style), or
+// removed.
+Edit Set(const std::string& key, const std::string& yaml) {
+  return [=](ConfigBuilder& c) { c.SetYaml(key, yaml); };
+}
+Edit Remove(const std::string& key) {
+  return [=](ConfigBuilder& c) { c.Remove(key); };
 }
 
 struct Case {
   const char* name;
   const char* scenario;  // config/sim/<scenario>.yaml
-  std::string from, to;  // the edit
-  std::string message;   // expected after "<file>:"
+  Edit edit;
+  // Where the message must point in the edited file: the value at this key path, or with `at_key`
+  // the key itself (an unknown key).
+  std::string at;
+  bool at_key;
+  std::string message;  // expected after "<file>:<line>:<column>: "
 };
 
-// Each case edits one scenario's configuration and expects its message at the edited line. Would
-// fail if a cross-check against the URDF reported only the file (the bare "drivers.joints: ..." of
-// before) or the wrong entry, or if a duplicate YAML key were silently accepted.
-TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
-  const std::vector<Case> cases = {
-      {"unknown joint", "forearm-load", "name: left_elbow,", "name: left_elbo,",
-       "17:14: drivers.joints[6].name: joint 'left_elbo' is not in "},
-      {"joint listed twice", "forearm-load", "name: left_elbow,", "name: left_shoulder_yaw,",
-       "17:14: drivers.joints[6].name: joint 'left_shoulder_yaw' listed twice"},
-      {"fixed joint", "forearm-load", "name: left_elbow,", "name: left_wrist_mount_joint,",
-       "17:14: drivers.joints[6].name: joint 'left_wrist_mount_joint' is not in "},
-      {"joint without sensors", "forearm-load", "    - {name: left_elbow, bus: can0, node: 6}\n",
-       "", "11:5: drivers.joints: joint 'left_elbow' of "},
-      {"duplicate CAN node", "forearm-load", "name: left_elbow, bus: can0, node: 6",
-       "name: left_elbow, bus: can0, node: 5",
-       "17:43: drivers.joints[6].node: identifier 0x105 on bus 'can0' is used by both the encoder "
-       "of 'left_shoulder_yaw' and the encoder of 'left_elbow'"},
-      {"unknown F/T frame", "torso-load", "frame: left_foot_ft", "frame: left_foot_tf",
-       "41:14: drivers.ft_cells[0].frame: frame 'left_foot_tf' is not a link of "},
-      {"F/T identifier clash", "torso-load", "base_id: 0x300", "base_id: 0x104",
-       "43:16: drivers.ft_cells[0].base_id: identifier 0x104 on bus 'can0' is used by both the "
-       "encoder of"},
-      {"unknown estimated link", "forearm-load", "links: [left_forearm]", "links: [left_forarm]",
-       "41:11: estimator.links[0]: unknown body (moving link) 'left_forarm'"},
-      {"link merged by a fixed joint", "forearm-load", "links: [left_forearm]",
-       "links: [left_forearm, head]",
-       "41:25: estimator.links[1]: link 'head' is merged into body 'torso'"},
-      {"link listed twice", "forearm-load", "links: [left_forearm]",
-       "links: [left_forearm, left_forearm]",
-       "41:25: estimator.links[1]: link 'left_forearm' is listed twice"},
-      {"duplicate key", "forearm-load", "  filter: ekf\n", "  filter: ekf\n  filter: kf\n",
-       "43:3: estimator.filter: duplicate key 'filter' (first at line 42:3)"},
-      {"link prior of a link not estimated", "torso-load", "  prior_time_constant: 2\n",
-       "  prior_time_constant: 2\n  link_priors: [{link: left_forearm, prior_time_constant: 1}]\n",
-       "59:24: estimator.link_priors[0].link: 'left_forearm' is not one of estimator.links "
-       "(torso)"},
-      {"link prior given twice", "torso-load", "  prior_time_constant: 2\n",
-       "  prior_time_constant: 2\n  link_priors: [{link: torso}, {link: torso}]\n",
-       "59:39: estimator.link_priors[1].link: 'torso' given twice"},
-      {"link prior with a stray key", "torso-load", "  prior_time_constant: 2\n",
-       "  prior_time_constant: 2\n  link_priors: [{link: torso, sigma: [1]}]\n",
-       "59:31: estimator.link_priors[0].sigma: unknown key 'sigma'; allowed: link, initial_sigma, "
-       "process_noise, prior_time_constant, parameter_frame"},
-      {"unknown parameter frame", "torso-load", "  parameter_frame: com\n",
-       "  parameter_frame: cog\n",
-       "59:20: estimator.parameter_frame: 'cog' is not allowed; allowed: link, com"},
-      {"unknown parameter frame of a link", "torso-load", "  prior_time_constant: 2\n",
-       "  prior_time_constant: 2\n  link_priors: [{link: torso, parameter_frame: origin}]\n",
-       "59:48: estimator.link_priors[0].parameter_frame: 'origin' is not allowed; allowed: link, "
-       "com"},
-      {"acceleration inflation below one", "torso-load", "joint_velocity: 0.0005}",
-       "joint_velocity: 0.0005, acceleration_inflation: 0.5}",
-       "54:174: estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, "
-       "100]"},
-      {"float for an integer", "forearm-load", "  filter: ekf\n",
-       "  filter: ekf\n  difference_samples: 2.5\n",
-       "43:23: estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
-       "number"},
-      {"low-pass above Nyquist", "forearm-load", "  filter: ekf\n",
-       "  filter: ekf\n  measurement_lowpass: 200\n",
-       "43:24: estimator.measurement_lowpass: a cutoff of 200 Hz is not below the control rate's "
-       "Nyquist frequency (166.667 Hz at control_period 0.003 s); 0 turns the low-pass off"},
-  };
+// Each case applies its edit, loads the file and expects its message at the line and column of the
+// edited entry. Fails if the file is accepted, if the message names another file, line, column or
+// key path, or if its wording differs.
+void ExpectRefusals(const std::vector<Case>& cases) {
   const std::string dir = std::string(HEFT_CONFIG_DIR) + "/sim";
   for (const Case& c : cases) {
-    std::string text = Slurp(dir + "/" + c.scenario + ".yaml");
-    const auto at = text.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.name;
-    text.replace(at, c.from.size(), c.to);
-    // Beside the original so that the URDF's relative path resolves.
-    const std::string path = dir + "/.test_config_" + std::to_string(getpid()) + ".yaml";
-    std::ofstream(path) << text;
+    ConfigBuilder config(dir + "/" + c.scenario + ".yaml");
+    c.edit(config);
+    const std::string path = config.Write("config.yaml");
+    const std::string where = c.at_key ? WhereKey(path, c.at) : Where(path, c.at);
     try {
       (void)LoadPluginConfig(path);
       ADD_FAILURE() << c.name << ": accepted";
     } catch (const config::ConfigError& e) {
-      EXPECT_THAT(e.what(), HasSubstr(path + ":" + c.message)) << c.name;
+      EXPECT_THAT(e.what(), HasSubstr(path + ":" + where + ": " + c.message)) << c.name;
     }
-    std::filesystem::remove(path);
+  }
+}
+
+// Would fail if a cross-check against the URDF reported only the file (the bare "drivers.joints:
+// ..." of before) or the wrong entry.
+TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
+  const std::string joint = "drivers.joints[6]";  // left_elbow, node 6 on can0
+  ExpectRefusals({
+      {"unknown joint", "forearm-load", Set(joint + ".name", "left_elbo"), joint + ".name", false,
+       "drivers.joints[6].name: joint 'left_elbo' is not in "},
+      {"joint listed twice", "forearm-load", Set(joint + ".name", "left_shoulder_yaw"),
+       joint + ".name", false, "drivers.joints[6].name: joint 'left_shoulder_yaw' listed twice"},
+      {"fixed joint", "forearm-load", Set(joint + ".name", "left_wrist_mount_joint"),
+       joint + ".name", false, "drivers.joints[6].name: joint 'left_wrist_mount_joint' is not in "},
+      {"joint without sensors", "forearm-load", Remove(joint), "drivers.joints", false,
+       "drivers.joints: joint 'left_elbow' of "},
+      {"duplicate CAN node", "forearm-load", Set(joint + ".node", "5"), joint + ".node", false,
+       "drivers.joints[6].node: identifier 0x105 on bus 'can0' is used by both the encoder "
+       "of 'left_shoulder_yaw' and the encoder of 'left_elbow'"},
+      {"unknown F/T frame", "torso-load", Set("drivers.ft_cells[0].frame", "left_foot_tf"),
+       "drivers.ft_cells[0].frame", false,
+       "drivers.ft_cells[0].frame: frame 'left_foot_tf' is not a link of "},
+      {"F/T identifier clash", "torso-load", Set("drivers.ft_cells[0].base_id", "0x104"),
+       "drivers.ft_cells[0].base_id", false,
+       "drivers.ft_cells[0].base_id: identifier 0x104 on bus 'can0' is used by both the "
+       "encoder of"},
+      {"unknown estimated link", "forearm-load", Set("estimator.links", "[left_forarm]"),
+       "estimator.links[0]", false, "estimator.links[0]: unknown body (moving link) 'left_forarm'"},
+      {"link merged by a fixed joint", "forearm-load",
+       Set("estimator.links", "[left_forearm, head]"), "estimator.links[1]", false,
+       "estimator.links[1]: link 'head' is merged into body 'torso'"},
+      {"link listed twice", "forearm-load", Set("estimator.links", "[left_forearm, left_forearm]"),
+       "estimator.links[1]", false, "estimator.links[1]: link 'left_forearm' is listed twice"},
+      {"link prior of a link not estimated", "torso-load",
+       Set("estimator.link_priors", "[{link: left_forearm, prior_time_constant: 1}]"),
+       "estimator.link_priors[0].link", false,
+       "estimator.link_priors[0].link: 'left_forearm' is not one of estimator.links (torso)"},
+      {"link prior given twice", "torso-load",
+       Set("estimator.link_priors", "[{link: torso}, {link: torso}]"),
+       "estimator.link_priors[1].link", false,
+       "estimator.link_priors[1].link: 'torso' given twice"},
+      {"link prior with a stray key", "torso-load",
+       Set("estimator.link_priors", "[{link: torso, sigma: [1]}]"),
+       "estimator.link_priors[0].sigma", true,
+       "estimator.link_priors[0].sigma: unknown key 'sigma'; allowed: link, initial_sigma, "
+       "process_noise, prior_time_constant, parameter_frame"},
+      {"unknown parameter frame", "torso-load", Set("estimator.parameter_frame", "cog"),
+       "estimator.parameter_frame", false,
+       "estimator.parameter_frame: 'cog' is not allowed; allowed: link, com"},
+      {"unknown parameter frame of a link", "torso-load",
+       Set("estimator.link_priors", "[{link: torso, parameter_frame: origin}]"),
+       "estimator.link_priors[0].parameter_frame", false,
+       "estimator.link_priors[0].parameter_frame: 'origin' is not allowed; allowed: link, com"},
+      {"acceleration inflation below one", "torso-load",
+       Set("estimator.noise.acceleration_inflation", "0.5"),
+       "estimator.noise.acceleration_inflation", false,
+       "estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, 100]"},
+      {"float for an integer", "forearm-load", Set("estimator.difference_samples", "2.5"),
+       "estimator.difference_samples", false,
+       "estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
+       "number"},
+      {"low-pass above Nyquist", "forearm-load", Set("estimator.measurement_lowpass", "200"),
+       "estimator.measurement_lowpass", false,
+       "estimator.measurement_lowpass: a cutoff of 200 Hz is not below the control rate's "
+       "Nyquist frequency (166.667 Hz at control_period 0.003 s); 0 turns the low-pass off"},
+  });
+}
+
+// A key given twice is malformed YAML that yaml-cpp would read silently (keeping one of them), so
+// no node edit can make it: the file is written as text, and the message names both lines. Would
+// fail if the duplicate were accepted or reported without its position.
+TEST(PluginConfig, ADuplicateKeyIsRefusedWithBothLines) {
+  const std::string path = heft::test::FreshTempDir("heft-plugin-config") + "/duplicate.yaml";
+  std::ofstream(path) << "backend: simulated\n"
+                         "estimator:\n"
+                         "  filter: ekf\n"
+                         "  filter: kf\n";
+  try {
+    (void)LoadPluginConfig(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path + ":4:3: estimator.filter: duplicate key 'filter' "
+                                           "(first at line 3:3)"));
   }
 }
 
@@ -131,16 +163,10 @@ TEST(PluginConfig, TheAccelerationNoiseIsTheSensorsTimesTheInflation) {
   ASSERT_EQ(shipped.estimator.acceleration_sigma.size(), 35);
   EXPECT_NEAR(shipped.estimator.acceleration_sigma[3], gyro, 1e-12);
   EXPECT_NEAR(shipped.estimator.acceleration_sigma[34], joint, 1e-12);
-  std::string text = Slurp(path);
-  const std::string from = "joint_velocity: 0.0005}";
-  const auto at = text.find(from);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, from.size(), "joint_velocity: 0.0005, acceleration_inflation: 5}");
-  const std::string edited =
-      std::string(HEFT_CONFIG_DIR) + "/sim/.test_inflation_" + std::to_string(getpid()) + ".yaml";
-  std::ofstream(edited) << text;
+  const std::string edited = ConfigBuilder(path)
+                                 .Set("estimator.noise.acceleration_inflation", "5")
+                                 .Write("inflation.yaml");
   const PluginConfig five = LoadPluginConfig(edited);
-  std::filesystem::remove(edited);
   EXPECT_EQ(five.acceleration_inflation, 5.0);
   EXPECT_NEAR(five.estimator.acceleration_sigma[3], 5.0 * gyro, 1e-12);
   EXPECT_NEAR(five.estimator.acceleration_sigma[34], 5.0 * joint, 1e-12);
@@ -167,34 +193,18 @@ TEST(PluginConfig, TheRobotWithoutFootCellsNamesItsContacts) {
   EXPECT_TRUE(c.drivers.ft_cells.empty());
   EXPECT_EQ(c.estimator.contact_frames, (std::vector<std::string>{"left_foot", "right_foot"}));
   EXPECT_EQ(c.mapping.wrench_frames, c.estimator.contact_frames);
-  const std::vector<Case> cases = {
-      {"contacts beside cells", "torso-load", "  measurement: auto\n",
-       "  measurement: auto\n  contact_frames: [left_foot]\n",
-       "54:19: estimator.contact_frames: the contacts are the F/T cells' frames"},
-      {"contacts on a fixed base", "forearm-load", "  measurement: auto\n",
-       "  measurement: auto\n  contact_frames: [left_foot]\n",
-       "44:19: estimator.contact_frames: only a floating base"},
-      {"unknown contact frame", "torso-load-noft", "contact_frames: [left_foot, right_foot]",
-       "contact_frames: [left_foot, right_fot]",
-       "47:31: estimator.contact_frames[1]: unknown frame (link) 'right_fot'"},
-      {"full measurement without cells", "torso-load-noft", "measurement: auto",
-       "measurement: full", "45:16: estimator.measurement: full needs the contact wrenches"},
-  };
-  for (const Case& k : cases) {
-    std::string text = Slurp(dir + "/" + k.scenario + ".yaml");
-    const auto at = text.find(k.from);
-    ASSERT_NE(at, std::string::npos) << k.name;
-    text.replace(at, k.from.size(), k.to);
-    const std::string path = dir + "/.test_contacts_" + std::to_string(getpid()) + ".yaml";
-    std::ofstream(path) << text;
-    try {
-      (void)LoadPluginConfig(path);
-      ADD_FAILURE() << k.name << ": accepted";
-    } catch (const config::ConfigError& e) {
-      EXPECT_THAT(e.what(), HasSubstr(path + ":" + k.message)) << k.name;
-    }
-    std::filesystem::remove(path);
-  }
+  ExpectRefusals({
+      {"contacts beside cells", "torso-load", Set("estimator.contact_frames", "[left_foot]"),
+       "estimator.contact_frames", false,
+       "estimator.contact_frames: the contacts are the F/T cells' frames"},
+      {"contacts on a fixed base", "forearm-load", Set("estimator.contact_frames", "[left_foot]"),
+       "estimator.contact_frames", false, "estimator.contact_frames: only a floating base"},
+      {"unknown contact frame", "torso-load-noft", Set("estimator.contact_frames[1]", "right_fot"),
+       "estimator.contact_frames[1]", false,
+       "estimator.contact_frames[1]: unknown frame (link) 'right_fot'"},
+      {"full measurement without cells", "torso-load-noft", Set("estimator.measurement", "full"),
+       "estimator.measurement", false, "estimator.measurement: full needs the contact wrenches"},
+  });
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "heft/config/plugin_config.hpp"
 #include "heft/config/yaml.hpp"
+#include "heft/plugin/plugin_config.hpp"
 
 namespace heft::plugin {
 namespace {

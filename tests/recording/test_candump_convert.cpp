@@ -11,7 +11,7 @@
 #include "heft/recording/candump_convert.hpp"
 #include "heft/test/driver_rig.hpp"
 
-namespace heft::ident {
+namespace heft::recording {
 namespace {
 
 using drivers::CandumpError;
@@ -31,10 +31,10 @@ std::string Line(const std::string& stamp, const std::string& bus = "can0") {
 
 // Returns the RecordingError's message, or "" when the conversion was accepted.
 std::string Refusal(const drivers::DriverConfig& cfg, const std::vector<CandumpRecord>& log,
-                    const ConvertOptions& options = {}) {
+                    const recording::ConvertOptions& options = {}) {
   try {
-    ConvertCandump(cfg, log, false, "test.log", options);
-  } catch (const RecordingError& e) {
+    recording::ConvertCandump(cfg, log, false, "test.log", options);
+  } catch (const recording::RecordingError& e) {
     return e.what();
   }
   return "";
@@ -57,9 +57,9 @@ TEST(CandumpConvertBounds, AGapLongerThanTheLimitIsRefusedWithItsLine) {
 TEST(CandumpConvertBounds, GapsWithinTheLimitAreTickedThrough) {
   heft::test::DriverRig rig;
   const auto log = Parse(Line("1700000000.000000") + Line("1700000002.000000"));
-  const Recording rec = ConvertCandump(rig.cfg, log, false, "test.log");
+  const recording::Recording rec = recording::ConvertCandump(rig.cfg, log, false, "test.log");
   EXPECT_EQ(rec.samples.size(), 2001u);
-  ConvertOptions strict;
+  recording::ConvertOptions strict;
   strict.max_gap_ns = 1'000'000'000;
   EXPECT_NE(Refusal(rig.cfg, log, strict).find("test.log:2:"), std::string::npos);
 }
@@ -71,10 +71,11 @@ TEST(CandumpConvertBounds, OutputIsBoundedByTheFramesTimesTheGapLimit) {
   std::string text;
   for (int k = 0; k < 5; ++k) text += Line("17000000" + std::to_string(10 + k) + ".000000");
   const auto log = Parse(text);
-  ConvertOptions options;
+  recording::ConvertOptions options;
   options.max_gap_ns = 2'000'000'000;
   std::size_t count = 0;
-  ConvertCandump(rig.cfg, log, false, "test.log", options, [&](const RecordSample&) { ++count; });
+  recording::ConvertCandump(rig.cfg, log, false, "test.log", options,
+                            [&](const recording::RecordSample&) { ++count; });
   EXPECT_EQ(count, 4001u);
   EXPECT_LE(count, log.size() * 2000u + 1u);
 }
@@ -95,4 +96,4 @@ TEST(CandumpConvertBounds, ABusGoingBackInTimeIsRefusedWithItsLine) {
 }
 
 }  // namespace
-}  // namespace heft::ident
+}  // namespace heft::recording

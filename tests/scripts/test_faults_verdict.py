@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault matrix's verdict (tools/faults.py, tools/simrun.py) on made-up telemetry: a cell must
+"""The fault matrix's verdict (scripts/faults.py, scripts/simrun.py) on made-up telemetry: a cell must
 fail on a crash, a non-finite or physically inconsistent hand-off, an unnamed hold and no
 resumption after the fault, and pass a clean one. Fails (exit 1, "FAIL:") when a check lets one
 of them through or flags the clean cell, or when a scenario of CI's matrix would run no cell, or two,
@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 
-TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
 sys.path.insert(0, TOOLS)
 import simrun  # noqa: E402
 

@@ -2,10 +2,10 @@
 // loop), and of one plant step, on the reference humanoid.
 #include <benchmark/benchmark.h>
 
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 struct Fixture {
@@ -53,6 +53,6 @@ void BM_FloatingPlantStep(benchmark::State& bench) {
 BENCHMARK(BM_FloatingPlantStep)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim
 
 BENCHMARK_MAIN();

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "heft/config/configuration.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/drivers/driver_loop.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/hal/state_buffer.hpp"
+#include "heft/host/configuration.hpp"
 #include "heft/sim/sim_backend.hpp"
 
 namespace heft::sim::test {
@@ -22,15 +22,15 @@ inline const std::string kConfigDir = HEFT_CONFIG_DIR;
 // The drivers (checked against the URDF: the IMU's pose resolved) and robot of a configuration.
 struct SimRig {
   drivers::DriverConfig drivers;
-  dyn::Model model;
+  dynamics::Model model;
 };
 inline SimRig LoadSetup(const std::string& scenario) {
   const plugin::PluginConfig c =
-      config::LoadConfiguration(kConfigDir + "/sim/" + scenario + ".yaml", config::Reader::kTool)
+      host::LoadConfiguration(kConfigDir + "/sim/" + scenario + ".yaml", host::Reader::kTool)
           .plugin;
   SimRig s;
   s.drivers = c.drivers;
-  s.model = dyn::LoadModelFromUrdfFile(c.urdf_path, dyn::ModelOptions{c.floating_base});
+  s.model = dynamics::LoadModelFromUrdfFile(c.urdf_path, dynamics::ModelOptions{c.floating_base});
   return s;
 }
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <numbers>
 
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 RunResult RunNamed(std::string_view name, bool adaptation, HandOff hand_off, double scale) {
@@ -226,4 +226,4 @@ TEST(ScenariosController, ComputeDoesNotAllocateAfterWarmUp) {
 }
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 #include "heft/test/alloc_counter.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 RunResult RunNamed(std::string_view name, bool adaptation, HandOff hand_off, double scale) {
@@ -137,4 +137,4 @@ TEST(ScenariosBalanceController, ComputeDoesNotAllocateAfterWarmUp) {
 }
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/estimator/sample_mapping.hpp"
 #include "sim_rig.hpp"
 
@@ -52,8 +52,8 @@ std::vector<Record> RunRecorded(const SimOptions& opt, const SimRig& s, int step
   return out;
 }
 
-est::SampleMappingConfig MappingConfig(const SimRig& s, est::BaseAcceleration source) {
-  est::SampleMappingConfig c;
+estimator::SampleMappingConfig MappingConfig(const SimRig& s, estimator::BaseAcceleration source) {
+  estimator::SampleMappingConfig c;
   for (const auto& j : s.drivers.joints) c.joints.push_back(j.joint);
   for (const auto& f : s.drivers.ft_cells) c.wrench_frames.push_back(f.frame);
   c.difference_samples = 2;
@@ -71,7 +71,7 @@ TEST(BaseAcceleration, ImuPathMatchesMujocosBaseAccelerationWithinTheNoise) {
   ASSERT_TRUE(s.drivers.imu.has_value());
   const SimOptions opt = Options("step-in-place", true);
   const std::vector<Record> rec = RunRecorded(opt, s, 1500);
-  est::SampleMapping mapping(s.model, MappingConfig(s, est::BaseAcceleration::kImu));
+  estimator::SampleMapping mapping(s.model, MappingConfig(s, estimator::BaseAcceleration::kImu));
   const int h = mapping.lag_samples();
   const auto& imu = s.drivers.imu->imu;
   const double var_f = opt.noise.accel * opt.noise.accel + imu.accel_lsb * imu.accel_lsb / 12;
@@ -114,23 +114,24 @@ TEST(BaseAcceleration, ImuBeatsDifferencedVelocityOnTheBaseRowsOfTheResidual) {
   const std::vector<Record> rec = RunRecorded(Options("step-in-place", true), s, 4000);
   std::vector<int> frames;
   for (const auto& f : s.drivers.ft_cells) frames.push_back(s.model.frame_index(f.frame));
-  dyn::Workspace ws(s.model);
+  dynamics::Workspace ws(s.model);
   Eigen::VectorXd tau(s.model.nv), contact(s.model.nv);
 
   // RMS of the base rows (force rows, moment rows) over the control ticks after settling.
   struct Rms {
     double force, moment, all;
   };
-  auto residual = [&](est::BaseAcceleration source, const std::vector<hal::RobotStateSample>& in) {
-    est::SampleMapping mapping(s.model, MappingConfig(s, source));
+  auto residual = [&](estimator::BaseAcceleration source,
+                      const std::vector<hal::RobotStateSample>& in) {
+    estimator::SampleMapping mapping(s.model, MappingConfig(s, source));
     const int h = mapping.lag_samples();
     Vector6 sq = Vector6::Zero();
     int n = 0;
     for (std::size_t k = 500; k < in.size(); k += 3) {
       EXPECT_EQ(mapping.Assemble(in[k], in[k - h], in[k - 2 * h]), 0u) << k;
-      const std::vector<dyn::Vector6> w(mapping.wrenches().begin(), mapping.wrenches().end());
-      dyn::Rnea(s.model, ws, mapping.q(), mapping.v(), mapping.a(), tau);
-      dyn::ContactTerm(s.model, ws, frames, w, contact);
+      const std::vector<dynamics::Vector6> w(mapping.wrenches().begin(), mapping.wrenches().end());
+      dynamics::Rnea(s.model, ws, mapping.q(), mapping.v(), mapping.a(), tau);
+      dynamics::ContactTerm(s.model, ws, frames, w, contact);
       const Vector6 r = mapping.tau().head<6>() - (tau - contact).head<6>();
       sq += r.cwiseProduct(r);
       ++n;
@@ -151,9 +152,9 @@ TEST(BaseAcceleration, ImuBeatsDifferencedVelocityOnTheBaseRowsOfTheResidual) {
     }
     return out;
   };
-  const Rms a = residual(est::BaseAcceleration::kImu, imu);
-  const Rms b = residual(est::BaseAcceleration::kVelocity, with_velocity(0.005));
-  const Rms b0 = residual(est::BaseAcceleration::kVelocity, with_velocity(0.0));
+  const Rms a = residual(estimator::BaseAcceleration::kImu, imu);
+  const Rms b = residual(estimator::BaseAcceleration::kVelocity, with_velocity(0.005));
+  const Rms b0 = residual(estimator::BaseAcceleration::kVelocity, with_velocity(0.0));
   std::printf(
       "base rows of τ_meas − τ_model(π_true), step-in-place 0.5–4 s, RMS force rows / moment rows "
       "/ all six:\n"

@@ -1,4 +1,4 @@
-// The second humanoid, heft_compact (config/robots/heft_compact*.urdf, tools/gen_humanoid.py
+// The second humanoid, heft_compact (config/robots/heft_compact*.urdf, scripts/gen_humanoid.py
 // --variant compact: 62.3 kg, shorter legs, longer arms, a lighter torso, heavier forearms, a
 // smaller sole), a robot the simulator's controllers were not tuned on: the scenarios measure its
 // proportions on its URDF, and the controllers keep it standing, stepping and holding its loads.
@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 const std::string kRobots = HEFT_TEST_ROBOTS_DIR;
@@ -35,12 +35,13 @@ const BalanceConfig& Balance(const Scenario& s) {
   return dynamic_cast<const BalanceController&>(*s.controller).config();
 }
 
-// Hand-worked from tools/gen_humanoid.py's COMPACT table: hip pitch 0.07 + 0.07 m below the pelvis,
-// thigh and shin 0.34 m, ankle pitch 0.02 m above the foot's origin and the sole 0.065 m below it:
-// straight-legged the pelvis is at 0.905 m, standing (0.09 m crouch) at 0.815 m; the sole box
-// 0.22 x 0.11 m centred 0.025 m forward; torso and head 16 kg; forearm 2.6 kg with the wrist 0.31 m
-// down it. Fails if a scenario ignores the configured URDF (it would find the reference robot's
-// 1.0 m, 30 kg, 1.5 kg and 0.25 m, checked below as they were before) or measures it wrongly.
+// Hand-worked from scripts/gen_humanoid.py's COMPACT table: hip pitch 0.07 + 0.07 m below the
+// pelvis, thigh and shin 0.34 m, ankle pitch 0.02 m above the foot's origin and the sole 0.065 m
+// below it: straight-legged the pelvis is at 0.905 m, standing (0.09 m crouch) at 0.815 m; the sole
+// box 0.22 x 0.11 m centred 0.025 m forward; torso and head 16 kg; forearm 2.6 kg with the wrist
+// 0.31 m down it. Fails if a scenario ignores the configured URDF (it would find the reference
+// robot's 1.0 m, 30 kg, 1.5 kg and 0.25 m, checked below as they were before) or measures it
+// wrongly.
 TEST(CompactHumanoid, ScenariosTakeTheirProportionsFromItsUrdf) {
   const Scenario torso = MakeScenario("torso-load", Compact(true));
   EXPECT_EQ(torso.urdf_path, kRobots + "/heft_compact.urdf");
@@ -167,4 +168,4 @@ TEST(CompactHumanoid, TrueParametersHoldTheElbowUnderTheForearmLoad) {
 }
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim

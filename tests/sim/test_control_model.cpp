@@ -1,4 +1,4 @@
-// The controllers' model (heft::dyn underneath) against MuJoCo as the independent reference:
+// The controllers' model (heft::dynamics underneath) against MuJoCo as the independent reference:
 // mass matrix, bias forces, sole Jacobians, their drift (against a finite difference of MuJoCo's
 // point velocity along the motion), centre of mass and its velocity, and a payload written into
 // both.
@@ -7,14 +7,14 @@
 #include <Eigen/Geometry>
 #include <random>
 
-#include "heft/scenarios/control_model.hpp"
-#include "heft/scenarios/mujoco_model.hpp"
+#include "heft/sim/control_model.hpp"
+#include "heft/sim/mujoco_model.hpp"
 
 #ifndef HEFT_TEST_ROBOTS_DIR
 #error "HEFT_TEST_ROBOTS_DIR must point at config/robots"
 #endif
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 const std::string kFloating = std::string(HEFT_TEST_ROBOTS_DIR) + "/heft_humanoid.urdf";
@@ -24,8 +24,8 @@ struct Reference {
   MjDataPtr data{mj_makeData(model.get())};
 };
 
-// A random state; joint order and q/v layout are MuJoCo's, which heft::dyn may order differently,
-// so the test maps by joint name.
+// A random state; joint order and q/v layout are MuJoCo's, which heft::dynamics may order
+// differently, so the test maps by joint name.
 struct State {
   Eigen::VectorXd q_mj, v_mj, q_dyn, v_dyn;
   std::vector<int> dyn_v_of_mj_v;
@@ -168,4 +168,4 @@ TEST(ScenariosControlModel, UnknownNamesAreRefusedNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim

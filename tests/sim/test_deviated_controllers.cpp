@@ -33,7 +33,8 @@ struct ElbowRun {
 };
 
 // `seconds` of the dumbbell curl on the deviated robot `seed`, the controller with `friction`.
-ElbowRun Curl(std::uint64_t seed, const std::vector<est::JointFriction>& friction, double seconds) {
+ElbowRun Curl(std::uint64_t seed, const std::vector<estimator::JointFriction>& friction,
+              double seconds) {
   const SimRig s = LoadSetup("dumbbell-curl");
   SimOptions opt = Options("dumbbell-curl", true);
   opt.deviations.preset = "default";
@@ -64,9 +65,9 @@ ElbowRun Curl(std::uint64_t seed, const std::vector<est::JointFriction>& frictio
   return run;
 }
 
-std::vector<est::JointFriction> NominalFriction(const std::vector<std::string>& joints) {
+std::vector<estimator::JointFriction> NominalFriction(const std::vector<std::string>& joints) {
   const DeviationMagnitudes m = DeviationMagnitudes::Default();
-  std::vector<est::JointFriction> out;
+  std::vector<estimator::JointFriction> out;
   for (const std::string& j : joints) out.push_back({j, 0.5 * m.coulomb, 0.5 * m.viscous});
   return out;
 }
@@ -101,7 +102,7 @@ TEST(DeviatedRobot, TheCurlingElbowDoesNotStall) {
 // on) on a robot whose bodies deviate (mass, CoM, inertia; no friction, no sensor errors), the
 // controller modelling the other bodies with `model` (empty: the URDF's).
 double StandingPelvisOffset(std::uint64_t seed,
-                            const std::vector<scenarios::Controller::BodyParameters>& model) {
+                            const std::vector<sim::Controller::BodyParameters>& model) {
   const SimRig s = LoadSetup("torso-load");
   SimOptions opt = Options("torso-load", false);
   opt.deviations.preset = "default";
@@ -136,7 +137,7 @@ double StandingPelvisOffset(std::uint64_t seed,
 // if, given the truth, it stands more than 5 mm off.
 TEST(DeviatedRobot, TheStandingPelvisHeightFollowsTheControllersModel) {
   for (const std::uint64_t seed : {21u, 22u}) {
-    std::vector<scenarios::Controller::BodyParameters> truth;
+    std::vector<sim::Controller::BodyParameters> truth;
     {
       const SimRig s = LoadSetup("torso-load");
       SimOptions opt = Options("torso-load", false);

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <string>
 
-#include "heft/scenarios/controller.hpp"
+#include "heft/sim/controller.hpp"
 #include "heft/sim/deviations.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "sim_rig.hpp"
@@ -64,8 +64,7 @@ WalkRun Walk(std::uint64_t seed, double seconds) {
   opt.deviations.magnitudes = DeviationMagnitudes::Default();
   SimulatedRobot robot(opt, s.drivers, s.model);
   RigidPriorHandOff hand_off(robot);
-  const auto& balance =
-      dynamic_cast<const scenarios::BalanceController&>(*robot.scenario().controller);
+  const auto& balance = dynamic_cast<const sim::BalanceController&>(*robot.scenario().controller);
   const Eigen::VectorXd nominal = balance.model_parameters(0);  // before any hand-off: the URDF's
   const int ticks = static_cast<int>(std::min(robot.duration(), seconds) * 1000.0);
   for (int k = 0; k < ticks && robot.unstable_at() < 0.0; ++k) hand_off.Step(robot, nominal);

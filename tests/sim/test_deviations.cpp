@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "heft/config/yaml.hpp"
-#include "heft/estimator/dynamics.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/sim/deviations.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
@@ -42,7 +42,7 @@ DeviationConfig Preset(bool default_preset, std::uint64_t seed) {
 }
 
 RobotDeviations DrawFor(const std::string& urdf, const DeviationConfig& c) {
-  const scenarios::MjModelPtr m = scenarios::LoadMujocoModel(kRobots + urdf, {});
+  const sim::MjModelPtr m = sim::LoadMujocoModel(kRobots + urdf, {});
   const std::vector<std::string> joints = {"left_elbow", "right_knee"};
   const std::vector<std::string> cells = {"left_foot_ft", "right_foot_ft"};
   return DrawDeviations(c, m.get(), joints, cells, true);
@@ -89,8 +89,8 @@ TEST(Deviations, TheSameSeedGivesTheSameRobotAndOtherSeedsDiffer) {
 // reached over the draws, so a magnitude that is ignored or halved fails too.
 TEST(Deviations, EveryDeviatedBodyIsConsistentAndWithinTheConfiguredBounds) {
   const DeviationMagnitudes mag = DeviationMagnitudes::Default();
-  const scenarios::MjModelPtr m = scenarios::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
-  scenarios::MjModelPtr scratch = scenarios::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
+  const sim::MjModelPtr m = sim::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
+  sim::MjModelPtr scratch = sim::LoadMujocoModel(kRobots + "heft_humanoid.urdf", {});
   const std::vector<std::string> joints = {"left_elbow", "right_knee", "waist_yaw"};
   const std::vector<std::string> cells = {"left_foot_ft"};
   double seen_mass = 0, seen_com = 0, seen_inertia = 0, seen_coulomb = 0, seen_viscous = 0,
@@ -99,9 +99,8 @@ TEST(Deviations, EveryDeviatedBodyIsConsistentAndWithinTheConfiguredBounds) {
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     const RobotDeviations d = DrawDeviations(Preset(true, seed), m.get(), joints, cells, true);
     for (const BodyDeviation& b : d.bodies) {
-      ASSERT_TRUE(dyn::IsPhysicallyConsistent(b.truth)) << b.name << " seed " << seed;
-      ASSERT_TRUE(scenarios::SetMujocoBodyParameters(scratch.get(), b.mujoco_body, b.truth))
-          << b.name;
+      ASSERT_TRUE(dynamics::IsPhysicallyConsistent(b.truth)) << b.name << " seed " << seed;
+      ASSERT_TRUE(sim::SetMujocoBodyParameters(scratch.get(), b.mujoco_body, b.truth)) << b.name;
       const double dm = b.truth[0] / b.urdf[0] - 1.0;
       const Eigen::Vector3d dc =
           b.truth.segment<3>(1) / b.truth[0] - b.urdf.segment<3>(1) / b.urdf[0];
@@ -155,10 +154,9 @@ TEST(Deviations, EveryDeviatedBodyIsConsistentAndWithinTheConfiguredBounds) {
 // break it (Ixx and Izz down 20 %, Iyy up: 0.0072 < 0.0094); scaling the second moments keeps it,
 // even at ±50 %. Fails with the naive scaling.
 TEST(Deviations, ExtremeDrawsOnASlenderBodyKeepTheTriangleInequality) {
-  const scenarios::MjModelPtr m =
-      scenarios::LoadMujocoModel(kRobots + "heft_humanoid_fixed.urdf", {});
-  const Vector10 forearm = scenarios::MujocoBodyParameters(
-      m.get(), scenarios::MujocoBodyId(m.get(), "left_forearm", ""));
+  const sim::MjModelPtr m = sim::LoadMujocoModel(kRobots + "heft_humanoid_fixed.urdf", {});
+  const Vector10 forearm =
+      sim::MujocoBodyParameters(m.get(), sim::MujocoBodyId(m.get(), "left_forearm", ""));
   DeviationMagnitudes mag = DeviationMagnitudes::Default();
   mag.inertia = 0.5;
   for (int corner = 0; corner < 8; ++corner) {
@@ -166,7 +164,7 @@ TEST(Deviations, ExtremeDrawsOnASlenderBodyKeepTheTriangleInequality) {
     for (int k = 0; k < 3; ++k) u[4 + k] = (corner >> k) & 1 ? 1.0 : -1.0;
     u[0] = -1.0;
     const Vector10 pi = DeviateBody(forearm, mag, u);
-    ASSERT_TRUE(dyn::IsPhysicallyConsistent(pi)) << corner;
+    ASSERT_TRUE(dynamics::IsPhysicallyConsistent(pi)) << corner;
     const Eigen::Vector3d r = InertiaRatios(forearm, pi);
     EXPECT_GE(r.minCoeff(), 0.5 - 1e-9);
     EXPECT_LE(r.maxCoeff(), 1.5 + 1e-9);
@@ -182,7 +180,7 @@ TEST(Deviations, IdealIsTheUrdfExactly) {
     SimOptions opt = Options(scenario, true);
     opt.deviations = Preset(false, 3);
     SimulatedRobot robot(opt, s.drivers, s.model);
-    const scenarios::Plant reference(robot.scenario().urdf_path, robot.scenario().wrench_links);
+    const sim::Plant reference(robot.scenario().urdf_path, robot.scenario().wrench_links);
     const mjModel* a = robot.plant().model();
     const mjModel* b = reference.model();
     ASSERT_EQ(a->nbody, b->nbody);
@@ -215,15 +213,15 @@ TEST(Deviations, IdealIsTheUrdfExactly) {
 struct State {
   Eigen::VectorXd q, v, a;
 };
-State RandomState(const dyn::Model& model, std::mt19937_64& rng) {
+State RandomState(const dynamics::Model& model, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   State s{Eigen::VectorXd(model.nq), Eigen::VectorXd(model.nv), Eigen::VectorXd(model.nv)};
   if (model.floating_base) {
     s.q.head<3>() << u(rng), u(rng), 1.0;
     s.q.segment<4>(3) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
   }
-  for (const dyn::Body& b : model.bodies) {
-    if (b.joint.type == dyn::JointType::kFree) continue;
+  for (const dynamics::Body& b : model.bodies) {
+    if (b.joint.type == dynamics::JointType::kFree) continue;
     s.q[b.q_index] = b.joint.lower + (b.joint.upper - b.joint.lower) * 0.5 * (1.0 + u(rng));
   }
   for (int i = 0; i < model.nv; ++i) {
@@ -245,9 +243,9 @@ TEST(Deviations, MujocosInverseDynamicsIsHeftsRneaOnTheReportedTruth) {
     opt.deviations = Preset(true, 1);
     SimulatedRobot robot(opt, s.drivers, s.model);
     robot.Step(nullptr);  // the payloads are on
-    dyn::Model truth = s.model;
+    dynamics::Model truth = s.model;
     const Eigen::VectorXd payload = robot.TruePayload();
-    for (dyn::Body& b : truth.bodies) {
+    for (dynamics::Body& b : truth.bodies) {
       const BodyDeviation* d = robot.deviations().body(b.name);
       ASSERT_NE(d, nullptr) << b.name;
       b.parameters = d->truth;
@@ -258,8 +256,8 @@ TEST(Deviations, MujocosInverseDynamicsIsHeftsRneaOnTheReportedTruth) {
     const mjModel* m = robot.plant().model();
     mjData* d = mj_makeData(m);
     std::vector<int> qmap(truth.nq), vmap(truth.nv);
-    for (const dyn::Body& b : truth.bodies) {
-      if (b.joint.type == dyn::JointType::kFree) {
+    for (const dynamics::Body& b : truth.bodies) {
+      if (b.joint.type == dynamics::JointType::kFree) {
         for (int k = 0; k < 7; ++k) qmap[k] = k;
         for (int k = 0; k < 6; ++k) vmap[k] = k;
         continue;
@@ -269,7 +267,7 @@ TEST(Deviations, MujocosInverseDynamicsIsHeftsRneaOnTheReportedTruth) {
       qmap[b.q_index] = m->jnt_qposadr[id];
       vmap[b.v_index] = m->jnt_dofadr[id];
     }
-    dyn::Workspace ws(truth);
+    dynamics::Workspace ws(truth);
     Eigen::VectorXd tau(truth.nv), tau_urdf(truth.nv), mj_tau(truth.nv);
     std::vector<mjtNum> res(m->nv);
     std::mt19937_64 rng(5);
@@ -283,8 +281,8 @@ TEST(Deviations, MujocosInverseDynamicsIsHeftsRneaOnTheReportedTruth) {
       for (int i = 0; i < truth.nv; ++i) d->qacc[vmap[i]] = st.a[i];
       mj_rne(m, d, 1, res.data());
       for (int i = 0; i < truth.nv; ++i) mj_tau[i] = res[vmap[i]];
-      dyn::Rnea(truth, ws, st.q, st.v, st.a, tau);
-      dyn::Rnea(s.model, ws, st.q, st.v, st.a, tau_urdf);
+      dynamics::Rnea(truth, ws, st.q, st.v, st.a, tau);
+      dynamics::Rnea(s.model, ws, st.q, st.v, st.a, tau_urdf);
       const double scale = mj_tau.cwiseAbs().maxCoeff();
       worst = std::max(worst, (tau - mj_tau).cwiseAbs().maxCoeff() / scale);
       worst_urdf = std::max(worst_urdf, (tau_urdf - mj_tau).cwiseAbs().maxCoeff() / scale);
@@ -349,7 +347,7 @@ TEST(Deviations, SensorOffsetsGainsAndBiasesShowInTheDecodedFrames) {
         worst_f = std::max(worst_f, e);
       }
     }
-    const scenarios::ImuTruth& it = rig.sim.imu_truth();
+    const sim::ImuTruth& it = rig.sim.imu_truth();
     const Eigen::Matrix3d& R_BI = s.drivers.imu->R_BI;
     const Eigen::Vector3d w = R_BI.transpose() * Eigen::Vector3d(out.base.angular_velocity.data());
     const Eigen::Vector3d f = R_BI.transpose() * Eigen::Vector3d(out.base.specific_force.data());

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heft/scenarios/excitation.hpp"
-#include "heft/scenarios/plant.hpp"
-#include "heft/scenarios/scenario.hpp"
+#include "heft/sim/excitation.hpp"
+#include "heft/sim/plant.hpp"
+#include "heft/sim/scenario.hpp"
 
-namespace heft::scenarios {
+namespace heft::sim {
 namespace {
 
 // The controller feeds the excitation's first two derivatives forward: each must be the central
@@ -149,4 +149,4 @@ TEST(ScenariosNoFootSensors, TorsoLoadBalancesOnKinematicContact) {
 }
 
 }  // namespace
-}  // namespace heft::scenarios
+}  // namespace heft::sim

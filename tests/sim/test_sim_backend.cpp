@@ -17,7 +17,7 @@
 #include "heft/drivers/candump.hpp"
 #include "heft/drivers/driver_config.hpp"
 #include "heft/drivers/driver_loop.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "sim_rig.hpp"
 
@@ -52,8 +52,8 @@ class MujocoTruth {
     for (std::size_t k = 0; k < s.drivers.ft_cells.size(); ++k) {
       const std::string& foot = sim.scenario().wrench_links[k];
       foot_body_.push_back(mj_name2id(m, mjOBJ_BODY, foot.c_str()));
-      const dyn::Frame& ft = s.model.frames[s.model.frame_index(s.drivers.ft_cells[k].frame)];
-      const dyn::Frame& f = s.model.frames[s.model.frame_index(foot)];
+      const dynamics::Frame& ft = s.model.frames[s.model.frame_index(s.drivers.ft_cells[k].frame)];
+      const dynamics::Frame& f = s.model.frames[s.model.frame_index(foot)];
       EXPECT_EQ(ft.body, f.body);
       ft_in_foot_.push_back(f.R.transpose() * (ft.p - f.p));  // F/T origin in the foot frame
       ft_R_foot_.push_back(f.R.transpose() * ft.R);           // F/T axes in the foot frame

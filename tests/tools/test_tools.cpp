@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry_table.hpp"
+#include "heft/host/telemetry_table.hpp"
 
 namespace {
 
@@ -99,7 +99,7 @@ TEST(Tools, ReportCommentsEveryAnomalyFromTheData) {
   auto write = [&](const std::string& name, const std::string& link, const std::string& error,
                    double error_value, double com_offset) {
     std::ofstream f(dir + "/" + name);
-    // The host's telemetry layout (plugin/host/telemetry_table.hpp, the schema heft-report reads):
+    // The host's telemetry layout (heft/host/telemetry_table.hpp, the schema heft-report reads):
     // names with units, time in integer nanoseconds, enumerations as names.
     f << "t_ns,state,tick_status,rate_limited,consistent,compute_us," << error;
     for (const char* kind : {"_est_", "_true_", "_"})
@@ -436,6 +436,101 @@ TEST(Tools, ReportChecksTheSteppingSpikeAgainstTheRunsJitter) {
         << c.name << "\n"
         << md;
   }
+}
+
+// The figures page and the README's summary (tools/main-job.sh --publish writes docs/results.md
+// and README.md's block; the short job never does). A synthetic torso-load run (adaptive and
+// nominal) and a README with text around an old block. Would fail if the block were not
+// replaced, if a byte outside it changed, if a README without the two lines were written to or
+// let the report run, if results.md lacked its provenance, tables or targets or carried images,
+// or if the new outputs changed report.md.
+TEST(Tools, ReportWritesTheResultsPageAndTheReadmeSummary) {
+  const std::string dir = testing::TempDir() + "/tools_results_run";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* label : {"adaptive", "nominal"}) {
+    std::ofstream f(dir + "/torso-load-" + label + ".csv");
+    f << "t_ns,state,tick_status,rate_limited,consistent,compute_us,pelvis_height_error_m";
+    for (const char* kind : {"_est_", "_true_", "_"})
+      for (const char* p : heft::host::kInertialColumns) f << ",torso" << kind << p;
+    f << "\n";
+    for (int i = 0; i < 1000; ++i) {  // the load at row 600 (1.8 s); 5 mm / 20 mm error
+      const bool loaded = i >= 600;
+      f << 3'000'000LL * i << ",estimating,updated,0,1,20,"
+        << (std::string(label) == "adaptive" ? 0.005 : 0.02);
+      for (int k = 0; k < 3; ++k) {
+        const double m = (k == 1 && loaded) ? 35.0 : 30.0;
+        f << "," << m << "," << m * 0.01 << ",0," << m * 0.3 << ",1,0,0,1,0,1";
+      }
+      f << "\n";
+    }
+  }
+  const Outcome plain = Exec(HEFT_REPORT, {dir});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const std::string report = Slurp(dir + "/report.md");
+
+  const std::string before = "# heft\n\nIntro, kept.\n\n<!-- heft-report:summary -->\n";
+  const std::string after = "<!-- /heft-report:summary -->\n\nThe rest, kept\nto the last byte.";
+  const std::string readme = dir + "/README.md";
+  std::ofstream(readme) << before << "| old | figures |\n|---|---|\n" << after;
+  const Outcome r =
+      Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md", "--summary", dir + "/summary.md",
+                         "--readme", readme, "--commit", "abc1234", "--command",
+                         "bash tools/main-job.sh build/release OUT --publish"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Slurp(dir + "/report.md"), report);  // the new outputs leave report.md as it was
+  const std::string updated = Slurp(readme);
+  ASSERT_GE(updated.size(), before.size() + after.size());
+  EXPECT_EQ(updated.substr(0, before.size()), before);
+  EXPECT_EQ(updated.substr(updated.size() - after.size()), after);
+  const std::string block =
+      updated.substr(before.size(), updated.size() - before.size() - after.size());
+  EXPECT_THAT(block, Not(HasSubstr("old")));
+  EXPECT_THAT(block, HasSubstr("commit `abc1234`"));
+  EXPECT_THAT(block, HasSubstr("`bash tools/main-job.sh build/release OUT --publish`"));
+  EXPECT_THAT(block,
+              HasSubstr("| torso-load | pelvis height error | 0.0200 m | 0.0050 m | 4.0× |"));
+  EXPECT_EQ(Slurp(dir + "/summary.md"),
+            "<!-- heft-report:summary -->\n" + block + "<!-- /heft-report:summary -->\n");
+  // Run again: the block is replaced, not added to.
+  ASSERT_EQ(Exec(HEFT_REPORT, {dir, "--readme", readme, "--commit", "abc1234", "--command",
+                               "bash tools/main-job.sh build/release OUT --publish"})
+                .code,
+            0);
+  EXPECT_EQ(Slurp(readme), updated);
+
+  const std::string results = Slurp(dir + "/results.md");
+  EXPECT_THAT(results, ::testing::StartsWith("# Results\n"));
+  EXPECT_THAT(results, HasSubstr("| commit | `abc1234` |"));
+  EXPECT_THAT(results, HasSubstr("| machine | "));
+  EXPECT_THAT(results, HasSubstr(", Linux "));  // the CPU, its cores, the kernel
+  EXPECT_THAT(results,
+              HasSubstr("| command | `bash tools/main-job.sh build/release OUT --publish` |"));
+  EXPECT_THAT(results, HasSubstr("## Table II, beside the paper's"));
+  EXPECT_THAT(results, HasSubstr("| +0.0200 / +0.0050 m |"));  // the same figures as report.md
+  EXPECT_THAT(results, HasSubstr("## Targets"));
+  EXPECT_THAT(results, HasSubstr("| pelvis-height RMSE reduced by adaptation (torso-load) | 4.0× "
+                                 "| ≥ 2.2× | met |"));
+  EXPECT_THAT(results, Not(HasSubstr("![](")));
+
+  // A README without the two lines (or with them reversed) is refused before the report runs,
+  // and left as it was.
+  const std::string refused = testing::TempDir() + "/tools_results_refused";
+  std::filesystem::remove_all(refused);
+  std::filesystem::copy(dir, refused);
+  std::filesystem::remove(refused + "/report.md");
+  for (const std::string& text :
+       {std::string("# heft\n\nNo markers here.\n"),
+        std::string("<!-- /heft-report:summary -->\n<!-- heft-report:summary -->\n")}) {
+    std::ofstream(refused + "/README.md") << text;
+    const Outcome bad = Exec(HEFT_REPORT, {refused, "--readme", refused + "/README.md"});
+    EXPECT_EQ(bad.code, 3);
+    EXPECT_THAT(bad.err, HasSubstr("heft-report: --readme " + refused + "/README.md: "));
+    EXPECT_THAT(bad.err, HasSubstr("<!-- heft-report:summary -->"));
+    EXPECT_EQ(Slurp(refused + "/README.md"), text);
+    EXPECT_FALSE(std::filesystem::exists(refused + "/report.md"));
+  }
+  EXPECT_EQ(Exec(HEFT_REPORT, {dir, "--readme"}).code, 2);
 }
 
 }  // namespace

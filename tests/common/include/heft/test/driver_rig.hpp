@@ -11,13 +11,13 @@
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/drivers/sample_encoder.hpp"
-#include "heft/estimator/model.hpp"
+#include "heft/dynamics/model.hpp"
 
 namespace heft::test {
 
 struct DriverRig {
-  dyn::Model model =
-      dyn::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", {});
+  dynamics::Model model =
+      dynamics::LoadModelFromUrdfFile(std::string(HEFT_ROBOTS_DIR) + "/heft_humanoid.urdf", {});
   drivers::DriverConfig cfg =
       drivers::ReferenceDriverConfig(model.joint_names(), {"left_foot_ft", "right_foot_ft"});
   drivers::MemoryBus can0{"can0"}, can1{"can1"};
