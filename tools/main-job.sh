@@ -9,8 +9,11 @@
 #   4. run the scenarios, with and without adaptation, and compare the URDF's and the identified
 #      nominal model with calibration off and on; the baseline KF, the robot without foot F/T
 #      cells, and the extras (no gating, rate limits, real time);
-# then the report (Markdown + PNG figures, heft-report) and its summary.
+# then the report (Markdown + PNG figures, heft-report) and its summary: OUT_DIR/report.md, and
+# OUT_DIR/results.md (the figures page: commit, date, machine, this command, the report's tables
+# and targets) with OUT_DIR/README-summary.md (the README's summary block).
 #   tools/main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot R]
+#                     [--publish]
 # --short: a 30 s recording, each run capped at 8 simulated seconds after the load arrives, only the
 #   runs the report's checked targets read (the procedure's combination; no rate-limit sweep, no
 #   real-time run), and those targets enforced (what CI runs). Without it every scenario runs its full length in all four.
@@ -18,17 +21,21 @@
 #   seed: S}; friction, sensor offsets and gains, bodies off their URDF); the default is seed 1.
 # --ideal: the simulated robot is its URDF exactly (the paper's setting).
 # --oracle (not with --ideal; a diagnostic): the deviated robot's truth replaces the identified model as
-#   the nominal one (tools/truth_parameters.py on heft-sim's truth file), so the runs show what the
+#   the nominal one (scripts/truth_parameters.py on heft-sim's truth file), so the runs show what the
 #   estimator reaches when the identification is perfect; the identification still runs and is
 #   reported.
 # --robot R: reference (default: config/robots/heft_humanoid.urdf, config/sim/) or compact (the
 #   second humanoid, other proportions: heft_compact.urdf, config/sim/compact/; it has no
 #   standing-curl configurations, so the full job leaves those runs out).
+# --publish (not with --short): also write the figures page into the source tree, docs/results.md,
+#   and replace README.md's summary (between its lines <!-- heft-report:summary --> and
+#   <!-- /heft-report:summary -->). Without it the job writes nothing outside OUT_DIR.
 set -euo pipefail
 usage() {
-  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot reference|compact]" >&2
+  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot reference|compact] [--publish]" >&2
   exit 2
 }
+COMMAND="bash tools/main-job.sh$(printf ' %q' "$@")" # as typed: the figures page names it
 BUILD=${1:-}
 [ -n "$BUILD" ] || usage
 shift
@@ -42,6 +49,7 @@ SEED=1
 PRESET=default
 ORACLE=
 ROBOT=reference
+PUBLISH=
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 ;;
@@ -53,6 +61,7 @@ while [ $# -gt 0 ]; do
       ;;
     --ideal) PRESET=ideal ;;
     --oracle) ORACLE=1 ;;
+    --publish) PUBLISH=1 ;;
     --robot)
       [ $# -ge 2 ] && [[ $2 =~ ^(reference|compact)$ ]] || usage
       ROBOT=$2
@@ -62,6 +71,16 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ -n "$PUBLISH" ] && [ -n "$SHORT" ]; then
+  echo "main-job.sh: --publish writes the full job's figures into the source tree; the short job never does" >&2
+  exit 2
+fi
+if [ -n "$PUBLISH" ] && ! { grep -qx '<!-- heft-report:summary -->' "$(dirname "$0")/../README.md" &&
+  grep -qx '<!-- /heft-report:summary -->' "$(dirname "$0")/../README.md"; }; then
+  echo "main-job.sh: --publish: README.md has no lines <!-- heft-report:summary --> and" \
+    "<!-- /heft-report:summary --> to put the summary between" >&2
+  exit 2
+fi
 if [ -n "$ORACLE" ] && [ "$PRESET" = ideal ]; then
   echo "main-job.sh: --oracle needs the deviated robot (not --ideal): the ideal robot's truth is its URDF" >&2
   exit 2
@@ -152,7 +171,8 @@ step "2. heft-identify on the recording: SDP (physically consistent) on the full
 # by heft-identify's default, 1e3 per plausible size squared (docs/identification.md, "The pull
 # toward the URDF").
 # No --offsets: on the deviated robot they brought the dumbbell closer and took the torso's CoM
-# further from the truth on each of three seeds (README, "Torque-sensor offsets in the procedure").
+# further from the truth on each of three seeds (docs/imperfect-robot.md, "Torque-sensor offsets in
+# the procedure").
 t0=$SECONDS
 rc=0
 "$HEFT_IDENTIFY" --urdf "$URDF" --friction --methods wls,sdp --sdp-rows wls \
@@ -172,7 +192,7 @@ if ! grep -q '^  physically_consistent: true' "$OUT/identified.yaml"; then
   exit 1
 fi
 if [ -n "$ORACLE" ]; then
-  python3 tools/truth_parameters.py "$OUT/excite-record.truth.yaml" "$OUT/identified.yaml"
+  python3 scripts/truth_parameters.py "$OUT/excite-record.truth.yaml" "$OUT/identified.yaml"
   echo "  --oracle: the simulated robot's truth replaces the identified model as the nominal one"
 fi
 # The fixed-base robot (the arm scenarios) has no floating pelvis among its moving links.
@@ -219,4 +239,18 @@ if [ -z "$SHORT" ]; then # reported, not checked: the full job only
 fi
 
 step "report"
-"$BUILD/bin/heft-report" "$OUT" "${CHECK[@]}"
+# report.md; results.md and the README's summary in OUT, and with --publish in the source tree. The
+# figures page is headed by the source tree's commit (and whether it had uncommitted changes).
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$COMMIT" != unknown ] &&
+  [ -n "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  COMMIT="$COMMIT + uncommitted changes"
+fi
+PUBLISHED=()
+[ -z "$PUBLISH" ] || PUBLISHED=(--readme "$ROOT/README.md")
+"$BUILD/bin/heft-report" "$OUT" "${CHECK[@]}" --results "$OUT/results.md" \
+  --summary "$OUT/README-summary.md" --commit "$COMMIT" --command "$COMMAND" "${PUBLISHED[@]}"
+if [ -n "$PUBLISH" ]; then
+  cp "$OUT/results.md" "$ROOT/docs/results.md"
+  echo "published: $ROOT/docs/results.md and README.md's summary"
+fi

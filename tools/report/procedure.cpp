@@ -22,7 +22,7 @@ std::vector<std::string> Runs(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::filesystem::path p = e.path();
+    const std::filesystem::path& p = e.path();
     if (p.extension() != ".yaml" || p.stem().string().rfind("identified", 0) == 0) continue;
     if (!std::filesystem::exists(dir + "/" + p.stem().string() + ".csv")) continue;
     out.push_back(p.stem().string());
@@ -51,85 +51,84 @@ std::string Cell(const RunFigures& f, double value, const char* format, double s
   return f.ok && std::isfinite(value) ? Fmt(format, scale * value) : "—";
 }
 
-}  // namespace
-
-ScenarioTask TaskOf(const std::string& scenario) {
-  const std::string s = scenario.substr(0, scenario.find("-noft"));
-  if (s == "forearm-load" || s == "dumbbell-curl" || s == "standing-curl")
-    return {"left_forearm", "left_elbow_error", "rad", "elbow angle error"};
-  if (s == "torso-load" || s == "step-in-place" || s == "walk" || s == "excite")
-    return {"torso", "pelvis_height_error", "m", "pelvis height error"};
-  return {};
+// 1. The recording: its length and the recorder's last line.
+std::string RecordingItem(const std::string& dir) {
+  std::string records;
+  std::ifstream log(dir + "/excite-record.log");
+  for (std::string line; std::getline(log, line);)
+    if (line.find("recording: ") != std::string::npos)
+      records = line.substr(line.find("recording: ") + 11);
+  const Table rec = Read(dir + "/excite-record.csv");
+  const std::vector<double> t = Seconds(rec);
+  std::ostringstream md;
+  md << "1. **Recording** (scenario excite: squats at 0.25/0.5/1 Hz with side-to-side sway, "
+        "steps in place, waist and arms moving; `host.recording`): "
+     << (t.empty() ? std::string("none found") : Fmt("%.0f s", t.back()))
+     << (records.empty() ? "" : ", " + records) << ".\n";
+  return md.str();
 }
 
-std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets) {
+// identified.yaml's `fit:` section, key by key.
+std::map<std::string, std::string> ReadFit(const std::string& dir) {
+  std::map<std::string, std::string> fit;
+  std::ifstream y(dir + "/identified.yaml");
+  bool in_fit = false;
+  for (std::string line; std::getline(y, line);) {
+    if (!line.empty() && line[0] != ' ') in_fit = line.rfind("fit:", 0) == 0;
+    const auto colon = line.find(':');
+    if (in_fit && line.rfind("  ", 0) == 0 && colon != std::string::npos)
+      fit[Strip(line.substr(0, colon))] = Strip(line.substr(colon + 1));
+  }
+  return fit;
+}
+
+// identify.log: each method's joint-torque prediction RMSE and the wall time.
+void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& wall) {
+  std::ifstream log(dir + "/identify.log");
+  bool table = false;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("Torque-prediction RMSE") != std::string::npos)
+      table = true;
+    else if (table && line.empty())
+      table = false;
+    else if (table && line.rfind("method", 0) != 0 && line.rfind("[", 0) != 0 &&
+             line.rfind("warning", 0) != 0) {
+      std::istringstream s(line);
+      std::string method, value, consistent;
+      if (!(s >> method >> value >> consistent)) continue;
+      rmse += (rmse.empty() ? "" : ", ") + method + " " + value + " N·m (" + consistent +
+              " consistent)";
+    }
+    if (line.find("] done") != std::string::npos) wall = Strip(line.substr(1, line.find(']') - 1));
+  }
+}
+
+// 2. The identification; appends its target (the identified model consistent).
+std::string IdentificationItem(const std::string& dir, std::vector<Target>& targets) {
+  std::map<std::string, std::string> fit = ReadFit(dir);
+  std::string rmse, wall;
+  ReadIdentifyLog(dir, rmse, wall);
+  const bool identified = !fit.empty();
+  const bool consistent = fit["physically_consistent"] == "true";
   std::ostringstream md;
-  md << "## The procedure on a new robot\n\n";
-  // 1. The recording.
-  {
-    std::string records;
-    std::ifstream log(dir + "/excite-record.log");
-    for (std::string line; std::getline(log, line);)
-      if (line.find("recording: ") != std::string::npos)
-        records = line.substr(line.find("recording: ") + 11);
-    const Table rec = Read(dir + "/excite-record.csv");
-    const std::vector<double> t = Seconds(rec);
-    md << "1. **Recording** (scenario excite: squats at 0.25/0.5/1 Hz with side-to-side sway, "
-          "steps in place, waist and arms moving; `host.recording`): "
-       << (t.empty() ? std::string("none found") : Fmt("%.0f s", t.back()))
-       << (records.empty() ? "" : ", " + records) << ".\n";
-  }
-  // 2. The identification.
-  {
-    std::map<std::string, std::string> fit;
-    std::ifstream y(dir + "/identified.yaml");
-    bool in_fit = false;
-    for (std::string line; std::getline(y, line);) {
-      if (!line.empty() && line[0] != ' ') in_fit = line.rfind("fit:", 0) == 0;
-      const auto colon = line.find(':');
-      if (in_fit && line.rfind("  ", 0) == 0 && colon != std::string::npos)
-        fit[Strip(line.substr(0, colon))] = Strip(line.substr(colon + 1));
-    }
-    std::string rmse, wall;
-    std::ifstream log(dir + "/identify.log");
-    bool table = false;
-    for (std::string line; std::getline(log, line);) {
-      if (line.find("Torque-prediction RMSE") != std::string::npos)
-        table = true;
-      else if (table && line.empty())
-        table = false;
-      else if (table && line.rfind("method", 0) != 0 && line.rfind("[", 0) != 0 &&
-               line.rfind("warning", 0) != 0) {
-        std::istringstream s(line);
-        std::string method, value, consistent;
-        if (!(s >> method >> value >> consistent)) continue;
-        rmse += (rmse.empty() ? "" : ", ") + method + " " + value + " N·m (" + consistent +
-                " consistent)";
-      }
-      if (line.find("] done") != std::string::npos)
-        wall = Strip(line.substr(1, line.find(']') - 1));
-    }
-    const bool identified = !fit.empty();
-    const bool consistent = fit["physically_consistent"] == "true";
-    if (!identified)
-      md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
-    else
-      md << "2. **Identification** (`heft-identify --friction`, " << fit["method"]
-         << "): " << fit["samples"] << " samples at 100 Hz, rank " << fit["rank"] << " of "
-         << fit["unknowns"] << " unknowns, condition " << fit["condition"]
-         << ", physically consistent: " << (consistent ? "yes" : "**no**")
-         << (wall.empty() ? "" : ", " + wall + " wall") << ". Joint-torque prediction RMSE on the "
-         << "recording: " << (rmse.empty() ? "—" : rmse) << ".\n";
-    if (identified)
-      targets.push_back({"the identified model is physically consistent (heft loads it)",
-                         consistent ? "yes" : "no", "yes", consistent, true});
-  }
-  md << "3. **The service** starts with `robot.parameters: identified.yaml` and "
-        "`estimator.calibration.enabled: true`; the robot stands (the arm holds its pose) still "
-        "and unloaded while the estimator calibrates, and the payload arrives after "
-        "(`simulation.load_after`).\n4. **The scenarios** run; Table II's RMSE is taken from the "
-        "payload's arrival on.\n\n";
-  // Every run.
+  if (!identified)
+    md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
+  else
+    md << "2. **Identification** (`heft-identify --friction`, " << fit["method"]
+       << "): " << fit["samples"] << " samples at 100 Hz, rank " << fit["rank"] << " of "
+       << fit["unknowns"] << " unknowns, condition " << fit["condition"]
+       << ", physically consistent: " << (consistent ? "yes" : "**no**")
+       << (wall.empty() ? "" : ", " + wall + " wall") << ". Joint-torque prediction RMSE on the "
+       << "recording: " << (rmse.empty() ? "—" : rmse) << ".\n";
+  if (identified)
+    targets.push_back({"the identified model is physically consistent (heft loads it)",
+                       consistent ? "yes" : "no", "yes", consistent, true});
+  return md.str();
+}
+
+// Every run's set-up; appends the target that every calibration ended before the payload.
+std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
+  std::ostringstream md;
   md << "| run | simulated robot (deviations) | nominal model | calibration | payload arrives | "
         "adaptation | filter | foot F/T cells |\n|---|---|---|---|---|---|---|---|\n";
   Cache cache(dir);
@@ -160,6 +159,30 @@ std::string ProcedureSection(const std::string& dir, std::vector<Target>& target
     targets.push_back({"every calibration finished before the payload arrived",
                        std::to_string(calibrated - late) + " / " + std::to_string(calibrated),
                        "all", late == 0, true});
+  return md.str();
+}
+
+}  // namespace
+
+ScenarioTask TaskOf(const std::string& scenario) {
+  const std::string s = scenario.substr(0, scenario.find("-noft"));
+  if (s == "forearm-load" || s == "dumbbell-curl" || s == "standing-curl")
+    return {"left_forearm", "left_elbow_error", "rad", "elbow angle error"};
+  if (s == "torso-load" || s == "step-in-place" || s == "walk" || s == "excite")
+    return {"torso", "pelvis_height_error", "m", "pelvis height error"};
+  return {};
+}
+
+std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets) {
+  std::ostringstream md;
+  md << "## The procedure on a new robot\n\n" << RecordingItem(dir);
+  md << IdentificationItem(dir, targets);
+  md << "3. **The service** starts with `robot.parameters: identified.yaml` and "
+        "`estimator.calibration.enabled: true`; the robot stands (the arm holds its pose) still "
+        "and unloaded while the estimator calibrates, and the payload arrives after "
+        "(`simulation.load_after`).\n4. **The scenarios** run; Table II's RMSE is taken from the "
+        "payload's arrival on.\n\n";
+  md << RunsTable(dir, targets);
   return md.str();
 }
 

@@ -161,60 +161,63 @@ MassSpikes MeasureMassSpikes(const Table& tb, const std::string& link, double af
   return s;
 }
 
-RunFigures Measure(const Table& tb, const std::string& link, const std::string& error) {
-  RunFigures f;
-  if (!tb.ok) return f;
-  const std::vector<double> t = Seconds(tb);
-  const std::vector<int> state = Codes(
-      tb, "state", {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"});
-  const std::vector<int> model = Codes(tb, "model", {"none", "full_wrench", "torque_null_space"});
-  const std::vector<int> status = Codes(tb, "tick_status", kTickStatusNames);
+namespace {
+
+// One run's telemetry as Measure reads it: times, state codes and the link's parameter columns.
+struct RunColumns {
+  const Table& tb;
+  std::vector<double> t;
+  std::vector<int> state, model, status;
   std::vector<int> est, tru, hand;
-  if (!ParameterColumns(tb, link, est, tru, hand)) return f;
-  const std::size_t n = t.size();
-  if (n == 0 || state.size() != n) return f;
-  f.ok = true;
-  f.rows = static_cast<int>(n);
-  auto at = [&](std::size_t i, int c) { return tb.rows[i][c]; };
-  // The load's arrival and the calibration's end, from the run's start (a real-time run's clock is
-  // the host's monotonic clock; a lockstep run's starts at 0).
-  const double origin = t.front() > 1.0 ? t.front() : 0.0;
-  const double m0 = at(0, tru[0]);
-  for (std::size_t i = 0; i < n && std::isnan(f.load_time); ++i)
-    if (std::abs(at(i, tru[0]) - m0) > 1e-6 * std::max(1.0, std::abs(m0)))
-      f.load_time = t[i] - origin;
+  std::size_t n = 0;
+  double origin = 0;  // the run's start (a real-time run's clock is the host's monotonic clock; a
+                      // lockstep run's starts at 0)
+  double at(std::size_t i, int c) const { return tb.rows[i][c]; }
+};
+
+// The load's arrival and the calibration's end, from the run's start.
+void MeasureEvents(const RunColumns& c, RunFigures& f) {
+  const double m0 = c.at(0, c.tru[0]);
+  for (std::size_t i = 0; i < c.n && std::isnan(f.load_time); ++i)
+    if (std::abs(c.at(i, c.tru[0]) - m0) > 1e-6 * std::max(1.0, std::abs(m0)))
+      f.load_time = c.t[i] - c.origin;
   bool calibrating = false;
-  for (std::size_t i = 0; i < n && std::isnan(f.calibrated_at); ++i) {
-    calibrating = calibrating || state[i] == kCalibrating;
-    if (calibrating && state[i] == kEstimating) f.calibrated_at = t[i] - origin;
+  for (std::size_t i = 0; i < c.n && std::isnan(f.calibrated_at); ++i) {
+    calibrating = calibrating || c.state[i] == kCalibrating;
+    if (calibrating && c.state[i] == kEstimating) f.calibrated_at = c.t[i] - c.origin;
   }
-  // The task error from the load on.
-  const int ec = tb.col(ErrorColumn(tb, error));
-  if (ec >= 0) {
-    std::vector<double> e;
-    double before = 0.0;
-    int before_n = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double ti = t[i] - origin;
-      if (std::isnan(f.load_time) || ti >= f.load_time) e.push_back(at(i, ec));
-      if (f.load_time >= 1.0 && ti >= f.load_time - 1.0 && ti < f.load_time)
-        before += at(i, ec), ++before_n;
-    }
-    f.rmse = Rms(e);
-    if (before_n > 0) f.pre_load_error = before / before_n;
+}
+
+// The task error from the load on, and its mean over the second before the load.
+void MeasureTaskError(const RunColumns& c, const std::string& error, RunFigures& f) {
+  const int ec = c.tb.col(ErrorColumn(c.tb, error));
+  if (ec < 0) return;
+  std::vector<double> e;
+  double before = 0.0;
+  int before_n = 0;
+  for (std::size_t i = 0; i < c.n; ++i) {
+    const double ti = c.t[i] - c.origin;
+    if (std::isnan(f.load_time) || ti >= f.load_time) e.push_back(c.at(i, ec));
+    if (f.load_time >= 1.0 && ti >= f.load_time - 1.0 && ti < f.load_time)
+      before += c.at(i, ec), ++before_n;
   }
-  // Estimate against truth over the last quarter, while estimating.
+  f.rmse = Rms(e);
+  if (before_n > 0) f.pre_load_error = before / before_n;
+}
+
+// Estimate against truth over the last quarter, while estimating.
+void MeasureSteadyState(const RunColumns& c, const std::string& link, RunFigures& f) {
   double me = 0, ce = 0, ie = 0, ne = 0, mne = 0, pe = 0, ke = 0, ke2 = 0, pke = 0, pme = 0,
          pce = 0;
   int count = 0;
-  const int nees = tb.col(link + "_nees"), mh_nees = tb.col(link + "_mh_nees");
+  const int nees = c.tb.col(link + "_nees"), mh_nees = c.tb.col(link + "_mh_nees");
   // The prior: the filter's estimate before it ran (row 0, the nominal link), and the truth then.
-  const auto prior = Parameters(tb, 0, est), truth0 = Parameters(tb, 0, tru);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (t[i] < 0.75 * t.back() || state[i] != kEstimating) continue;
-    if (nees >= 0) ne += at(i, nees);
-    if (mh_nees >= 0) mne += at(i, mh_nees);
-    const auto truth = Parameters(tb, i, tru), raw = Parameters(tb, i, est);
+  const auto prior = Parameters(c.tb, 0, c.est), truth0 = Parameters(c.tb, 0, c.tru);
+  for (std::size_t i = 0; i < c.n; ++i) {
+    if (c.t[i] < 0.75 * c.t.back() || c.state[i] != kEstimating) continue;
+    if (nees >= 0) ne += c.at(i, nees);
+    if (mh_nees >= 0) mne += c.at(i, mh_nees);
+    const auto truth = Parameters(c.tb, i, c.tru), raw = Parameters(c.tb, i, c.est);
     me += std::abs(raw[0] - truth[0]) / truth[0];
     ce += ComDistance(raw, truth);
     ie += InertiaError(raw, truth);
@@ -240,49 +243,84 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   }
   if (count && nees >= 0) f.nees = ne / count;
   if (count && mh_nees >= 0) f.mh_nees = mne / count;
-  // Convergence after each jump of the true mass, or after the estimator starts.
+}
+
+// Convergence after each jump of the true mass, or after the estimator starts; the true mass's
+// span and the nominal mass's error.
+void MeasureConvergence(const RunColumns& c, RunFigures& f) {
   std::vector<double> conv;
   bool jumps = false;
-  for (std::size_t i = 1; i < n; ++i)
-    jumps = jumps || std::abs(at(i, tru[0]) - at(i - 1, tru[0])) > 0.5;
+  for (std::size_t i = 1; i < c.n; ++i)
+    jumps = jumps || std::abs(c.at(i, c.tru[0]) - c.at(i - 1, c.tru[0])) > 0.5;
   double event = -1;
-  for (std::size_t i = 1; i < n; ++i) {
-    if (!jumps && state[i] == kEstimating && state[i - 1] != kEstimating) event = t[i];
-    if (jumps && std::abs(at(i, tru[0]) - at(i - 1, tru[0])) > 0.5) event = t[i];
-    if (event >= 0 && std::abs(at(i, est[0]) - at(i, tru[0])) < 0.05 * at(i, tru[0])) {
-      conv.push_back(t[i] - event);
+  for (std::size_t i = 1; i < c.n; ++i) {
+    if (!jumps && c.state[i] == kEstimating && c.state[i - 1] != kEstimating) event = c.t[i];
+    if (jumps && std::abs(c.at(i, c.tru[0]) - c.at(i - 1, c.tru[0])) > 0.5) event = c.t[i];
+    if (event >= 0 && std::abs(c.at(i, c.est[0]) - c.at(i, c.tru[0])) < 0.05 * c.at(i, c.tru[0])) {
+      conv.push_back(c.t[i] - event);
       event = -1;
     }
   }
   if (!conv.empty()) f.converge_s = Quantile(conv, 0.5);
+  const double m0 = c.at(0, c.tru[0]);
   double lo = m0, hi = m0;
-  for (std::size_t i = 0; i < n; ++i)
-    lo = std::min(lo, at(i, tru[0])), hi = std::max(hi, at(i, tru[0]));
+  for (std::size_t i = 0; i < c.n; ++i)
+    lo = std::min(lo, c.at(i, c.tru[0])), hi = std::max(hi, c.at(i, c.tru[0]));
   f.true_mass_span = hi - lo;
-  f.nominal_mass_error = std::abs(at(0, hand[0]) - at(n - 1, tru[0])) / at(n - 1, tru[0]);
-  for (std::size_t i = 0; i < n; ++i) {
-    f.gated += i < status.size() && status[i] == kGated;
-    f.released += i < status.size() && status[i] == kReleased;
-    f.null_space += i < model.size() && model[i] == 2;
-    // The handed parameters' consistency, from the CSV (triangle inequalities about the CoM).
-    const double mm = at(i, hand[0]);
-    const double cx = at(i, hand[1]) / mm, cy = at(i, hand[2]) / mm, cz = at(i, hand[3]) / mm;
-    const double ixx = at(i, hand[4]) - mm * (cy * cy + cz * cz),
-                 iyy = at(i, hand[7]) - mm * (cx * cx + cz * cz),
-                 izz = at(i, hand[9]) - mm * (cx * cx + cy * cy);
+  f.nominal_mass_error =
+      std::abs(c.at(0, c.hand[0]) - c.at(c.n - 1, c.tru[0])) / c.at(c.n - 1, c.tru[0]);
+}
+
+// Per tick: gated, released, the null-space measurement, the handed parameters' consistency
+// (from the CSV: triangle inequalities about the CoM); the rate limit, the raw estimate's
+// consistency and the compute time.
+void MeasureTicks(const RunColumns& c, RunFigures& f) {
+  for (std::size_t i = 0; i < c.n; ++i) {
+    f.gated += i < c.status.size() && c.status[i] == kGated;
+    f.released += i < c.status.size() && c.status[i] == kReleased;
+    f.null_space += i < c.model.size() && c.model[i] == 2;
+    const double mm = c.at(i, c.hand[0]);
+    const double cx = c.at(i, c.hand[1]) / mm, cy = c.at(i, c.hand[2]) / mm,
+                 cz = c.at(i, c.hand[3]) / mm;
+    const double ixx = c.at(i, c.hand[4]) - mm * (cy * cy + cz * cz),
+                 iyy = c.at(i, c.hand[7]) - mm * (cx * cx + cz * cz),
+                 izz = c.at(i, c.hand[9]) - mm * (cx * cx + cy * cy);
     if (!(mm > 0 && ixx > 0 && iyy > 0 && izz > 0 && ixx + iyy >= izz && ixx + izz >= iyy &&
           iyy + izz >= ixx))
       ++f.handed_inconsistent;
   }
-  f.null_space /= static_cast<double>(n);
-  f.rate_limited = Fraction(tb.column("rate_limited"), 1.0);
-  f.raw_consistent = Fraction(tb.column("consistent"), 1.0);
-  const std::vector<double> cu = tb.column("compute_us");
+  f.null_space /= static_cast<double>(c.n);
+  f.rate_limited = Fraction(c.tb.column("rate_limited"), 1.0);
+  f.raw_consistent = Fraction(c.tb.column("consistent"), 1.0);
+  const std::vector<double> cu = c.tb.column("compute_us");
   f.tick_p50 = Quantile(cu, 0.5);
   f.tick_p999 = Quantile(cu, 0.999);
   f.tick_worst = Quantile(cu, 1.0);
   f.overruns =
       static_cast<double>(std::count_if(cu.begin(), cu.end(), [](double x) { return x > 3000; }));
+}
+
+}  // namespace
+
+RunFigures Measure(const Table& tb, const std::string& link, const std::string& error) {
+  RunFigures f;
+  if (!tb.ok) return f;
+  RunColumns c{tb, Seconds(tb), {}, {}, {}, {}, {}, {}, 0, 0.0};
+  c.state = Codes(tb, "state",
+                  {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"});
+  c.model = Codes(tb, "model", {"none", "full_wrench", "torque_null_space"});
+  c.status = Codes(tb, "tick_status", kTickStatusNames);
+  if (!ParameterColumns(tb, link, c.est, c.tru, c.hand)) return f;
+  c.n = c.t.size();
+  if (c.n == 0 || c.state.size() != c.n) return f;
+  c.origin = c.t.front() > 1.0 ? c.t.front() : 0.0;
+  f.ok = true;
+  f.rows = static_cast<int>(c.n);
+  MeasureEvents(c, f);
+  MeasureTaskError(c, error, f);
+  MeasureSteadyState(c, link, f);
+  MeasureConvergence(c, f);
+  MeasureTicks(c, f);
   return f;
 }
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "telemetry_table.hpp"
+#include "heft/host/telemetry_table.hpp"
 
 namespace heft::report {
 
-// The telemetry as the host's one reader reads it (plugin/host/telemetry_table.hpp).
+// The telemetry as the host's one reader reads it (heft/host/telemetry_table.hpp).
 using Table = host::TelemetryTable;
 inline Table Read(const std::string& path) {
   return host::ReadTelemetryTable(path);
