@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault matrix (issue 17): every fault alone and one combination, in every scenario, on the
+"""The fault matrix: every fault alone and one combination, in every scenario, on the
 simulated robot (heft-sim: heftd's host, drivers and plugin in lockstep with MuJoCo; the faults
 are in the CAN frames and the framework's input: config/README.md, "Simulated faults").
 

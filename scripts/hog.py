@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The control thread starved by a CPU hog on its core (issue 17), measured in real time.
+"""The control thread starved by a CPU hog on its core, measured in real time.
 
   scripts/hog.py --sim build/release/bin/heft-sim [--bursts 0.05,0.5] [--scenario dumbbell-curl]
                [--cpu 1] [--priority 90] [--work DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The soak (issue 17): simulated walking with random faults (seeded) in lockstep for MINUTES of
+"""The soak: simulated walking with random faults (seeded) in lockstep for MINUTES of
 simulated time, watched while it runs.
 
   scripts/soak.py --sim build/release/bin/heft-sim [--minutes 60] [--seed 1] [--work DIR]

@@ -1,5 +1,6 @@
 // A floating robot's exact motion and what its base sensors report about it, for the tests of the
-// base acceleration (SampleMapping) and the README's comparison of the two ways to measure it.
+// base acceleration (SampleMapping) and docs/estimator.md's comparison of the two ways to measure
+// it.
 //
 // The truth is analytic (no integration error): the base translates (a drift plus sines), rotates
 // about two axes at once, R_WB(t) = R0 exp(θ1(t) k1) exp(θ2(t) k2), and every joint moves on a sine

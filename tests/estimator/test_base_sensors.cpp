@@ -1,4 +1,4 @@
-// The README's comparison of the two ways SampleMapping gets the floating base's linear
+// docs/estimator.md's comparison of the two ways SampleMapping gets the floating base's linear
 // acceleration, with realistic sensor noise on an exact (analytic) motion of the reference
 // humanoid: (a) a state estimator's base velocity, σ_v = 5 mm/s (leg odometry fused with an IMU),
 // differenced over 2h = 4 ms; (b) an IMU at a point off the base origin (gyro 0.002 rad/s white

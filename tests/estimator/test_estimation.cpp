@@ -59,8 +59,8 @@ RunLog Execute(InertialEstimator& est, const std::vector<Tick>& ticks, bool wren
 
 // Tolerances come from the filter's own covariance at the end of the run (test::kSigmas of
 // test::Sigma, fixtures.hpp), not from the paper's targets. Each test prints its error in σ; a
-// regression that makes an error 10× larger crosses kSigmas (the README, "Tests", has the measured
-// ratios).
+// regression that makes an error 10× larger crosses kSigmas (docs/ci.md, "Tests that can fail", has
+// the measured ratios).
 
 double MeanAbsMassError(const RunLog& run, double from, double to, int body = 0) {
   double sum = 0;

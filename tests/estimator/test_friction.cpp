@@ -1,4 +1,4 @@
-// The nominal model's joint friction (review of issue 14, defect 8): heft-identify's friction
+// The nominal model's joint friction (a review's defect): heft-identify's friction
 // model τ_f = F_c tanh(q̇/0.01) + F_v q̇ enters τ_nom, so friction is not read as a payload.
 #include <gtest/gtest.h>
 
@@ -80,7 +80,7 @@ TEST(Friction, IdentifiedFrictionEntersTheNominalTorque) {
   EXPECT_GT(error[0], 3.0 * error[1]) << "the friction matters for this estimate";
 }
 
-// Static friction on joints that hold still (review of issue 14, the dumbbell under friction): a
+// Static friction on joints that hold still (the dumbbell under friction): a
 // shoulder at rest is held by its static friction, anywhere in ±F_c, so part of the load it
 // carries never reaches its torque sensor (sensed on the motor side), and the model's
 // F_c tanh(q̇/ε) says 0 there. Here the elbow alone moves, a 5 kg dumbbell is in the hand, and the

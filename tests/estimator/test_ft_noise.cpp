@@ -1,4 +1,4 @@
-// F/T cells' noise in the full-wrench measurement (review of issue 14, defect 7): with each cell's
+// F/T cells' noise in the full-wrench measurement: with each cell's
 // force/moment σ configured, the rows' covariance R = diag(σ²) + Σ J_cᵀ Σ_c J_c makes the NIS χ².
 #include <gtest/gtest.h>
 

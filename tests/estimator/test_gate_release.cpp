@@ -1,4 +1,4 @@
-// The gate's release policy (review of issue 14, defect 2): a lasting residual that no estimated
+// The gate's release policy (a review's defect): a lasting residual that no estimated
 // parameter explains must not cycle the gate (releases inflating P without bound), a genuine load
 // step must still release and converge, and a numeric failure must not be permanent.
 #include <gtest/gtest.h>
@@ -69,8 +69,8 @@ TEST(GateRelease, UnexplainedResidualDoesNotCycleTheGate) {
 // A genuine 5 kg payload at 1 s with the same unexplained residual present: the load change is
 // what the forearm's parameters explain, so the gate releases (a few times at most) and the mass
 // converges to within 5 %. (Not the filter's σ: with every tick but the release's open window
-// gated, σ_m stays ~1.2 kg, a looser bound than 5 %; README "Tests that can fail".) Fails if the
-// release test refuses a load change or the gate keeps cycling.
+// gated, σ_m stays ~1.2 kg, a looser bound than 5 %; docs/ci.md, "Tests that can fail".) Fails if
+// the release test refuses a load change or the gate keeps cycling.
 TEST(GateRelease, LoadStepStillReleasesAndConverges) {
   test::DataSpec spec = ArmMotion(8.0);
   spec.payload = test::ForearmPayload(5.0, 1.0);

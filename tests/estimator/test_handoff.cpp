@@ -1,4 +1,4 @@
-// Every hand-off passes the rate limiter (review of issue 14, defect 4): a reset, a disable and a
+// Every hand-off passes the rate limiter (a review's defect): a reset, a disable and a
 // re-calibration move the handed parameters to nominal at the limited rate, never in one tick.
 #include <gtest/gtest.h>
 

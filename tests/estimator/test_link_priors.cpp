@@ -1,6 +1,6 @@
-// estimator.link_priors: each estimated link its own initial σ, random walk and pull (README
-// "Where the data say nothing"), so that a torso with the rigid prior and a forearm with the
-// paper's loose one can be estimated together.
+// estimator.link_priors: each estimated link its own initial σ, random walk and pull
+// (docs/estimator.md, "Where the data say nothing"), so that a torso with the rigid prior and a
+// forearm with the paper's loose one can be estimated together.
 #include <gtest/gtest.h>
 
 #include <stdexcept>

@@ -79,11 +79,11 @@ TEST(MeasurementLowPass, LeavesAnExactMeasurementExact) {
 // differenced over 4 ms that is 0.7 rad/s² of base angular acceleration in every row of H, an
 // errors-in-variables noise that pulls what it multiplies (the torso's inertia and the height of
 // its CoM) toward zero whatever R says (R carries it, M Σ_a Mᵀ, as the plugin sets it). This is
-// what moved the second humanoid's torso CoM 17 mm in heft-sim (README "The measurement's
-// low-pass"). Measured on seeds 1-4: the CoM error at 5 Hz is 0.30-0.48 of the unfiltered one,
-// the mass error about half. Fails if the low-pass is not applied, or applied to one side only
-// (LeavesAnExactMeasurementExact), or allocates: the CoM error must come below 0.6 of the
-// unfiltered one and the mass error must not grow.
+// what moved the second humanoid's torso CoM 17 mm in heft-sim (docs/estimator.md, "The
+// measurement's low-pass"). Measured on seeds 1-4: the CoM error at 5 Hz is 0.30-0.48 of the
+// unfiltered one, the mass error about half. Fails if the low-pass is not applied, or applied to
+// one side only (LeavesAnExactMeasurementExact), or allocates: the CoM error must come below 0.6 of
+// the unfiltered one and the mass error must not grow.
 TEST(MeasurementLowPass, TakesTheGyrosNoisePullOffTheTorso) {
   test::DataSpec spec;
   spec.duration = 12.0;

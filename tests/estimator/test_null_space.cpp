@@ -1,4 +1,4 @@
-// The null-space measurement with both feet in contact (review of issue 14, defect 1): the
+// The null-space measurement with both feet in contact: the
 // projection must remove every contact's wrench, not only one foot's.
 #include <gtest/gtest.h>
 

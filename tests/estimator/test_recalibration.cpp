@@ -1,4 +1,4 @@
-// Re-calibration with a payload held (review of issue 14, defect 5): the bias is averaged against
+// Re-calibration with a payload held (a review's defect): the bias is averaged against
 // the current estimate, so a payload the filter has found stays in the estimate, not in the bias.
 #include <gtest/gtest.h>
 

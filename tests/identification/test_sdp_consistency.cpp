@@ -1,4 +1,4 @@
-// Physical consistency of the SDP's result (issue 14): the projection onto J(π) ⪰ ε·1 that runs
+// Physical consistency of the SDP's result: the projection onto J(π) ⪰ ε·1 that runs
 // after every solve (CSDP's "solved to reduced accuracy" leaves LMIs slightly violated), and the
 // SDP's report of what it cost the fit.
 #include <gtest/gtest.h>

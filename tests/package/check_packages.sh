@@ -96,7 +96,7 @@ need "$config" "ExecStart --config"
 for t in $(sed -n 's/^\(WantedBy\|After\|Wants\)=//p' "$unit" | tr ' ' '\n' | grep '^robot-' | sort -u); do
   need "$(dirname "${unit#"$ROOT"}")/$t" "the unit's $t"
 done
-grep -q '^BindsTo=' "$unit" && fail "the unit binds to a target (issue 13: walking stops must not stop heftd)"
+grep -q '^BindsTo=' "$unit" && fail "the unit binds to a target (walking stops must not stop heftd)"
 grep -q '^StateDirectory=heft' "$unit" || fail "WorkingDirectory /var/lib/heft needs StateDirectory=heft"
 grep -q '^RuntimeDirectory=heft' "$unit" || fail "/run/heft (command socket) needs RuntimeDirectory=heft"
 grep -q '^RemoveIPC=no' "$unit" || fail "the framework input segment needs RemoveIPC=no"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proof of issue 13: the service as the Debian package installs it, in Debian 12's stock kernel
+# The proof: the service as the Debian package installs it, in Debian 12's stock kernel
 # (QEMU), on vcan, fed the simulator's candump log through the kernel's CAN sockets, with a
 # framework stand-in that only sends `walking` and reads the shared-memory hand-off.
 #

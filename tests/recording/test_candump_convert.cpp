@@ -1,4 +1,4 @@
-// heft-identify convert's bounds (issue 17): a gap between frames longer than the limit is refused
+// heft-identify convert's bounds: a gap between frames longer than the limit is refused
 // with its line instead of being ticked through millisecond by millisecond (a mangled time stamp
 // made a two-line log allocate 21 GB), and a bus going back in time is refused with its line
 // instead of being re-sorted or replayed out of order. Small logs written here.

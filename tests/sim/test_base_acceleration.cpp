@@ -99,7 +99,7 @@ TEST(BaseAcceleration, ImuPathMatchesMujocosBaseAccelerationWithinTheNoise) {
   EXPECT_LT(rms_qacc, 1.25 * expected);
 }
 
-// The README's figure: on one step-in-place run (standing, weight shift, a step and its
+// docs/estimator.md's figure: on one step-in-place run (standing, weight shift, a step and its
 // touchdown), the RMS of the six floating-base rows of τ_meas − τ_model(π_true) — the base carries
 // no actuator, so they are the contact wrenches' mismatch with the base's dynamics — with the base
 // acceleration from (a) the IMU and (b) a finite difference of a state estimator's base velocity:

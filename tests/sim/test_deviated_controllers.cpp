@@ -1,4 +1,4 @@
-// The simulated controllers on a robot that is not its URDF (simulation.deviations, issue 14): the
+// The simulated controllers on a robot that is not its URDF (simulation.deviations): the
 // dumbbell curl's low-gain elbow task (2 N·m/rad) on the `default` deviations — dry and viscous
 // friction on every joint, every body's mass, CoM and inertia off — with seeds never used while
 // the controllers were tuned (21–23). The hand-off is the payload link's truth (a perfect

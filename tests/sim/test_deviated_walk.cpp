@@ -1,4 +1,4 @@
-// The slow walk on a robot that is not its URDF (simulation.deviations, issue 14): every body's
+// The slow walk on a robot that is not its URDF (simulation.deviations): every body's
 // mass, CoM and inertia off, friction on every joint (seed 3), 9 steps of 8 cm (duration_scale
 // 0.9) and half a second of standing after the last. The torso is handed on as heft's estimator
 // hands it there: its mass the truth, its shape (centre of mass, inertia) the URDF's — the

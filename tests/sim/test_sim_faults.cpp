@@ -1,6 +1,6 @@
-// The fault matrix's faults in the simulated robot's frames (sim_backend.hpp, SimFault; README.md,
-// "Reliability"): a stuck torque sensor, a saturated F/T cell, an error-frame storm and a clock
-// step, each seen through heft's driver loop reading the simulated buses.
+// The fault matrix's faults in the simulated robot's frames (sim_backend.hpp, SimFault;
+// docs/reliability.md, "Reliability"): a stuck torque sensor, a saturated F/T cell, an error-frame
+// storm and a clock step, each seen through heft's driver loop reading the simulated buses.
 #include <gtest/gtest.h>
 
 #include <cmath>

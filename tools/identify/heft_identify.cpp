@@ -46,7 +46,7 @@ int Convert(const identify::ConvertOptions& o) {
   const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
       cfg.urdf_path, dynamics::ModelOptions{cfg.floating_base, cfg.repair_inertia});
   // The logs in the order given, each bus going forward in time through all of them: merging by
-  // time stamp would hide a damaged log (issue 17), and the replay is per bus anyway.
+  // time stamp would hide a damaged log, and the replay is per bus anyway.
   std::vector<drivers::CandumpRecord> records;
   std::map<std::string, std::pair<std::int64_t, std::string>> last;  // bus → time, "file:line"
   for (const auto& path : o.logs) {

@@ -2,7 +2,7 @@
 // as heftd decodes live traffic (the configuration's joints, F/T cells and scaling), one sample per
 // millisecond of log time.
 //
-// Bounded by the log's content (issue 17): a gap longer than ConvertOptions::max_gap_ns between
+// Bounded by the log's content: a gap longer than ConvertOptions::max_gap_ns between
 // consecutive frames on the configured buses is refused with its line (a damaged time stamp made a
 // two-line log tick through years of milliseconds), so the output holds at most max_gap worth of
 // samples per frame; the streaming overload keeps none of them in memory. A bus going back in time

@@ -39,7 +39,7 @@ struct DeviationMagnitudes {
   double gyro_bias = 0.0;           // rad/s, per axis of the IMU
   double accelerometer_bias = 0.0;  // m/s², per axis of the IMU
 
-  // `ideal`: the URDF exactly (every magnitude 0). `default`: the magnitudes of issue 14 for the
+  // `ideal`: the URDF exactly (every magnitude 0). `default`: the magnitudes chosen for the
   // inertial parameters and plausible ones for a ~90 kg humanoid's friction and sensors
   // (config/README.md says why).
   static DeviationMagnitudes Ideal() { return {}; }
