@@ -5,18 +5,13 @@
 #include <numbers>
 #include <stdexcept>
 
-namespace heft::est {
+namespace heft::estimator {
 
-InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config)
-    : model_(nominal),
-      config_(config),
-      selection_(model_, config.bodies),
-      nv_(model_.nv),
-      n_(10 * static_cast<int>(config.bodies.size())),
-      filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv),
-      gate_(config.gating, model_.nv),
-      calibrator_(model_.nv, config.calibration),
-      measurement_(model_, selection_, config) {
+namespace {
+
+// The configuration's checks that need no link: its sizes, periods and time constants.
+void CheckSettings(const EstimatorConfig& config, const dynamics::Model& model) {
+  const int nv = model.nv;
   if (config.bodies.empty())
     throw std::invalid_argument("estimator.bodies: choose at least one link to estimate");
   if (config.bodies.size() > hal::kMaxEstimatedLinks)
@@ -26,10 +21,9 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
   if (!(config.control_period > 0.0))
     throw std::invalid_argument("estimator.control_period must be > 0");
   if (!config.joint_torque_sigmas.empty() &&
-      static_cast<int>(config.joint_torque_sigmas.size()) != nv_ - (model_.floating_base ? 6 : 0))
+      static_cast<int>(config.joint_torque_sigmas.size()) != nv - (model.floating_base ? 6 : 0))
     throw std::invalid_argument("estimator.joint_torque_sigmas: one value per joint (" +
-                                std::to_string(nv_ - (model_.floating_base ? 6 : 0)) +
-                                ") expected");
+                                std::to_string(nv - (model.floating_base ? 6 : 0)) + ") expected");
   if (!(config.prior_time_constant >= 0.0) || !std::isfinite(config.prior_time_constant))
     throw std::invalid_argument("estimator.prior_time_constant must be >= 0 (0: off)");
   if (!(config.measurement_lowpass >= 0.0) ||
@@ -38,18 +32,17 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
         "estimator.measurement_lowpass must be >= 0 (0: off) and below the control rate's "
         "Nyquist frequency (" +
         std::to_string(0.5 / config.control_period) + " Hz)");
-  if (config.measurement_lowpass > 0.0)
-    lowpass_alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * config.measurement_lowpass *
-                                    config.control_period);
-  if (lowpass_alpha_ > 0.0)
-    lowpass_rejoin_ticks_ =
-        static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - lowpass_alpha_)));
-  initial_sigma_.resize(n_);
-  process_noise_.resize(n_);
-  pull_weight_.resize(n_);
+}
+
+// Each estimated link's prior (estimator.link_priors over the defaults): its initial σ, process
+// noise and pull toward the nominal (weight pull_ticks · dt / τ, 0: off) into the n-vectors;
+// `pull`: whether any link is pulled. Returns each link's parameter frame.
+std::vector<EstimatorConfig::ParameterFrame> ReadLinkPriors(
+    const EstimatorConfig& config, int pull_ticks, Eigen::VectorXd& initial_sigma,
+    Eigen::VectorXd& process_noise, Eigen::VectorXd& pull_weight, bool& pull) {
   std::vector<EstimatorConfig::ParameterFrame> frames;  // per estimated link
   for (int k = 0; k < static_cast<int>(config.bodies.size()); ++k) {
-    dyn::Vector10 sigma = config.initial_sigma, q = config.process_noise;
+    dynamics::Vector10 sigma = config.initial_sigma, q = config.process_noise;
     double tau = config.prior_time_constant;
     EstimatorConfig::ParameterFrame frame = config.parameter_frame;
     int found = 0;
@@ -70,16 +63,61 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
       throw std::invalid_argument("estimator.link_priors: '" + config.bodies[k] +
                                   "': initial_sigma > 0, process_noise >= 0 and "
                                   "prior_time_constant >= 0 (0: off), all finite");
-    initial_sigma_.segment<10>(10 * k) = sigma;
-    process_noise_.segment<10>(10 * k) = q;
-    pull_weight_.segment<10>(10 * k).setConstant(
-        tau > 0.0 ? kPriorPullTicks * config.control_period / tau : 0.0);
-    pull_ = pull_ || tau > 0.0;
+    initial_sigma.segment<10>(10 * k) = sigma;
+    process_noise.segment<10>(10 * k) = q;
+    pull_weight.segment<10>(10 * k).setConstant(tau > 0.0 ? pull_ticks * config.control_period / tau
+                                                          : 0.0);
+    pull = pull || tau > 0.0;
   }
   for (const EstimatorConfig::LinkPrior& lp : config.link_priors)
     if (std::find(config.bodies.begin(), config.bodies.end(), lp.link) == config.bodies.end())
       throw std::invalid_argument("estimator.link_priors: '" + lp.link +
                                   "' is not an estimated link (estimator.bodies)");
+  return frames;
+}
+
+// Every estimated link's nominal parameters must be consistent, with the margin.
+void CheckNominals(const EstimatorConfig& config, const dynamics::RegressorSelection& selection,
+                   const Eigen::VectorXd& nominal) {
+  for (int k = 0; k < selection.size(); ++k) {
+    const dynamics::Vector10 pi = nominal.segment<10>(10 * k);
+    if (!dynamics::IsPhysicallyConsistent(pi, 0.0))
+      throw std::invalid_argument(
+          "estimator.bodies: the nominal parameters of '" + config.bodies[k] +
+          "' are not physically consistent (a massless link cannot be estimated)");
+    // The set-up (plugin_config.hpp, CheckEstimatedNominals) refuses it first, naming the file.
+    if (!dynamics::HasConsistencyMargin(pi))
+      throw std::invalid_argument("estimator.bodies: the nominal parameters of '" +
+                                  config.bodies[k] +
+                                  "' are nearly degenerate (pseudo-inertia's smallest eigenvalue "
+                                  "below 1e-6 of its largest)");
+  }
+}
+
+}  // namespace
+
+InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const EstimatorConfig& config)
+    : model_(nominal),
+      config_(config),
+      selection_(model_, config.bodies),
+      nv_(model_.nv),
+      n_(10 * static_cast<int>(config.bodies.size())),
+      filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv),
+      gate_(config.gating, model_.nv),
+      calibrator_(model_.nv, config.calibration),
+      measurement_(model_, selection_, config) {
+  CheckSettings(config, model_);
+  if (config.measurement_lowpass > 0.0)
+    lowpass_alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * config.measurement_lowpass *
+                                    config.control_period);
+  if (lowpass_alpha_ > 0.0)
+    lowpass_rejoin_ticks_ =
+        static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - lowpass_alpha_)));
+  initial_sigma_.resize(n_);
+  process_noise_.resize(n_);
+  pull_weight_.resize(n_);
+  const std::vector<EstimatorConfig::ParameterFrame> frames =
+      ReadLinkPriors(config, kPriorPullTicks, initial_sigma_, process_noise_, pull_weight_, pull_);
 
   if (config.measurement == MeasurementChoice::kTorqueNullSpace && !model_.floating_base &&
       !config.contact_frames.empty())
@@ -87,19 +125,7 @@ InertialEstimator::InertialEstimator(const dyn::Model& nominal, const EstimatorC
         "estimator.measurement: the null-space model needs a floating base");
 
   nominal_ = selection_.Gather(model_);
-  for (int k = 0; k < selection_.size(); ++k) {
-    const dyn::Vector10 pi = nominal_.segment<10>(10 * k);
-    if (!dyn::IsPhysicallyConsistent(pi, 0.0))
-      throw std::invalid_argument(
-          "estimator.bodies: the nominal parameters of '" + config.bodies[k] +
-          "' are not physically consistent (a massless link cannot be estimated)");
-    // The set-up (plugin_config.hpp, CheckEstimatedNominals) refuses it first, naming the file.
-    if (!dyn::HasConsistencyMargin(pi))
-      throw std::invalid_argument("estimator.bodies: the nominal parameters of '" +
-                                  config.bodies[k] +
-                                  "' are nearly degenerate (pseudo-inertia's smallest eigenvalue "
-                                  "below 1e-6 of its largest)");
-  }
+  CheckNominals(config, selection_, nominal_);
   for (int k = 0; k < selection_.size(); ++k)
     if (frames[k] == EstimatorConfig::ParameterFrame::kCom)
       filter_.SetBodyFrame(k, nominal_.segment<3>(10 * k + 1) / nominal_[10 * k]);
@@ -130,7 +156,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
                                   double inflation) {
   if (pi0.size() != n_ || !Plausible(pi0)) return false;
   for (int k = 0; k < selection_.size(); ++k)
-    if (!dyn::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
+    if (!dynamics::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
   if (!filter_.Reset(pi0, initial_sigma_, cov_pi, inflation)) return false;
   HandedCovariance();
   handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
@@ -148,20 +174,20 @@ TickResult InertialEstimator::HandOn() noexcept {
 
 void InertialEstimator::HandOn(TickResult& res) noexcept {
   // Rate-limited along the segment towards the estimate, only towards targets consistent with the
-  // margin (dyn::kConsistencyMargin). A target that is consistent but thinner (λ_min(J) > 0, below
-  // the margin) is handed moved into it (dyn::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max; counted in
-  // thin_targets); one that is not consistent at all (the baseline KF's) keeps the link's last
-  // handed set, and target_consistent is false (inconsistent_targets). Both ends having the
-  // margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
+  // margin (dynamics::kConsistencyMargin). A target that is consistent but thinner (λ_min(J) > 0,
+  // below the margin) is handed moved into it (dynamics::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max;
+  // counted in thin_targets); one that is not consistent at all (the baseline KF's) keeps the
+  // link's last handed set, and target_consistent is false (inconsistent_targets). Both ends having
+  // the margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
   const Eigen::VectorXd& target = filter_.parameters();
   for (int k = 0; k < selection_.size(); ++k) {
-    dyn::Vector10 t = target.segment<10>(10 * k);
-    if (!dyn::HasConsistencyMargin(t)) {
-      if (!dyn::IsPhysicallyConsistent(t, 0.0)) {
+    dynamics::Vector10 t = target.segment<10>(10 * k);
+    if (!dynamics::HasConsistencyMargin(t)) {
+      if (!dynamics::IsPhysicallyConsistent(t, 0.0)) {
         res.target_consistent = false;
         continue;
       }
-      t = dyn::InflateToMargin(t);
+      t = dynamics::InflateToMargin(t);
       res.target_thin = true;
     }
     const RateLimitResult step =
@@ -393,4 +419,4 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   return res;
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -7,7 +7,7 @@
 
 #include "heft/estimator/inertial_estimator.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 namespace {
 
 // One whitened row's noise variance: its σ², plus on a joint row the torque sensor's scale term
@@ -66,9 +66,81 @@ void ProjectFromBothSides(const Eigen::MatrixXd& v, const Eigen::MatrixXd& t, Ei
   r.bottomRightCorner(rows, rows).noalias() -= u2k * v.leftCols(k).bottomRows(rows).transpose();
 }
 
+// The nominal model's friction (estimator.friction): per entry its joint's v index, F_c and F_v.
+void ReadFriction(const dynamics::Model& model, const EstimatorConfig& config,
+                  std::vector<int>& friction_v, std::vector<double>& friction_coulomb,
+                  std::vector<double>& friction_viscous) {
+  for (const JointFriction& f : config.friction) {
+    int v = -1;
+    for (const dynamics::Body& b : model.bodies)
+      if (b.joint.type != dynamics::JointType::kFree && b.joint.name == f.joint) v = b.v_index;
+    if (v < 0)
+      throw std::invalid_argument("estimator.friction: '" + f.joint +
+                                  "' is not a 1-DoF joint of the model");
+    if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
+      throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
+    friction_v.push_back(v);
+    friction_coulomb.push_back(f.coulomb);
+    friction_viscous.push_back(f.viscous);
+  }
+}
+
+// The F/T cells' noise (estimator.noise.ft) per contact frame; `ft_noise`: whether any is > 0.
+void ReadFtNoise(const EstimatorConfig& config, std::vector<double>& ft_force_sigma,
+                 std::vector<double>& ft_moment_sigma, bool& ft_noise) {
+  for (const FtNoise& n : config.ft_noise) {
+    const auto it = std::find(config.contact_frames.begin(), config.contact_frames.end(), n.frame);
+    if (it == config.contact_frames.end())
+      throw std::invalid_argument("estimator.noise.ft: '" + n.frame +
+                                  "' is not a force/torque cell frame");
+    if (!(n.force >= 0.0) || !(n.moment >= 0.0))
+      throw std::invalid_argument("estimator.noise.ft: noise of '" + n.frame + "' must be >= 0");
+    const auto k = static_cast<std::size_t>(it - config.contact_frames.begin());
+    ft_force_sigma[k] = n.force;
+    ft_moment_sigma[k] = n.moment;
+    ft_noise = ft_noise || n.force > 0.0 || n.moment > 0.0;
+  }
+}
+
+// Each row's σ: the base's force and torque rows, then the joints' (one for all, or per joint).
+void ReadRowSigmas(const dynamics::Model& model, const EstimatorConfig& config,
+                   Eigen::VectorXd& row_sigma) {
+  const int nv = model.nv;
+  row_sigma.resize(nv);
+  const int first_joint = model.floating_base ? 6 : 0;
+  if (model.floating_base) {
+    row_sigma.head<3>().setConstant(config.base_force_sigma);
+    row_sigma.segment<3>(3).setConstant(config.base_torque_sigma);
+  }
+  for (int i = first_joint; i < nv; ++i)
+    row_sigma[i] = config.joint_torque_sigmas.empty() ? config.joint_torque_sigma
+                                                      : config.joint_torque_sigmas[i - first_joint];
+  if ((row_sigma.array() <= 0.0).any())
+    throw std::invalid_argument("estimator: noise sigmas must be > 0");
+}
+
+// The null-space measurement's factorisations, one per number of contacts c = 0 … nc, sized once.
+void SizeNullSpaceFactorisations(int nv, int nc, std::vector<Eigen::MatrixXd>& jct,
+                                 std::vector<Eigen::HouseholderQR<Eigen::MatrixXd>>& qr,
+                                 std::vector<Eigen::LLT<Eigen::MatrixXd>>& rllt) {
+  // Reserved first: Eigen's decompositions must not be copied before they have computed something
+  // (their status member is uninitialised until then).
+  jct.reserve(nc + 1);
+  qr.reserve(nc + 1);
+  rllt.reserve(nc + 1);
+  for (int c = 0; c <= nc; ++c) {
+    const int rows = std::max(nv - 6 * c, 1);
+    jct.emplace_back(Eigen::MatrixXd::Zero(nv, std::max(6 * c, 1)));
+    qr.emplace_back(nv, std::max(6 * c, 1));
+    rllt.emplace_back(rows);
+    rllt.back().compute(Eigen::MatrixXd::Identity(rows, rows));
+  }
+}
+
 }  // namespace
 
-Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection& selection,
+Measurement::Measurement(const dynamics::Model& model,
+                         const dynamics::RegressorSelection& selection,
                          const EstimatorConfig& config)
     : model_(model),
       selection_(selection),
@@ -80,52 +152,18 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
     contact_frames_.push_back(model_.frame_index(frame));
   if (!(config.friction_epsilon > 0.0))
     throw std::invalid_argument("estimator: friction epsilon must be > 0");
-  for (const JointFriction& f : config.friction) {
-    int v = -1;
-    for (const dyn::Body& b : model_.bodies)
-      if (b.joint.type != dyn::JointType::kFree && b.joint.name == f.joint) v = b.v_index;
-    if (v < 0)
-      throw std::invalid_argument("estimator.friction: '" + f.joint +
-                                  "' is not a 1-DoF joint of the model");
-    if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
-      throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
-    friction_v_.push_back(v);
-    friction_coulomb_.push_back(f.coulomb);
-    friction_viscous_.push_back(f.viscous);
-  }
+  ReadFriction(model_, config, friction_v_, friction_coulomb_, friction_viscous_);
   stiction_width_.assign(friction_v_.size(), 0.0);
   dropped_.assign(friction_v_.size(), 0);
   stiction_band_ = config.stiction_band;
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
-  for (const FtNoise& n : config.ft_noise) {
-    const auto it = std::find(config.contact_frames.begin(), config.contact_frames.end(), n.frame);
-    if (it == config.contact_frames.end())
-      throw std::invalid_argument("estimator.noise.ft: '" + n.frame +
-                                  "' is not a force/torque cell frame");
-    if (!(n.force >= 0.0) || !(n.moment >= 0.0))
-      throw std::invalid_argument("estimator.noise.ft: noise of '" + n.frame + "' must be >= 0");
-    const auto k = static_cast<std::size_t>(it - config.contact_frames.begin());
-    ft_force_sigma_[k] = n.force;
-    ft_moment_sigma_[k] = n.moment;
-    ft_noise_ = ft_noise_ || n.force > 0.0 || n.moment > 0.0;
-  }
-  row_sigma_.resize(nv_);
-  const int first_joint = model_.floating_base ? 6 : 0;
-  if (model_.floating_base) {
-    row_sigma_.head<3>().setConstant(config.base_force_sigma);
-    row_sigma_.segment<3>(3).setConstant(config.base_torque_sigma);
-  }
-  for (int i = first_joint; i < nv_; ++i)
-    row_sigma_[i] = config.joint_torque_sigmas.empty()
-                        ? config.joint_torque_sigma
-                        : config.joint_torque_sigmas[i - first_joint];
-  if ((row_sigma_.array() <= 0.0).any())
-    throw std::invalid_argument("estimator: noise sigmas must be > 0");
+  ReadFtNoise(config, ft_force_sigma_, ft_moment_sigma_, ft_noise_);
+  ReadRowSigmas(model_, config, row_sigma_);
   if (!(config.joint_torque_scale >= 0.0 && config.joint_torque_scale < 1.0))
     throw std::invalid_argument("estimator: joint_torque_scale must be in [0, 1)");
   torque_scale_ = config.joint_torque_scale;
-  first_joint_ = first_joint;
+  first_joint_ = model_.floating_base ? 6 : 0;
 
   Y_.resize(nv_, n_);
   H_.resize(nv_, n_);
@@ -160,25 +198,13 @@ Measurement::Measurement(const dyn::Model& model, const dyn::RegressorSelection&
   wy_u_.setZero(nv_, k_max);
   wy_u2_.setZero(nv_, k_max);
   ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
-  const int nc = static_cast<int>(contact_frames_.size());
-  // Reserved first: Eigen's decompositions must not be copied before they have computed something
-  // (their status member is uninitialised until then).
-  jct_.reserve(nc + 1);
-  qr_.reserve(nc + 1);
-  rllt_.reserve(nc + 1);
-  for (int c = 0; c <= nc; ++c) {
-    const int rows = std::max(nv_ - 6 * c, 1);
-    jct_.emplace_back(Eigen::MatrixXd::Zero(nv_, std::max(6 * c, 1)));
-    qr_.emplace_back(nv_, std::max(6 * c, 1));
-    rllt_.emplace_back(rows);
-    rllt_.back().compute(Eigen::MatrixXd::Identity(rows, rows));
-  }
+  SizeNullSpaceFactorisations(nv_, static_cast<int>(contact_frames_.size()), jct_, qr_, rllt_);
 }
 
 void Measurement::Residual(const TickInput& in) noexcept {
   dropped_rows_ = 0;  // StictionBand sets dropped_ anew when it runs
   // Y_est and τ_nom (the nominal model of every other link, and its friction), r = τ_obs − τ_nom.
-  dyn::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
+  dynamics::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
   // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
     const double qd = in.v[friction_v_[j]];
@@ -222,7 +248,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
                              const Eigen::VectorXd* estimate) noexcept {
   Residual(in);
   if (!contact_frames_.empty()) {
-    dyn::ContactTerm(model_, ws_, contact_frames_, in.wrenches, contact_);
+    dynamics::ContactTerm(model_, ws_, contact_frames_, in.wrenches, contact_);
     r_ += contact_;
   }
   if (bias != nullptr) r_ -= *bias;
@@ -235,10 +261,10 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     SetRowVariances(in.tau);
     AddAccelerationNoise(in.q);
     if (ft_noise_ && !contact_frames_.empty()) {
-      dyn::ForwardKinematics(model_, ws_, in.q);
+      dynamics::ForwardKinematics(model_, ws_, in.q);
       for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
         if (ft_force_sigma_[k] <= 0.0 && ft_moment_sigma_[k] <= 0.0) continue;
-        dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
+        dynamics::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
         jac_.topRows<3>() *= ft_force_sigma_[k];
         jac_.bottomRows<3>() *= ft_moment_sigma_[k];
         rfull_.selfadjointView<Eigen::Lower>().rankUpdate(jac_.transpose());
@@ -273,7 +299,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   Residual(in);
   if (bias != nullptr) r_ -= *bias;
   if (estimate != nullptr) StictionBand(*estimate);
-  dyn::ForwardKinematics(model_, ws_, in.q);
+  dynamics::ForwardKinematics(model_, ws_, in.q);
   // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
   int c = 0;
   for (std::size_t k = 0; k < contact_frames_.size(); ++k)
@@ -281,7 +307,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   int column = 0;
   for (std::size_t k = 0; k < contact_frames_.size() && c > 0; ++k) {
     if (!(k < in.in_contact.size() && in.in_contact[k])) continue;
-    dyn::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
+    dynamics::FrameJacobian(model_, ws_, contact_frames_[k], jac_);
     jct_[c].middleCols<6>(6 * column) = jac_.transpose();
     ++column;
   }
@@ -339,9 +365,9 @@ void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& 
   if (!acceleration_noise_) return;
   // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a), both triangles (the null-space path projects the
   // whole matrix from both sides).
-  dyn::Crba(model_, ws_, q, mass_);
+  dynamics::Crba(model_, ws_, q, mass_);
   mass_scaled_.noalias() = mass_ * acceleration_sigma_.asDiagonal();
   rfull_.noalias() += mass_scaled_ * mass_scaled_.transpose();
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -3,9 +3,79 @@
 #include <Eigen/Geometry>
 #include <stdexcept>
 
-namespace heft::est {
+namespace heft::estimator {
 
-SampleMapping::SampleMapping(const dyn::Model& model, const SampleMappingConfig& config)
+namespace {
+
+// Whether the three samples' base state is usable for `mode`; sets `from_imu` (the base's linear
+// acceleration from the middle sample's specific force).
+bool BaseUsable(const hal::RobotStateSample& newest, const hal::RobotStateSample& mid,
+                const hal::RobotStateSample& oldest, BaseAcceleration mode,
+                bool& from_imu) noexcept {
+  const hal::BaseSample& b = mid.base;
+  bool ok = true;
+  for (const hal::RobotStateSample* s : {&newest, &mid, &oldest})
+    ok = ok && s->has_base && s->base.health.ok();
+  const bool velocity =
+      newest.base.has_linear_velocity && b.has_linear_velocity && oldest.base.has_linear_velocity;
+  switch (mode) {
+    case BaseAcceleration::kAuto:
+      from_imu = b.has_specific_force;
+      ok = ok && (from_imu || velocity);
+      break;
+    case BaseAcceleration::kImu:
+      from_imu = true;
+      ok = ok && b.has_specific_force;
+      break;
+    case BaseAcceleration::kVelocity:
+      ok = ok && velocity;
+      break;
+  }
+  return ok;
+}
+
+// The base's rows of q: its position (0 without one) and its orientation as a unit quaternion;
+// false when the quaternion is zero.
+bool BasePose(const hal::BaseSample& b, Eigen::VectorXd& q) noexcept {
+  if (b.has_linear_velocity)
+    q.head<3>() << b.position[0], b.position[1], b.position[2];
+  else
+    q.head<3>().setZero();
+  Eigen::Vector4d quat(b.orientation[0], b.orientation[1], b.orientation[2], b.orientation[3]);
+  const double norm = quat.norm();
+  const bool ok = norm > 0.0;
+  if (ok) quat /= norm;
+  q.segment<4>(3) = quat;
+  return ok;
+}
+
+// The base's rows of v from a sample. With the IMU the linear velocity is 0 in all three samples,
+// so its difference is 0 too.
+void BaseVelocity(const hal::BaseSample& s, bool imu, Eigen::Ref<Eigen::VectorXd> out) noexcept {
+  if (imu)
+    out.head<3>().setZero();
+  else
+    out.head<3>() << s.linear_velocity[0], s.linear_velocity[1], s.linear_velocity[2];
+  out.tail<3>() << s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2];
+}
+
+// The classical acceleration of the base origin from the specific force at S (see the header),
+// into a's linear rows; a's angular rows hold ω̇ already.
+void ImuBaseAcceleration(const hal::BaseSample& b, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& v, const Eigen::Vector3d& gravity,
+                         Eigen::VectorXd& a) noexcept {
+  const Eigen::Vector3d f_B(b.specific_force[0], b.specific_force[1], b.specific_force[2]);
+  const Eigen::Vector3d p_BS(b.specific_force_point[0], b.specific_force_point[1],
+                             b.specific_force_point[2]);
+  const Eigen::Vector3d w = v.segment<3>(3);
+  const Eigen::Vector3d w_dot = a.segment<3>(3);
+  const Eigen::Matrix3d R_WB = Eigen::Quaterniond(q[3], q[4], q[5], q[6]).toRotationMatrix();
+  a.head<3>() = R_WB * (f_B - w_dot.cross(p_BS) - w.cross(w.cross(p_BS))) + gravity;
+}
+
+}  // namespace
+
+SampleMapping::SampleMapping(const dynamics::Model& model, const SampleMappingConfig& config)
     : model_(&model), config_(config), h_(config.difference_samples) {
   if (h_ < 1 || 2 * h_ + 1 > 64)
     throw std::invalid_argument("difference_samples must be within 1..31 (got " +
@@ -20,22 +90,22 @@ SampleMapping::SampleMapping(const dyn::Model& model, const SampleMappingConfig&
   for (const std::string& name : config.joints) {
     const int b =
         model.joint_body_index(name);  // throws naming the unknown joint and the known ones
-    if (model.bodies[b].joint.type == dyn::JointType::kFree)
+    if (model.bodies[b].joint.type == dynamics::JointType::kFree)
       throw std::invalid_argument("joint '" + name +
                                   "' is the floating base: it comes from the base state");
     if (seen[b]++) throw std::invalid_argument("joint '" + name + "' is mapped twice");
     slot_q_.push_back(model.bodies[b].q_index);
     slot_v_.push_back(model.bodies[b].v_index);
   }
-  for (const dyn::Body& b : model.bodies) {
-    if (b.joint.type != dyn::JointType::kFree && !seen[&b - model.bodies.data()])
+  for (const dynamics::Body& b : model.bodies) {
+    if (b.joint.type != dynamics::JointType::kFree && !seen[&b - model.bodies.data()])
       throw std::invalid_argument("joint '" + b.joint.name +
                                   "' of the model has no sensor mapping");
   }
   for (const std::string& frame : config.wrench_frames) (void)model.frame_index(frame);
   q_ = Eigen::VectorXd::Zero(model.nq);
   v_ = v_old_ = v_new_ = a_ = tau_ = Eigen::VectorXd::Zero(model.nv);
-  wrenches_.assign(config.wrench_frames.size(), dyn::Vector6::Zero());
+  wrenches_.assign(config.wrench_frames.size(), dynamics::Vector6::Zero());
   wrench_valid_.assign(config.wrench_frames.size(), 0);
   in_contact_.assign(config.wrench_frames.size(), 1);
 }
@@ -61,49 +131,12 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
   const bool floating = model_->floating_base;
   base_from_imu_ = false;
   if (floating) {
-    const hal::BaseSample& b = mid.base;
-    bool ok = true;
-    for (const hal::RobotStateSample* s : {&newest, &mid, &oldest})
-      ok = ok && s->has_base && s->base.health.ok();
-    const bool velocity =
-        newest.base.has_linear_velocity && b.has_linear_velocity && oldest.base.has_linear_velocity;
-    switch (config_.base_acceleration) {
-      case BaseAcceleration::kAuto:
-        base_from_imu_ = b.has_specific_force;
-        ok = ok && (base_from_imu_ || velocity);
-        break;
-      case BaseAcceleration::kImu:
-        base_from_imu_ = true;
-        ok = ok && b.has_specific_force;
-        break;
-      case BaseAcceleration::kVelocity:
-        ok = ok && velocity;
-        break;
-    }
-    if (!ok) hold |= kHoldBase;
-    if (b.has_linear_velocity)
-      q_.head<3>() << b.position[0], b.position[1], b.position[2];
-    else
-      q_.head<3>().setZero();
-    Eigen::Vector4d quat(b.orientation[0], b.orientation[1], b.orientation[2], b.orientation[3]);
-    const double norm = quat.norm();
-    if (norm > 0.0)
-      quat /= norm;
-    else
+    if (!BaseUsable(newest, mid, oldest, config_.base_acceleration, base_from_imu_))
       hold |= kHoldBase;
-    q_.segment<4>(3) = quat;
-    const bool imu = base_from_imu_;
-    auto base_v = [imu](const hal::BaseSample& s, Eigen::Ref<Eigen::VectorXd> out) {
-      // With the IMU the linear velocity is 0 in all three, so its difference is 0 too.
-      if (imu)
-        out.head<3>().setZero();
-      else
-        out.head<3>() << s.linear_velocity[0], s.linear_velocity[1], s.linear_velocity[2];
-      out.tail<3>() << s.angular_velocity[0], s.angular_velocity[1], s.angular_velocity[2];
-    };
-    base_v(mid.base, v_.head<6>());
-    base_v(newest.base, v_new_.head<6>());
-    base_v(oldest.base, v_old_.head<6>());
+    if (!BasePose(mid.base, q_)) hold |= kHoldBase;
+    BaseVelocity(mid.base, base_from_imu_, v_.head<6>());
+    BaseVelocity(newest.base, base_from_imu_, v_new_.head<6>());
+    BaseVelocity(oldest.base, base_from_imu_, v_old_.head<6>());
     tau_.head<6>().setZero();  // no actuator on the floating base
   }
   for (int i = 0; i < nj; ++i) {
@@ -118,17 +151,7 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
     tau_[slot_v_[i]] = jm.torque;
   }
   a_ = (v_new_ - v_old_) / dt;
-  if (base_from_imu_) {
-    // Classical acceleration of the base origin from the specific force at S (see the header).
-    const hal::BaseSample& b = mid.base;
-    const Eigen::Vector3d f_B(b.specific_force[0], b.specific_force[1], b.specific_force[2]);
-    const Eigen::Vector3d p_BS(b.specific_force_point[0], b.specific_force_point[1],
-                               b.specific_force_point[2]);
-    const Eigen::Vector3d w = v_.segment<3>(3);
-    const Eigen::Vector3d w_dot = a_.segment<3>(3);
-    const Eigen::Matrix3d R_WB = Eigen::Quaterniond(q_[3], q_[4], q_[5], q_[6]).toRotationMatrix();
-    a_.head<3>() = R_WB * (f_B - w_dot.cross(p_BS) - w.cross(w.cross(p_BS))) + model_->gravity;
-  }
+  if (base_from_imu_) ImuBaseAcceleration(mid.base, q_, v_, model_->gravity, a_);
   for (std::size_t k = 0; k < wrenches_.size(); ++k) {
     const hal::WrenchSample& w = mid.wrenches[k];
     wrench_valid_[k] = k < mid.num_wrenches && w.health.ok();
@@ -142,4 +165,4 @@ std::uint32_t SampleMapping::Assemble(const hal::RobotStateSample& newest,
   return hold;
 }
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -10,7 +10,7 @@
 
 #include "heft/hal/enum_name.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 namespace {
 
@@ -28,13 +28,13 @@ double FrictionSign(double v) noexcept {
   return std::tanh(v / 0.01);
 }
 
-Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bodies, bool friction,
-                    bool offsets) {
+Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
+                    bool friction, bool offsets) {
   std::vector<std::string> chosen = bodies;
   if (chosen.empty())
-    for (const dyn::Body& b : model.bodies) chosen.push_back(b.name);
+    for (const dynamics::Body& b : model.bodies) chosen.push_back(b.name);
   Problem p{&model,
-            dyn::RegressorSelection(model, chosen),
+            dynamics::RegressorSelection(model, chosen),
             friction,
             offsets,
             Problem::kSlidingSpeed,
@@ -47,8 +47,8 @@ Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bod
     for (const char* s : kPi) p.names.push_back(model.bodies[b].name + "." + s);
   // Joints in v order.
   std::vector<std::pair<int, std::string>> joints;
-  for (const dyn::Body& b : model.bodies)
-    if (b.joint.type != dyn::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
+  for (const dynamics::Body& b : model.bodies)
+    if (b.joint.type != dynamics::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
   std::sort(joints.begin(), joints.end());
   if (friction || offsets)
     for (const auto& [vi, name] : joints) p.joint_v.push_back(vi);
@@ -66,21 +66,21 @@ Problem MakeProblem(const dyn::Model& model, const std::vector<std::string>& bod
 namespace {
 
 // Generalized force of each unit wrench component of each F/T cell: columns of G (nv × 6W).
-void ContactMap(const dyn::Model& model, dyn::Workspace& ws, const std::vector<int>& frames,
-                Eigen::MatrixXd& G) {
+void ContactMap(const dynamics::Model& model, dynamics::Workspace& ws,
+                const std::vector<int>& frames, Eigen::MatrixXd& G) {
   const int nw = static_cast<int>(frames.size());
   G.resize(model.nv, 6 * nw);
-  std::vector<dyn::Vector6> unit(nw, dyn::Vector6::Zero());
+  std::vector<dynamics::Vector6> unit(nw, dynamics::Vector6::Zero());
   Eigen::VectorXd out(model.nv);
   for (int c = 0; c < 6 * nw; ++c) {
     unit[c / 6][c % 6] = 1.0;
-    dyn::ContactTerm(model, ws, frames, unit, out);
+    dynamics::ContactTerm(model, ws, frames, unit, out);
     G.col(c) = out;
     unit[c / 6][c % 6] = 0.0;
   }
 }
 
-Eigen::VectorXd StackWrenches(const std::vector<dyn::Vector6>& w) {
+Eigen::VectorXd StackWrenches(const std::vector<dynamics::Vector6>& w) {
   Eigen::VectorXd out(6 * w.size());
   for (std::size_t i = 0; i < w.size(); ++i) out.segment<6>(6 * i) = w[i];
   return out;
@@ -108,16 +108,84 @@ std::vector<unsigned char> ViscousSeparable(const Problem& problem, const Datase
   return separable;
 }
 
+// A sample's regressor K = [Y, friction columns (sliding joints), offset columns] (nv × n).
+void FillRegressor(const Problem& problem, const Sample& s,
+                   const std::vector<unsigned char>& viscous, const Eigen::MatrixXd& Y,
+                   Eigen::MatrixXd& K) {
+  const int ni = problem.inertial_size();
+  K.setZero();
+  K.leftCols(ni) = Y;
+  const int nj = problem.joints();
+  for (int j = 0; j < nj && problem.friction; ++j) {
+    const int vi = problem.joint_v[j];
+    if (!problem.Slides(s.v[vi])) continue;  // held or creeping
+    K(vi, ni + j) = FrictionSign(s.v[vi]);
+    if (viscous[j]) K(vi, ni + nj + j) = s.v[vi];
+  }
+  for (int j = 0; j < nj && problem.offsets; ++j)
+    K(problem.joint_v[j], problem.offset_begin() + j) = 1.0;
+}
+
+// The joint-torque sensors' covariance of a sample's rows (nv × nv; the base rows 0).
+Eigen::MatrixXd JointTorqueCovariance(const dynamics::Model& model, const NoiseModel& noise) {
+  const int nv = model.nv;
+  Eigen::MatrixXd Sigma = Eigen::MatrixXd::Zero(nv, nv);
+  const int base = model.floating_base ? 6 : 0;
+  for (int i = base; i < nv; ++i) Sigma(i, i) = noise.joint_torque * noise.joint_torque;
+  return Sigma;
+}
+
+// The null-space method's rows of a sample: V spans the complement of the contacts' Jacobians
+// (none near a contact change; every row without contact). Jc and Jf are workspaces.
+void NullSpaceRows(const dynamics::Model& model, dynamics::Workspace& ws,
+                   const std::vector<int>& frames, const Sample& s, Eigen::MatrixXd& Jc,
+                   dynamics::Matrix6X& Jf, Eigen::MatrixXd& V) {
+  const int nv = model.nv;
+  const int nw = static_cast<int>(frames.size());
+  if (s.near_contact_switch) {
+    V.resize(nv, 0);
+    return;
+  }
+  int nc = 0;
+  for (int c = 0; c < nw; ++c) nc += s.contact[c];
+  if (nc == 0) {
+    V = Eigen::MatrixXd::Identity(nv, nv);
+    return;
+  }
+  dynamics::ForwardKinematics(model, ws, s.q);
+  Jc.resize(nv, 6 * nc);
+  for (int c = 0, k = 0; c < nw; ++c) {
+    if (!s.contact[c]) continue;
+    dynamics::FrameJacobian(model, ws, frames[c], Jf);
+    Jc.middleCols(6 * k++, 6) = Jf.transpose();
+  }
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Jc);
+  qr.setThreshold(1e-9);
+  const int r = static_cast<int>(qr.rank());
+  const Eigen::MatrixXd Q = qr.householderQ();
+  V = Q.rightCols(nv - r);
+}
+
+// The floating base's sensor test: whether the rows V keep all six base directions.
+void BaseSensorTest(const Eigen::MatrixXd& V, NormalEquations& ne) {
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(V.topRows(6));
+  const auto& sv = svd.singularValues();
+  int rank = 0;
+  for (int i = 0; i < sv.size(); ++i) rank += sv[i] > 1e-6 ? 1 : 0;
+  if (rank < 6) ++ne.sensor_test_failures;
+  ne.min_base_rank = std::min(ne.min_base_rank, rank);
+}
+
 }  // namespace
 
 NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
                            const NoiseModel& noise, const ProgressFn& progress) {
-  const dyn::Model& model = *problem.model;
+  const dynamics::Model& model = *problem.model;
   if (method == Method::kContactOnly && !model.floating_base)
     throw std::invalid_argument("contact-force-only identification needs a floating base");
   const int nv = model.nv, n = problem.size(), ni = problem.inertial_size();
   const int nw = static_cast<int>(data.frames.size());
-  dyn::Workspace ws(model);
+  dynamics::Workspace ws(model);
   NormalEquations ne;
   ne.A = Eigen::MatrixXd::Zero(n, n);
   ne.b = Eigen::VectorXd::Zero(n);
@@ -136,7 +204,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   Eigen::VectorXd tau_nom(nv), f(nv);
   Eigen::VectorXd sig_lambda(6 * nw);
   for (int i = 0; i < 6 * nw; ++i) sig_lambda[i] = i % 6 < 3 ? noise.force : noise.moment;
-  dyn::Matrix6X Jf(6, nv);
+  dynamics::Matrix6X Jf(6, nv);
   const std::vector<unsigned char> viscous =
       problem.friction ? ViscousSeparable(problem, data) : std::vector<unsigned char>{};
   const std::size_t total = data.samples.size();
@@ -144,23 +212,11 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   for (const Sample& s : data.samples) {
     if (progress && done % 256 == 0) progress(done, total);
     ++done;
-    dyn::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
-    K.setZero();
-    K.leftCols(ni) = Y;
-    const int nj = problem.joints();
-    for (int j = 0; j < nj && problem.friction; ++j) {
-      const int vi = problem.joint_v[j];
-      if (!problem.Slides(s.v[vi])) continue;  // held or creeping
-      K(vi, ni + j) = FrictionSign(s.v[vi]);
-      if (viscous[j]) K(vi, ni + nj + j) = s.v[vi];
-    }
-    for (int j = 0; j < nj && problem.offsets; ++j)
-      K(problem.joint_v[j], problem.offset_begin() + j) = 1.0;
+    dynamics::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
+    FillRegressor(problem, s, viscous, Y, K);
     ContactMap(model, ws, data.frames, G);
     const Eigen::VectorXd lambda = StackWrenches(s.wrenches);
-    Eigen::MatrixXd Sigma = Eigen::MatrixXd::Zero(nv, nv);
-    const int base = model.floating_base ? 6 : 0;
-    for (int i = base; i < nv; ++i) Sigma(i, i) = noise.joint_torque * noise.joint_torque;
+    Eigen::MatrixXd Sigma = JointTorqueCovariance(model, noise);
     const Eigen::MatrixXd Sigma_lambda =
         G * sig_lambda.array().square().matrix().asDiagonal() * G.transpose();
     f = s.tau - tau_nom;
@@ -175,45 +231,16 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
         f += G * lambda;
         Sigma = Sigma_lambda;
         break;
-      case Method::kNullSpace: {
-        if (s.near_contact_switch) {
-          V.resize(nv, 0);
-          break;
-        }
-        int nc = 0;
-        for (int c = 0; c < nw; ++c) nc += s.contact[c];
-        if (nc == 0) {
-          V = Eigen::MatrixXd::Identity(nv, nv);
-          break;
-        }
-        dyn::ForwardKinematics(model, ws, s.q);
-        Jc.resize(nv, 6 * nc);
-        for (int c = 0, k = 0; c < nw; ++c) {
-          if (!s.contact[c]) continue;
-          dyn::FrameJacobian(model, ws, data.frames[c], Jf);
-          Jc.middleCols(6 * k++, 6) = Jf.transpose();
-        }
-        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Jc);
-        qr.setThreshold(1e-9);
-        const int r = static_cast<int>(qr.rank());
-        const Eigen::MatrixXd Q = qr.householderQ();
-        V = Q.rightCols(nv - r);
+      case Method::kNullSpace:
+        NullSpaceRows(model, ws, data.frames, s, Jc, Jf, V);
         break;
-      }
     }
     const int m = static_cast<int>(V.cols());
     if (m == 0) {
       ++ne.samples_skipped;
       continue;
     }
-    if (model.floating_base) {
-      Eigen::JacobiSVD<Eigen::MatrixXd> svd(V.topRows(6));
-      const auto& sv = svd.singularValues();
-      int rank = 0;
-      for (int i = 0; i < sv.size(); ++i) rank += sv[i] > 1e-6 ? 1 : 0;
-      if (rank < 6) ++ne.sensor_test_failures;
-      ne.min_base_rank = std::min(ne.min_base_rank, rank);
-    }
+    if (model.floating_base) BaseSensorTest(V, ne);
     Eigen::MatrixXd cov = V.transpose() * Sigma * V;
     cov.diagonal().array() += noise.floor * noise.floor;
     const Eigen::LLT<Eigen::MatrixXd> llt(cov);
@@ -230,7 +257,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
   return ne;
 }
 
-std::string MethodUnavailable(const std::string& method, const dyn::Model& model,
+std::string MethodUnavailable(const std::string& method, const dynamics::Model& model,
                               const Dataset& data) {
   if (method != "contact" && method != "nullspace") return "";
   if (!model.floating_base)
@@ -242,7 +269,7 @@ std::string MethodUnavailable(const std::string& method, const dyn::Model& model
   return "";
 }
 
-MethodPlan DefaultMethods(const dyn::Model& model, const Dataset& data) {
+MethodPlan DefaultMethods(const dynamics::Model& model, const Dataset& data) {
   MethodPlan plan;
   if (MethodUnavailable("contact", model, data).empty()) {
     plan.methods = {"wls", "contact", "nullspace", "sdp"};
@@ -264,7 +291,7 @@ Eigen::VectorXd PriorScale(const Problem& problem) {
   Eigen::VectorXd s(problem.size());
   const int ni = problem.inertial_size();
   for (int b = 0; b < problem.selection.size(); ++b) {
-    const dyn::Vector10 pi = problem.prior.segment<10>(10 * b);
+    const dynamics::Vector10 pi = problem.prior.segment<10>(10 * b);
     const double m = std::abs(pi[0]);
     s[10 * b] = 0.2 * m + 0.1;
     for (int k = 1; k < 4; ++k) s[10 * b + k] = 0.2 * pi.segment<3>(1).norm() + 0.02 * m + 1e-3;
@@ -320,17 +347,17 @@ LeastSquaresResult SolveLeastSquares(const NormalEquations& ne, const Problem& p
   return out;
 }
 
-dyn::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x) {
-  dyn::Model m = *problem.model;
+dynamics::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x) {
+  dynamics::Model m = *problem.model;
   problem.selection.Scatter(m, x.head(problem.inertial_size()));
   return m;
 }
 
-void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspace& ws,
+void PredictSample(const Problem& problem, const dynamics::Model& model, dynamics::Workspace& ws,
                    std::span<const int> frames, const Sample& s, const Eigen::VectorXd& x,
                    Eigen::VectorXd& tau, Eigen::VectorXd& contact) {
-  dyn::Rnea(model, ws, s.q, s.v, s.a, tau);
-  dyn::ContactTerm(model, ws, frames, s.wrenches, contact);
+  dynamics::Rnea(model, ws, s.q, s.v, s.a, tau);
+  dynamics::ContactTerm(model, ws, frames, s.wrenches, contact);
   tau -= contact;
   const int ni = problem.inertial_size(), nj = problem.joints();
   for (int j = 0; j < nj && problem.friction; ++j) {
@@ -342,8 +369,8 @@ void PredictSample(const Problem& problem, const dyn::Model& model, dyn::Workspa
 }
 
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x) {
-  const dyn::Model m = WithParameters(problem, x);
-  dyn::Workspace ws(m);
+  const dynamics::Model m = WithParameters(problem, x);
+  dynamics::Workspace ws(m);
   const int nv = m.nv;
   const int base = m.floating_base ? 6 : 0;
   Eigen::VectorXd tau(nv), contact(nv);
@@ -367,4 +394,4 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   return p;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

@@ -5,7 +5,7 @@
 
 #include "heft/identification/pipeline.hpp"
 
-namespace heft::ident {
+namespace heft::identification {
 
 namespace {
 
@@ -19,27 +19,30 @@ namespace {
   if (n > 0) out.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
 }
 
-std::string SensorVerdict(const dyn::Model& model, const IdentifiabilityRow& row) {
+std::string SensorVerdict(const dynamics::Model& model, const IdentifiabilityRow& row) {
   if (!model.floating_base) return "n/a (fixed base)";
   if (row.sensor_test_failures == 0) return "rank 6: ok";
   return "FAILS " + std::to_string(row.sensor_test_failures) + "/" + std::to_string(row.samples) +
          " (rank " + std::to_string(row.min_base_rank) + ")";
 }
 
-}  // namespace
-
-std::string FormatReport(const IdentificationReport& r) {
-  const dyn::Model& model = *r.model;
+// The identifiability table: one row per least-squares method that finished.
+void AppendIdentifiability(std::string& s, const IdentificationReport& r) {
+  const dynamics::Model& model = *r.model;
   const Problem& problem = r.problem;
-  std::string s;
   Append(s, "\n== Identifiability (stacked regressor, column-scaled) ==\n");
   Append(s, "%-10s %9s %6s %10s %11s %14s\n", "method", "unknowns", "rank", "condition",
          "identified", "sensor test");
   for (const IdentifiabilityRow& row : r.identifiability)
     Append(s, "%-10s %9d %6d %10.3g %11d %14s\n", row.method.c_str(), problem.size(), row.rank,
            row.condition, row.identified, SensorVerdict(model, row).c_str());
+}
 
-  // Per-body identifiability of the first result (the fullest sensing run).
+// Per-body identifiability of the first result (the fullest sensing run), and what the motion
+// leaves unexcited.
+void AppendPerBody(std::string& s, const IdentificationReport& r) {
+  const dynamics::Model& model = *r.model;
+  const Problem& problem = r.problem;
   const MethodResult& ref = r.results.front();
   Append(s, "\nPer body (%s): unknowns identified alone (sigma < 10 %% of plausible size) of 10\n",
          ref.name.c_str());
@@ -61,8 +64,8 @@ std::string FormatReport(const IdentificationReport& r) {
   }
   s += "  (first moment: its components in the identified subspace, share >= 0.5; '.' = kept near "
        "the URDF's.\n   Where the mass is not identified, the CoM h/m carries the URDF mass's "
-       "relative error;\n   along a '.' component it is the URDF's CoM. README: \"Why the torso's "
-       "CoM is not identified\".)\n";
+       "relative error;\n   along a '.' component it is the URDF's CoM. docs/imperfect-robot.md, "
+       "\"Why the torso's CoM is not identified to 1 cm\".)\n";
   if (!weak.empty())
     s += "WARNING: the motion does not excite any parameter of: " + weak +
          " — they keep the URDF's values (only combinations with others may be identified)\n";
@@ -71,7 +74,11 @@ std::string FormatReport(const IdentificationReport& r) {
            "note: %d of %d directions are not identifiable from these sensors and motion "
            "(kept at the URDF's values)\n",
            problem.size() - ref.report.rank, problem.size());
+}
 
+// The torque-prediction table: the URDF's parameters, then each result.
+void AppendPrediction(std::string& s, const IdentificationReport& r) {
+  const Problem& problem = r.problem;
   Append(s, "\n== Torque-prediction RMSE [N·m] (joint torques, measured contact wrenches) ==\n");
   Append(s, "%-10s %12s", "method", "fit");
   for (const auto& [name, d] : r.validations) Append(s, " %14s", name.c_str());
@@ -81,6 +88,11 @@ std::string FormatReport(const IdentificationReport& r) {
     for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
+}
+
+// The SDP's bodies released from the pull toward the URDF, and its projection onto consistency.
+void AppendSdp(std::string& s, const IdentificationReport& r) {
+  const Problem& problem = r.problem;
   if (r.sdp && !r.sdp->released_bodies.empty()) {
     Append(s,
            "\nSDP: released from the pull toward the URDF (moved > %g plausible sizes by the "
@@ -99,29 +111,45 @@ std::string FormatReport(const IdentificationReport& r) {
            sdp.projected_mass_or_com, sdp.objective_solver, sdp.objective,
            100.0 * (sdp.objective - sdp.objective_solver) / sdp.objective_solver);
   }
-  if (problem.offsets && r.output < r.results.size()) {
-    const Eigen::VectorXd o =
-        r.results[r.output].x.segment(problem.offset_begin(), problem.joints());
-    int worst = 0;
-    if (o.size() > 0) o.cwiseAbs().maxCoeff(&worst);
-    Append(s,
-           "\nTorque-sensor offsets identified alongside (%s; not written to the model): RMS %.4f "
-           "N·m over %d joints, largest %s %+.4f N·m\n",
-           r.results[r.output].name.c_str(),
-           o.size() ? std::sqrt(o.squaredNorm() / static_cast<double>(o.size())) : 0.0,
-           problem.joints(), o.size() ? problem.names[problem.offset_begin() + worst].c_str() : "-",
-           o.size() ? o[worst] : 0.0);
-  }
-  if (!r.validations.empty()) {
-    Append(s,
-           "\nConstant residual per joint on %s (what start-up bias calibration absorbs), "
-           "RMS over joints [N·m]:",
-           r.validations.front().first.c_str());
-    for (const Evaluation& e : r.evaluations)
-      Append(s, "  %s %.4f", e.name.c_str(), e.validation_bias_rms);
-    s += "\n";
-  }
+}
+
+// The torque-sensor offsets identified alongside (not written to the model).
+void AppendOffsets(std::string& s, const IdentificationReport& r) {
+  const Problem& problem = r.problem;
+  const Eigen::VectorXd o = r.results[r.output].x.segment(problem.offset_begin(), problem.joints());
+  int worst = 0;
+  if (o.size() > 0) o.cwiseAbs().maxCoeff(&worst);
+  Append(s,
+         "\nTorque-sensor offsets identified alongside (%s; not written to the model): RMS %.4f "
+         "N·m over %d joints, largest %s %+.4f N·m\n",
+         r.results[r.output].name.c_str(),
+         o.size() ? std::sqrt(o.squaredNorm() / static_cast<double>(o.size())) : 0.0,
+         problem.joints(), o.size() ? problem.names[problem.offset_begin() + worst].c_str() : "-",
+         o.size() ? o[worst] : 0.0);
+}
+
+// The constant residual per joint on the first validation recording.
+void AppendValidationBias(std::string& s, const IdentificationReport& r) {
+  Append(s,
+         "\nConstant residual per joint on %s (what start-up bias calibration absorbs), "
+         "RMS over joints [N·m]:",
+         r.validations.front().first.c_str());
+  for (const Evaluation& e : r.evaluations)
+    Append(s, "  %s %.4f", e.name.c_str(), e.validation_bias_rms);
+  s += "\n";
+}
+
+}  // namespace
+
+std::string FormatReport(const IdentificationReport& r) {
+  std::string s;
+  AppendIdentifiability(s, r);
+  AppendPerBody(s, r);
+  AppendPrediction(s, r);
+  AppendSdp(s, r);
+  if (r.problem.offsets && r.output < r.results.size()) AppendOffsets(s, r);
+  if (!r.validations.empty()) AppendValidationBias(s, r);
   return s;
 }
 
-}  // namespace heft::ident
+}  // namespace heft::identification

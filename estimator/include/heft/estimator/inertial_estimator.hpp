@@ -18,10 +18,10 @@
 #include "heft/estimator/inertial_filter.hpp"
 #include "heft/estimator/measurement.hpp"
 #include "heft/estimator/rate_limiter.hpp"
-#include "heft/estimator/regressor.hpp"
+#include "heft/dynamics/regressor.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 
 enum class MeasurementChoice {
   kFullWrench,       // Δτ over all nv rows with the foot wrenches (eq. 14)
@@ -97,8 +97,8 @@ struct EstimatorConfig {
   double measurement_lowpass = 0.0;  // Hz
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
-  dyn::Vector10 initial_sigma = dyn::Vector10::Constant(0.3);
-  dyn::Vector10 process_noise = dyn::Vector10::Constant(1e-3);
+  dynamics::Vector10 initial_sigma = dynamics::Vector10::Constant(0.3);
+  dynamics::Vector10 process_noise = dynamics::Vector10::Constant(1e-3);
   // Renewal time of the prior's information (InertialFilter::PullToPrior, every
   // kPriorPullTicks ticks whose measurement was used, with w = ticks·dt/τ): in directions the
   // motion does not excite, the estimate returns to the nominal parameters over about τ of
@@ -109,17 +109,19 @@ struct EstimatorConfig {
   // translated to its nominal centre of mass (kCom), where θ's d and s are the inertia about the
   // CoM and t the CoM's displacement, so that a tight prior on the shape holds those quantities.
   // In the link's frame, with the CoM far from the origin (a torso 0.29 m above its waist joint),
-  // the inertia about the CoM is a small difference of large terms that every θ moves (README
-  // "Where the data say nothing"). The KF ignores it (its state is π).
+  // the inertia about the CoM is a small difference of large terms that every θ moves
+  // (docs/estimator.md, "The inertia states at the centre of mass"). The KF ignores it (its state
+  // is π).
   enum class ParameterFrame { kLink, kCom };
   ParameterFrame parameter_frame = ParameterFrame::kLink;
   // Per-link overrides of the four above (a link not listed, or a field not set, takes them):
   // what a team knows about each link decides its prior — a torso whose loads change its mass
   // but not its shape ("rigid": tight shape prior, pull), a forearm whose tool has a shape of its
-  // own (the paper's loose prior) — estimated together (README "Where the data say nothing").
+  // own (the paper's loose prior) — estimated together (docs/estimator.md, "Where the data say
+  // nothing").
   struct LinkPrior {
     std::string link;  // one of `bodies`, at most once
-    std::optional<dyn::Vector10> initial_sigma, process_noise;
+    std::optional<dynamics::Vector10> initial_sigma, process_noise;
     std::optional<double> prior_time_constant;
     std::optional<ParameterFrame> parameter_frame;
   };
@@ -151,7 +153,7 @@ struct TickInput {
   Eigen::Ref<const Eigen::VectorXd> tau;  // measured generalized force, nv (floating-base rows 0)
   // F_S per contact frame S: [f; n] the environment applies to the robot at So, expressed in S
   // (hal::WrenchSample::wrench, mapped by SampleMapping).
-  std::span<const dyn::Vector6> wrenches;
+  std::span<const dynamics::Vector6> wrenches;
   std::span<const unsigned char> wrench_valid;  // per contact frame
   std::span<const unsigned char> in_contact;    // per contact frame (for the null-space model)
 };
@@ -171,8 +173,8 @@ struct TickResult {
 
 class InertialEstimator {
  public:
-  // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
-  InertialEstimator(const dyn::Model& nominal, const EstimatorConfig& config);
+  // Throws dynamics::ModelError / std::invalid_argument naming what is wrong in the configuration.
+  InertialEstimator(const dynamics::Model& nominal, const EstimatorConfig& config);
 
   // Starts (or restarts) the bias calibration: the filter holds its current estimate π̂ and the
   // residual Δτ − Y_est π̂ is averaged (π̂ is nominal at start-up and after ResetFilter). It does
@@ -212,8 +214,8 @@ class InertialEstimator {
   const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
   const InertialFilter& filter() const { return filter_; }
   const InnovationGate& gate() const { return gate_; }
-  const dyn::RegressorSelection& selection() const { return selection_; }
-  const dyn::Model& model() const { return model_; }
+  const dynamics::RegressorSelection& selection() const { return selection_; }
+  const dynamics::Model& model() const { return model_; }
   int num_bodies() const { return selection_.size(); }
   std::uint64_t numeric_rejects() const { return numeric_rejects_; }
   std::uint64_t rate_limited_ticks() const { return rate_limited_ticks_; }
@@ -231,9 +233,9 @@ class InertialEstimator {
   // after a release, and splits from it on a tick it did not use.
   void LowPassAfter(TickStatus status, bool split) noexcept;
 
-  dyn::Model model_;
+  dynamics::Model model_;
   EstimatorConfig config_;
-  dyn::RegressorSelection selection_;
+  dynamics::RegressorSelection selection_;
   int nv_, n_;
   InertialFilter filter_;
   InnovationGate gate_;
@@ -262,4 +264,4 @@ class InertialEstimator {
                 thin_targets_ = 0;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator

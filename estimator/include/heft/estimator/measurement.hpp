@@ -17,18 +17,18 @@
 #include <Eigen/QR>
 #include <vector>
 
-#include "heft/estimator/dynamics.hpp"
-#include "heft/estimator/regressor.hpp"
+#include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/regressor.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 
 struct EstimatorConfig;
 struct TickInput;
 
 class Measurement {
  public:
-  // Throws dyn::ModelError / std::invalid_argument naming what is wrong in the configuration.
-  Measurement(const dyn::Model& model, const dyn::RegressorSelection& selection,
+  // Throws dynamics::ModelError / std::invalid_argument naming what is wrong in the configuration.
+  Measurement(const dynamics::Model& model, const dynamics::RegressorSelection& selection,
               const EstimatorConfig& config);
 
   // Both return false when the numbers are unusable (a factorisation failed); `bias` (nv, or
@@ -75,8 +75,8 @@ class Measurement {
   // the estimated links and is dropped (zero sensitivity and residual, and a variance that
   // decouples it from the other rows); outside it, the part beyond the band is what the row says,
   // ν ← ν − w sign(ν). Without it a joint that holds still reads back, within ±F_c, the torque the
-  // controller commands from the handed estimate, and the estimate confirms itself (README,
-  // "Stiction").
+  // controller commands from the handed estimate, and the estimate confirms itself
+  // (docs/estimator.md, "Stiction").
   void StictionBand(const Eigen::VectorXd& estimate) noexcept;
   // rfull_(v, v) += kDroppedVariance for the rows StictionBand dropped this tick.
   void DecoupleDropped() noexcept;
@@ -84,9 +84,9 @@ class Measurement {
   // rfull_ += M(q) Σ_a M(q)ᵀ when acceleration noise is configured.
   void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
 
-  dyn::Model model_;
-  dyn::RegressorSelection selection_;
-  dyn::Workspace ws_;
+  dynamics::Model model_;
+  dynamics::RegressorSelection selection_;
+  dynamics::Workspace ws_;
   int nv_, n_;
   std::vector<int> contact_frames_;
   std::vector<double> friction_coulomb_, friction_viscous_;
@@ -121,4 +121,4 @@ class Measurement {
   Eigen::VectorXd wy_s_;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator

@@ -26,7 +26,7 @@
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/hal/robot_state.hpp"
 
-namespace heft::est {
+namespace heft::estimator {
 
 // Where the base's linear acceleration comes from (estimator.base_acceleration).
 enum class BaseAcceleration {
@@ -55,7 +55,7 @@ enum HoldReason : std::uint32_t {
 
 class SampleMapping {
  public:
-  SampleMapping(const dyn::Model& model, const SampleMappingConfig& config);
+  SampleMapping(const dynamics::Model& model, const SampleMappingConfig& config);
 
   int lag_samples() const { return h_; }
   // Samples of history Assemble needs: newest, newest − h, newest − 2h.
@@ -75,20 +75,20 @@ class SampleMapping {
   const Eigen::VectorXd& v() const { return v_; }
   const Eigen::VectorXd& a() const { return a_; }
   const Eigen::VectorXd& tau() const { return tau_; }
-  std::span<const dyn::Vector6> wrenches() const { return wrenches_; }
+  std::span<const dynamics::Vector6> wrenches() const { return wrenches_; }
   std::span<const unsigned char> wrench_valid() const { return wrench_valid_; }
   std::span<const unsigned char> in_contact() const { return in_contact_; }
 
  private:
-  const dyn::Model* model_;
+  const dynamics::Model* model_;
   SampleMappingConfig config_;
   int h_;
   std::vector<int> slot_q_, slot_v_;  // per sample slot: index into q and v
   Eigen::VectorXd q_, v_, v_old_, v_new_, a_, tau_;
-  std::vector<dyn::Vector6> wrenches_;
+  std::vector<dynamics::Vector6> wrenches_;
   std::vector<unsigned char> wrench_valid_, in_contact_;
   double time_ = 0.0;
   bool base_from_imu_ = false;
 };
 
-}  // namespace heft::est
+}  // namespace heft::estimator
