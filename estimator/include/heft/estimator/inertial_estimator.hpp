@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "heft/dynamics/regressor.hpp"
 #include "heft/estimator/bias_calibration.hpp"
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_filter.hpp"
 #include "heft/estimator/measurement.hpp"
 #include "heft/estimator/rate_limiter.hpp"
-#include "heft/dynamics/regressor.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 
 namespace heft::estimator {
