@@ -93,9 +93,16 @@ std::shared_ptr<spdlog::logger> MakeProgramLogger(const std::string& program, bo
   return log;
 }
 
-void AddLogFile(spdlog::logger& log, const std::string& path) {
-  log.sinks().push_back(
-      std::make_shared<spdlog::sinks::rotating_file_sink_mt>(path, 10 * 1024 * 1024, 5));
+bool AddLogFile(spdlog::logger& log, const std::string& path) {
+  try {
+    log.sinks().push_back(
+        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(path, 10 * 1024 * 1024, 5));
+    return true;
+  } catch (const spdlog::spdlog_ex& e) {
+    log.warn("log file {} not opened ({}); logging to the console only (host.log_file)", path,
+             e.what());
+    return false;
+  }
 }
 
 void ReportFatal(const std::string& program, spdlog::logger* log, bool journal,

@@ -1,11 +1,15 @@
 // What heftd tells systemd and the journal while it runs: the STATUS= text, the periodic counter
 // line (and when it is a warning), and the journal stream's priority prefixes.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "heft/estimator/sample_mapping.hpp"
@@ -143,6 +147,36 @@ TEST(Journal, TheStreamIsRecognisedByDeviceAndInode) {
   EXPECT_FALSE(IsJournalStream(fileno(f), "garbage"));
   EXPECT_FALSE(IsJournalStream(fileno(f), nullptr));
   std::fclose(f);
+}
+
+// heftd run by hand (as user heft, no systemd LogsDirectory=) meets a missing /var/log/heft. Fails
+// if AddLogFile throws (heftd stopped at "Failed opening file"), adds a sink for a file it could
+// not open, or does not say on the console which file it could not open; and if a writable file is
+// not added or does not receive the log.
+TEST(LogFile, AFileThatCannotBeOpenedLeavesTheConsoleAndSaysSo) {
+  std::ostringstream console;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(console);
+  spdlog::logger log("heftd", sink);
+  // spdlog creates missing folders, and root may write anywhere: a path through a plain file
+  // cannot be opened by anyone (the tests run as root in CI).
+  const std::string blocker = testing::TempDir() + "/heftd_log_blocker";
+  std::ofstream(blocker) << "a file, not a folder\n";
+  const std::string missing = blocker + "/heftd.log";
+  EXPECT_FALSE(AddLogFile(log, missing));
+  EXPECT_EQ(log.sinks().size(), 1u);
+  EXPECT_NE(console.str().find(missing), std::string::npos) << console.str();
+
+  const std::string writable = testing::TempDir() + "/heftd_log_file_probe.log";
+  std::remove(writable.c_str());
+  EXPECT_TRUE(AddLogFile(log, writable));
+  EXPECT_EQ(log.sinks().size(), 2u);
+  log.info("into the file");
+  log.flush();
+  std::ifstream in(writable);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("into the file"), std::string::npos) << text;
+  std::remove(writable.c_str());
+  std::remove(blocker.c_str());
 }
 
 }  // namespace

@@ -39,8 +39,10 @@ std::string WithPriority(int priority, const std::string& message);
 std::shared_ptr<spdlog::logger> MakeProgramLogger(const std::string& program,
                                                   bool* journal = nullptr);
 
-// Adds the rotating log file (host.log_file): 10 MB per file, 5 kept.
-void AddLogFile(spdlog::logger& log, const std::string& path);
+// Adds the rotating log file (host.log_file): 10 MB per file, 5 kept. A file that cannot be opened
+// (heftd run by hand, where only systemd's LogsDirectory= creates /var/log/heft) is no reason to
+// stop: the logger keeps its console, warns there naming the file and why, and false is returned.
+bool AddLogFile(spdlog::logger& log, const std::string& path);
 
 // A fatal error, once: see above. `log` may be null (nothing set up yet: stderr only).
 void ReportFatal(const std::string& program, spdlog::logger* log, bool journal,
