@@ -3,6 +3,8 @@
 // (RunIdentification: read, filter, stack, least squares, SDP, evaluate) and its printed report
 // (FormatReport) live in heft_identification; this file runs it with progress on the terminal and
 // writes the identified URDF and parameter YAML.
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +52,15 @@ int Convert(const identify::ConvertOptions& o) {
   std::vector<drivers::CandumpRecord> records;
   std::map<std::string, std::pair<std::int64_t, std::string>> last;  // bus → time, "file:line"
   for (const auto& path : o.logs) {
+    // A log is a file of a known length: a character device (/dev/zero) or a pipe would be read
+    // for ever, line by bounded line, without a word.
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0)
+      throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      throw std::runtime_error(path +
+                               ": not a regular file (a candump log is a file: candump -l writes "
+                               "one; a device or a pipe has no end to convert)");
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
     std::vector<drivers::CandumpError> errors;
