@@ -314,12 +314,8 @@ ImuAssembler::Result ImuAssembler::Feed(const hal::CanFrame& f, const ImuConfig&
   }
   bool& have = which == 1 ? have_b_ : have_c_;
   if (!pending_ || r.counter != a_.counter || have) {
-    // Another sample's frame: the pending sample's own one was lost, it can never complete.
-    if (pending_ && r.counter != a_.counter) {
-      dropped = true;
-      dropped_counter_ = a_.counter;
-      pending_ = false;
-    }
+    // Not a frame the pending sample still waits for: refused, and the pending sample (if any)
+    // stays pending. Only the next frame A drops it (docs/can-devices.md, section 4).
     reason = Reject::kUnpaired;
     return Result::kRejected;
   }

@@ -142,8 +142,8 @@ TEST(ImuCodec, MalformedFramesAreRejectedByReason) {
 }
 
 TEST(ImuAssembler, CompletesOnlyWithAllThreeFramesOfOneCounter) {
-  // Fails if a sample is released early, frames of different counters are combined, or a drop
-  // is reported late or not at all.
+  // Fails if a sample is released early, frames of different counters are combined, a drop is
+  // reported late or not at all, or a refused B or C drops the pending sample.
   const ImuConfig cfg;
   ImuAssembler a;
   ImuReading r;
@@ -181,23 +181,63 @@ TEST(ImuAssembler, CompletesOnlyWithAllThreeFramesOfOneCounter) {
   EXPECT_EQ(why, Reject::kUnpaired);
   ASSERT_EQ(a.Feed(next_c, cfg, r, why, dropped), R::kComplete);
   EXPECT_EQ(r.counter, 0x2B);
-  // A C of another counter than the pending A: the pending sample lost its own C (frames come
-  // in order), so it is dropped now and the stray frame rejected.
-  a.Feed(kGyro, cfg, r, why, dropped);
+  // A C of another counter than the pending A is refused and drops nothing: the pending sample
+  // still takes its own B (the full case: StrayFrameOfAnotherCounterDropsNothing).
+  EXPECT_EQ(a.Feed(kGyro, cfg, r, why, dropped), R::kPending);
+  EXPECT_FALSE(dropped);
   EXPECT_EQ(a.Feed(next_c, cfg, r, why, dropped), R::kRejected);
   EXPECT_EQ(why, Reject::kUnpaired);
-  EXPECT_TRUE(dropped);
-  EXPECT_EQ(a.dropped_counter(), 0x2A);
-  EXPECT_EQ(a.Feed(kAccel, cfg, r, why, dropped), R::kRejected);  // nothing pending any more
+  EXPECT_FALSE(dropped);
+  EXPECT_EQ(a.Feed(kAccel, cfg, r, why, dropped), R::kPending);
   EXPECT_FALSE(dropped);
   // A malformed frame leaves the pending sample alone.
-  a.Feed(kGyro, cfg, r, why, dropped);
   hal::CanFrame bad = kAttitude;
   bad.data[6] = 0x11;
   EXPECT_EQ(a.Feed(bad, cfg, r, why, dropped), R::kRejected);
   EXPECT_EQ(why, Reject::kReservedBits);
-  a.Feed(kAccel, cfg, r, why, dropped);
-  EXPECT_EQ(a.Feed(kAttitude, cfg, r, why, dropped), R::kComplete);
+  EXPECT_FALSE(dropped);
+  ASSERT_EQ(a.Feed(kAttitude, cfg, r, why, dropped), R::kComplete);
+  EXPECT_EQ(r.counter, 0x2A);
+}
+
+TEST(ImuAssembler, StrayFrameOfAnotherCounterDropsNothing) {
+  // docs/can-devices.md section 4 (as the F/T cell): only a new frame A drops a pending sample;
+  // a B or C of another counter is rejected as unpaired and the pending sample stays pending.
+  // Fails if the stray B drops the pending sample (the assembler's old rule: then B(n) is refused
+  // as unpaired, sample n never completes and two drops are counted instead of one), or if a
+  // drop is reported on the wrong call or with the wrong counter.
+  const ImuConfig cfg;
+  ImuAssembler a;
+  ImuReading r;
+  Reject why = Reject::kNone;
+  bool dropped = false;
+  int drops = 0;
+  using R = ImuAssembler::Result;
+  constexpr std::uint8_t n = 0x2A;
+  auto with_counter = [](hal::CanFrame f, int counter) {
+    f.data[7] = static_cast<std::uint8_t>(counter);
+    return f;
+  };
+  auto feed = [&](const hal::CanFrame& f) {
+    const R result = a.Feed(f, cfg, r, why, dropped);
+    drops += dropped ? 1 : 0;
+    return result;
+  };
+  EXPECT_EQ(feed(with_counter(kGyro, n)), R::kPending);        // A(n)
+  EXPECT_EQ(feed(with_counter(kAccel, n + 5)), R::kRejected);  // stray B(n+5)
+  EXPECT_EQ(why, Reject::kUnpaired);
+  EXPECT_FALSE(dropped);
+  EXPECT_EQ(feed(with_counter(kAccel, n)), R::kPending);      // B(n): sample n still pending
+  ASSERT_EQ(feed(with_counter(kAttitude, n)), R::kComplete);  // C(n)
+  EXPECT_EQ(r.counter, n);
+  EXPECT_TRUE(r.usable);
+  EXPECT_EQ(drops, 0);
+  EXPECT_EQ(feed(with_counter(kGyro, n + 1)), R::kPending);  // A(n+1): n was complete
+  EXPECT_FALSE(dropped);
+  EXPECT_EQ(feed(with_counter(kGyro, n + 2)), R::kPending);  // A(n+2) drops n+1
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(a.dropped_counter(), n + 1);
+  EXPECT_EQ(drops, 1);
 }
 
 TEST(ImuAssembler, EveryFaultBitOnEveryFrameMakesTheSampleUnusable) {
@@ -443,6 +483,28 @@ TEST(DriverLoopImu, DropsAreCountedWhenDetected) {
   EXPECT_EQ(rig.loop.counters().lost_samples, 12u);
   EXPECT_EQ(rig.out().base.health.lost_samples, 12u);
   EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
+}
+
+TEST(DriverLoopImu, StrayFrameIsCountedAsUnpairedAndLosesNoSample) {
+  // A frame B of another counter between a sample's A and its B, C: one unpaired rejection, no
+  // lost sample, and the sample is used. Fails if the stray frame drops the pending sample (the
+  // old rule: a lost sample, the sample's own B and C rejected as unpaired too, the base not ok).
+  ImuRig rig(SmallConfig());
+  const ImuValues v = Measured(Eigen::Quaterniond::Identity(), {0.1, 0.2, 0.3}, {0, 0, 9.81});
+  const auto frames = EncodeImu(rig.cfg.imu->imu, v.w_I, v.f_I, v.q_WI, ImuStatus::kValid, 7);
+  const auto stray = EncodeImu(rig.cfg.imu->imu, v.w_I, v.f_I, v.q_WI, ImuStatus::kValid, 12);
+  (void)rig.can0.send(frames[0]);
+  (void)rig.can0.send(stray[1]);
+  (void)rig.can0.send(frames[1]);
+  (void)rig.can0.send(frames[2]);
+  rig.loop.Tick(rig.now += kMs);
+  EXPECT_EQ(rig.loop.counters().rejected[Index(Reject::kUnpaired)], 1u);
+  EXPECT_EQ(rig.loop.counters().rejected_total(), 1u);
+  EXPECT_EQ(rig.out().base.health.rejected_frames, 1u);
+  EXPECT_EQ(rig.loop.counters().lost_samples, 0u);
+  EXPECT_EQ(rig.out().base.health.lost_samples, 0u);
+  EXPECT_TRUE(rig.out().base.health.ok());
+  EXPECT_NEAR(rig.out().base.angular_velocity[0], 0.1, 1e-3);  // ω_B, to the gyro's LSB
 }
 
 TEST(DriverLoopImu, MalformedFramesAreCountedByReasonAndFdFramesDecode) {

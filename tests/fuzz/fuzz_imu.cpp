@@ -4,13 +4,16 @@
 // accel_lsb 1e-9..10 m/s²). Checks beyond "no crash, no UB":
 //   - a frame a decoder accepts re-encodes to the same bytes, its values are finite, and the
 //     attitude is a unit quaternion to the wire's rounding (qw >= 0);
-//   - the assembler completes a sample only from the A, B and C frames of one counter it was fed
-//     since that A (re-encoded from the reading: the same bytes), says "rejected" exactly when it
-//     gives a reason, reports a drop only when a sample was pending, and calls a sample usable
-//     only when all three frames were VALID without a fault bit.
+//   - the assembler follows a model of the pairing rule exactly: it rejects a malformed frame
+//     for the decoder's reason and a B or C that is not awaited (nothing pending, another counter
+//     than the pending A's, a repeat) as unpaired, and neither drops anything; a frame A drops
+//     the pending sample (with its counter) and only a frame A does; it completes a sample only
+//     from the A, B and C frames of one counter it was fed since that A (re-encoded from the
+//     reading: the same bytes), says "rejected" exactly when it gives a reason, and calls a
+//     sample usable only when all three frames were VALID without a fault bit.
 //
 // Input: 6 bytes of configuration (base identifier u16, gyro and accelerometer LSB u16 each; zero
-// keeps the reference default), then frames of 12 bytes: which identifier (mod 4: A, B, C, or
+// keeps the reference default), then frames of 13 bytes: which identifier (mod 4: A, B, C, or
 // the identifier below as it is), identifier u16, flags, length, 8 data bytes.
 #include <cmath>
 #include <cstdint>
@@ -89,64 +92,71 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!UnitAttitude(r.qw, r.value)) std::abort();
     }
 
-    // The assembler.
+    // The assembler against the pairing rule (docs/can-devices.md section 4), modelled here: the
+    // frame's own decoder decides whether it is well-formed (a malformed frame or another
+    // identifier changes nothing); a frame A starts a sample and drops the pending one; a B or C
+    // is used only while the A of its counter is pending and it has not come yet, otherwise it is
+    // rejected as unpaired and drops nothing (the pending sample stays pending).
     ImuReading out;
     Reject why = Reject::kNone;
     bool dropped = false;
+    const std::uint32_t kind = f.id - cfg.base_id;
+    const Reject refused = kind == 0   ? DecodeImuGyro(f, cfg, r)
+                           : kind == 1 ? DecodeImuAccel(f, cfg, r)
+                           : kind == 2 ? DecodeImuAttitude(f, r)
+                                       : Reject::kUnknownId;
     const bool was_pending = pending;
     const auto result = assembler.Feed(f, cfg, out, why, dropped);
     if ((result == ImuAssembler::Result::kRejected) != (why != Reject::kNone)) std::abort();
-    if (dropped && !was_pending) std::abort();  // nothing was pending: nothing to drop
     (void)ToString(why);
-    const std::uint32_t kind = f.id - cfg.base_id;
-    if (result == ImuAssembler::Result::kPending) {
-      if (kind == 0) {
-        pending = true;
-        have_b = have_c = false;
-        frame_a = f;
-      } else if (kind == 1) {
-        have_b = true;
-        frame_b = f;
-      } else if (kind == 2) {
-        have_c = true;
-        frame_c = f;
-      } else {
-        std::abort();  // only A, B and C can be pending
-      }
-      if (!pending) std::abort();
-    } else if (result == ImuAssembler::Result::kComplete) {
-      if (!pending || (kind != 1 && kind != 2)) std::abort();
-      (kind == 1 ? frame_b : frame_c) = f;
-      if (!(kind == 1 ? have_c : have_b)) std::abort();  // the other one came before
-      pending = false;
-      // The three frames are exactly what the device would send for this reading.
-      if (out.counter != frame_a.data[7] || out.counter != frame_b.data[7] ||
-          out.counter != frame_c.data[7])
-        std::abort();
-      const auto& st = out.frame_status;
-      if (!SameBytes(
-              EncodeImuGyro(cfg, Raw(out.angular_velocity, cfg.gyro_lsb), st[0], out.counter),
-              frame_a) ||
-          !SameBytes(
-              EncodeImuAccel(cfg, Raw(out.specific_force, cfg.accel_lsb), st[1], out.counter),
-              frame_b) ||
-          !SameBytes(EncodeImuAttitude(cfg, Raw(out.attitude.vec(), 1.0 / kImuQuaternionScale),
-                                       st[2], out.counter),
-                     frame_c))
-        std::abort();
-      if (!out.angular_velocity.allFinite() || !out.specific_force.allFinite() ||
-          !UnitAttitude(out.attitude.w(), out.attitude.vec()))
-        std::abort();
-      const bool usable_each = [&] {
-        for (const std::uint8_t s : st)
-          if (!(s & ImuStatus::kValid) || (s & ImuStatus::kFaultMask)) return false;
-        return true;
-      }();
-      if (out.usable != usable_each) std::abort();
-    } else if (dropped) {
-      pending = false;  // a frame of another sample: the pending one can never complete
+    if (refused != Reject::kNone) {
+      if (why != refused || dropped) std::abort();
+      continue;
     }
-    if (dropped && result == ImuAssembler::Result::kRejected && kind == 0) std::abort();
+    if (kind == 0) {
+      if (result != ImuAssembler::Result::kPending || dropped != was_pending) std::abort();
+      if (dropped && assembler.dropped_counter() != frame_a.data[7]) std::abort();
+      pending = true;
+      have_b = have_c = false;
+      frame_a = f;
+      continue;
+    }
+    bool& have = kind == 1 ? have_b : have_c;
+    if (dropped) std::abort();  // only a frame A drops a sample
+    if (!pending || f.data[7] != frame_a.data[7] || have) {
+      if (why != Reject::kUnpaired) std::abort();
+      continue;
+    }
+    have = true;
+    (kind == 1 ? frame_b : frame_c) = f;
+    if (!(have_b && have_c)) {
+      if (result != ImuAssembler::Result::kPending) std::abort();
+      continue;
+    }
+    if (result != ImuAssembler::Result::kComplete) std::abort();
+    pending = false;
+    // The three frames are exactly what the device would send for this reading.
+    if (out.counter != frame_a.data[7] || out.counter != frame_b.data[7] ||
+        out.counter != frame_c.data[7])
+      std::abort();
+    const auto& st = out.frame_status;
+    if (!SameBytes(EncodeImuGyro(cfg, Raw(out.angular_velocity, cfg.gyro_lsb), st[0], out.counter),
+                   frame_a) ||
+        !SameBytes(EncodeImuAccel(cfg, Raw(out.specific_force, cfg.accel_lsb), st[1], out.counter),
+                   frame_b) ||
+        !SameBytes(EncodeImuAttitude(cfg, Raw(out.attitude.vec(), 1.0 / kImuQuaternionScale), st[2],
+                                     out.counter),
+                   frame_c))
+      std::abort();
+    if (!out.angular_velocity.allFinite() || !out.specific_force.allFinite() ||
+        !UnitAttitude(out.attitude.w(), out.attitude.vec()))
+      std::abort();
+    const bool usable_each = [&] {
+      for (const std::uint8_t s : st)
+        if (!(s & ImuStatus::kValid) || (s & ImuStatus::kFaultMask)) return false;
+      return true;
+    }();
+    if (out.usable != usable_each) std::abort();
   }
   return 0;
 }

@@ -189,10 +189,10 @@ struct ImuReading {
   bool usable = false;  // VALID and no fault bit on all three frames
 };
 // Assembles frames A, B, C of one sample by their counter (the device sends them in that order).
-// A new frame A before the pending sample completed drops it; so does a frame B or C of another
-// counter (it is rejected as kUnpaired: in-order delivery means the pending sample's own frame
-// was lost). `dropped` is set on the call that detects the drop, dropped_counter() is the
-// abandoned sample's counter. A repeated B or C of the pending sample is rejected as kUnpaired.
+// A new frame A before the pending sample completed drops it: `dropped` is set on that call and
+// dropped_counter() is the abandoned sample's counter. A frame B or C with nothing pending, of
+// another counter than the pending A's, or repeated, is rejected as kUnpaired and drops nothing:
+// the pending sample stays pending and completes if its own B and C still arrive.
 class ImuAssembler {
  public:
   enum class Result : std::uint8_t { kPending, kComplete, kRejected };
