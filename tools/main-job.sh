@@ -87,6 +87,13 @@ if [ -n "$ORACLE" ] && [ "$PRESET" = ideal ]; then
 fi
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# The figures page is headed by the source tree's commit as the job starts (and whether it had
+# uncommitted changes then): what the job ran, even if the tree moves on while it runs.
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$COMMIT" != unknown ] &&
+  [ -n "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  COMMIT="$COMMIT + uncommitted changes"
+fi
 if [ "$ROBOT" = compact ]; then
   CFGDIR=config/sim/compact
   URDF=config/robots/heft_compact.urdf
@@ -239,13 +246,7 @@ if [ -z "$SHORT" ]; then # reported, not checked: the full job only
 fi
 
 step "report"
-# report.md; results.md and the README's summary in OUT, and with --publish in the source tree. The
-# figures page is headed by the source tree's commit (and whether it had uncommitted changes).
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$COMMIT" != unknown ] &&
-  [ -n "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-  COMMIT="$COMMIT + uncommitted changes"
-fi
+# report.md; results.md and the README's summary in OUT, and with --publish in the source tree.
 PUBLISHED=()
 [ -z "$PUBLISH" ] || PUBLISHED=(--readme "$ROOT/README.md")
 "$BUILD/bin/heft-report" "$OUT" "${CHECK[@]}" --results "$OUT/results.md" \

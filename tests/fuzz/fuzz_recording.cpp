@@ -9,7 +9,7 @@
 #include "heft/recording/recording.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace heft::identification;
+  namespace recording = heft::recording;
   recording::Recording rec;
   try {
     rec = recording::ParseRecording(std::vector<unsigned char>(data, data + size), "fuzz.heftrec");
