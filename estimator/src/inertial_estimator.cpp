@@ -261,14 +261,21 @@ void InertialEstimator::LowPassAfter(TickStatus status, bool split) noexcept {
 
 TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   TickResult res;
+  // The boundary: q, v, a and τ of the model's sizes (τ has the floating base's six rows too),
+  // finite; anything else is invalid input and nothing is done (never a read out of bounds, never
+  // an update from misaligned rows).
+  if (in.q.size() != model_.nq || in.v.size() != model_.nv || in.a.size() != model_.nv ||
+      in.tau.size() != model_.nv)
+    return res;
   if (!in.q.allFinite() || !in.v.allFinite() || !in.a.allFinite() || !in.tau.allFinite())
     return res;
 
-  // Which measurement model runs this tick.
+  // Which measurement model runs this tick. A contact frame's wrench counts only when both spans
+  // reach it (a short span is a missing wrench, not a read past its end).
   bool wrenches_ok = true;
   for (std::size_t k = 0; k < static_cast<std::size_t>(measurement_.num_contacts()); ++k) {
-    wrenches_ok = wrenches_ok && k < in.wrench_valid.size() && in.wrench_valid[k] &&
-                  in.wrenches[k].allFinite();
+    wrenches_ok = wrenches_ok && k < in.wrench_valid.size() && k < in.wrenches.size() &&
+                  in.wrench_valid[k] && in.wrenches[k].allFinite();
   }
   hal::MeasurementModel model = hal::MeasurementModel::kFullWrench;
   if (config_.measurement == MeasurementChoice::kTorqueNullSpace ||
