@@ -11,6 +11,11 @@ namespace heft::drivers {
 
 namespace {
 
+// A `timeout_ms` key (of the section or of one device) in seconds; `default_ms` when absent.
+double TimeoutSeconds(const config::Node& node, double default_ms) {
+  return node.Get<double>("timeout_ms", default_ms, {0.5, 1000.0}) * 1e-3;
+}
+
 // The bus of each device by name (the `buses` list's index).
 using BusIndex = std::map<std::string, int>;
 
@@ -79,7 +84,7 @@ JointDevice ParseJoint(const config::Node& j, const BusIndex& bus_index,
   d.torque.nm_per_count = j.Get<double>("nm_per_count", d.torque.nm_per_count, {1e-9, 1.0});
   d.torque.direction = j.Get<int>("torque_direction", 1, {-1, 1});
   if (d.torque.direction == 0) j["torque_direction"].Fail("torque_direction must be 1 or -1");
-  d.timeout = j.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  d.timeout = TimeoutSeconds(j, default_timeout * 1e3);
   return d;
 }
 
@@ -98,7 +103,7 @@ FtDevice ParseFtCell(const config::Node& c, const BusIndex& bus_index,
     const std::vector<double> t = tare->Numbers(6);
     for (int k = 0; k < 6; ++k) d.ft.tare[k] = t[k];
   }
-  d.timeout = c.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  d.timeout = TimeoutSeconds(c, default_timeout * 1e3);
   return d;
 }
 
@@ -115,7 +120,7 @@ ImuDevice ParseImu(const config::Node& imu, const BusIndex& bus_index,
   if (d.frame.empty()) imu["frame"].Fail("an empty frame name; allowed: a link of the URDF");
   d.imu.gyro_lsb = imu.Get<double>("gyro_lsb", d.imu.gyro_lsb, {1e-9, 1.0});
   d.imu.accel_lsb = imu.Get<double>("accel_lsb", d.imu.accel_lsb, {1e-9, 10.0});
-  d.timeout = imu.Get<double>("timeout_ms", default_timeout * 1e3, {0.5, 1000.0}) * 1e-3;
+  d.timeout = TimeoutSeconds(imu, default_timeout * 1e3);
   return d;
 }
 
@@ -124,7 +129,7 @@ ImuDevice ParseImu(const config::Node& imu, const BusIndex& bus_index,
 DriverConfig ParseDriverConfig(const config::Node& node) {
   node.AllowOnly(config::schema::kDrivers);
   DriverConfig cfg;
-  const double default_timeout = node.Get<double>("timeout_ms", 3.0, {0.5, 1000.0}) * 1e-3;
+  const double default_timeout = TimeoutSeconds(node, 3.0);
   ParsePlausibility(node, cfg.plausibility);
   const BusIndex bus_index = ParseBuses(node, cfg);
   for (const config::Node& j : node["joints"].Elements())

@@ -14,12 +14,10 @@
 namespace heft::estimator {
 namespace {
 
+// The torso of the floating humanoid with both feet's cells (fixtures.hpp), `measurement` chosen.
 EstimatorConfig FloatingConfig(MeasurementChoice measurement) {
-  EstimatorConfig c;
-  c.bodies = {"torso"};
-  c.contact_frames = {"left_foot_ft", "right_foot_ft"};
+  EstimatorConfig c = test::ArmConfig({"torso"});
   c.measurement = measurement;
-  c.calibration.enabled = false;
   return c;
 }
 

@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
+#include "heft/hal/text_file.hpp"
 #include "run_figures.hpp"
 
 namespace heft::report {
@@ -258,14 +260,13 @@ bool ReplaceSummaryBlock(const std::string& readme, const std::string& block, st
 }
 
 bool ReadTextFile(const std::string& path, std::string& text, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": " + std::strerror(errno);
+  // hal's bounded reader: a README given as /dev/zero or a FIFO is refused at the limit.
+  hal::TextFile file = hal::ReadTextFile(path);
+  if (!file.ok()) {
+    error = path + ": " + file.reason;
     return false;
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  text = s.str();
+  text = std::move(file.text);
   return true;
 }
 

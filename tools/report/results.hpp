@@ -57,7 +57,8 @@ std::string ResultsPage(const Provenance& p, const std::vector<ScenarioFigures>&
 bool ReplaceSummaryBlock(const std::string& readme, const std::string& block, std::string& out,
                          std::string& error);
 
-// Reads PATH whole. False, with `error` ("PATH: reason"), when it cannot be read.
+// Reads PATH whole, at most hal::kMaxTextFileBytes. False, with `error` ("PATH: reason"), when it
+// cannot be read or is larger.
 bool ReadTextFile(const std::string& path, std::string& text, std::string& error);
 // Writes PATH through PATH.tmp renamed over it (a reader never sees half a file). False, with
 // `error` ("PATH: cannot write: reason"), when that fails.
