@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <stdexcept>
 
 namespace heft::estimator {
@@ -105,14 +104,10 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
       filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv),
       gate_(config.gating, model_.nv),
       calibrator_(model_.nv, config.calibration),
-      measurement_(model_, selection_, config) {
+      measurement_(model_, selection_, config),
+      lowpass_(config.measurement_lowpass, config.control_period, model_.nv,
+               10 * static_cast<int>(config.bodies.size())) {
   CheckSettings(config, model_);
-  if (config.measurement_lowpass > 0.0)
-    lowpass_alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * config.measurement_lowpass *
-                                    config.control_period);
-  if (lowpass_alpha_ > 0.0)
-    lowpass_rejoin_ticks_ =
-        static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - lowpass_alpha_)));
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);
   pull_weight_.resize(n_);
@@ -148,7 +143,7 @@ void InertialEstimator::ResetFilter() noexcept {
   HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
-  lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
+  lowpass_.Restart();
 }
 
 bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -161,7 +156,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   HandedCovariance();
   handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
   gate_.Reset();
-  lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
+  lowpass_.Restart();
   return true;
 }
 
@@ -237,193 +232,182 @@ bool InertialEstimator::Plausible(const Eigen::VectorXd& pi) const noexcept {
   return true;
 }
 
-void InertialEstimator::LowPassAfter(TickStatus status, bool split) noexcept {
-  if (status == TickStatus::kReleased) {  // the gate found the world changed: take its rows
-    measurement_.SyncLowPass();
-    lowpass_kept_ = true;
-    lowpass_split_ = false;
-    ticks_split_ = 0;
-  } else if (status == TickStatus::kUpdated) {
-    measurement_.KeepLowPass();
-    lowpass_kept_ = true;
-    lowpass_split_ = split;
-    // What the two copies differ by decays as (1 − α)ᵏ over used ticks: rejoined below 10⁻³.
-    if (split && ++ticks_split_ >= lowpass_rejoin_ticks_) {
-      measurement_.SyncLowPass();
-      lowpass_split_ = false;
-      ticks_split_ = 0;
-    }
-  } else {
-    lowpass_split_ = true;  // the gate's copy took this tick, the update's did not
-    ticks_split_ = 0;
+TickResult InertialEstimator::Step(const TickInput& in) noexcept {
+  // calibrate → measure → screen → gate → update → hand on.
+  TickResult res;
+  if (!ValidInput(in) || !ChooseModel(in, res.model)) return res;
+  if (calibrating_ || res.model != hal::MeasurementModel::kFullWrench)
+    lowpass_.Restart();  // the low-pass restarts after
+  if (calibrating_) {
+    Calibrate(in, res);
+    return res;
   }
+  if (!BuildMeasurement(in, res.model)) {
+    ++numeric_rejects_;
+    res.status = TickStatus::kRejectedNumeric;
+    return res;
+  }
+  filter_.Predict(process_noise_, config_.control_period);
+  const Screened screened = Screen(in, res);
+  GateAndUpdate(in, screened, res);
+  AfterUpdate(screened, res);
+  if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
+  HandOn(res);
+  HandedCovariance();
+  return res;
 }
 
-TickResult InertialEstimator::Step(const TickInput& in) noexcept {
-  TickResult res;
-  // The boundary: q, v, a and τ of the model's sizes (τ has the floating base's six rows too),
-  // finite; anything else is invalid input and nothing is done (never a read out of bounds, never
-  // an update from misaligned rows).
+bool InertialEstimator::ValidInput(const TickInput& in) const noexcept {
+  // q, v, a and τ of the model's sizes (τ has the floating base's six rows too), finite; anything
+  // else is invalid input and nothing is done (never a read out of bounds, never an update from
+  // misaligned rows).
   if (in.q.size() != model_.nq || in.v.size() != model_.nv || in.a.size() != model_.nv ||
       in.tau.size() != model_.nv)
-    return res;
-  if (!in.q.allFinite() || !in.v.allFinite() || !in.a.allFinite() || !in.tau.allFinite())
-    return res;
+    return false;
+  return in.q.allFinite() && in.v.allFinite() && in.a.allFinite() && in.tau.allFinite();
+}
 
-  // Which measurement model runs this tick. A contact frame's wrench counts only when both spans
-  // reach it (a short span is a missing wrench, not a read past its end).
+bool InertialEstimator::ChooseModel(const TickInput& in,
+                                    hal::MeasurementModel& model) const noexcept {
+  // A contact frame's wrench counts only when both spans reach it (a short span is a missing
+  // wrench, not a read past its end).
   bool wrenches_ok = true;
   for (std::size_t k = 0; k < static_cast<std::size_t>(measurement_.num_contacts()); ++k) {
     wrenches_ok = wrenches_ok && k < in.wrench_valid.size() && k < in.wrenches.size() &&
                   in.wrench_valid[k] && in.wrenches[k].allFinite();
   }
-  hal::MeasurementModel model = hal::MeasurementModel::kFullWrench;
+  model = hal::MeasurementModel::kFullWrench;
   if (config_.measurement == MeasurementChoice::kTorqueNullSpace ||
       (config_.measurement == MeasurementChoice::kAuto && !wrenches_ok))
     model = hal::MeasurementModel::kTorqueNullSpace;
-  if (model == hal::MeasurementModel::kFullWrench && !wrenches_ok)
-    return res;  // forced full, sensors bad
-  if (measurement_.num_contacts() == 0)
+  if (measurement_.num_contacts() == 0) {
     model = hal::MeasurementModel::kFullWrench;  // fixed base: joint rows only
-  res.model = model;
-
-  if (calibrating_ || model != hal::MeasurementModel::kFullWrench)
-    lowpass_last_ = std::numeric_limits<double>::quiet_NaN();  // the low-pass restarts after
-  if (calibrating_) {
-    res.status = TickStatus::kCalibrating;
-    HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
-    if (model != hal::MeasurementModel::kFullWrench) {
-      res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
-      if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
-      return res;
-    }
-    if (!BuildMeasurement(in, model)) return res;
-    Eigen::VectorXd& r = measurement_.residual();
-    r.noalias() -= measurement_.regressor() * filter_.parameters();  // against the current estimate
-    const double speed = in.v.cwiseAbs().maxCoeff();
-    res.calibration = calibrator_.Add(r, speed, in.time);
-    if (res.calibration == CalibrationStatus::kDone ||
-        res.calibration == CalibrationStatus::kTimedOut)
-      calibrating_ = false;
-    return res;
+    return true;
   }
+  return !(model == hal::MeasurementModel::kFullWrench && !wrenches_ok);  // forced full, bad
+}
 
-  if (!BuildMeasurement(in, model)) {
-    ++numeric_rejects_;
-    res.status = TickStatus::kRejectedNumeric;
-    return res;
+void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept {
+  res.status = TickStatus::kCalibrating;
+  HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
+  if (res.model != hal::MeasurementModel::kFullWrench) {
+    res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
+    if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
+    return;
   }
-  // The full-wrench rows' low-pass (EstimatorConfig::measurement_lowpass), in two copies
-  // (Measurement::LowPass): the gate judges the copy that takes every tick, the filter learns
-  // from the copy that holds only the ticks it used. Both restart unless the low-pass saw the
-  // previous tick; the update's also while it holds no used tick. nis_scale: 1 / the gate copy's
-  // noise variance per whitened row, v ← (1 − α)² v + α² from 1 at the restart (the update
-  // keeps R = I whichever copy it reads: EstimatorConfig::measurement_lowpass).
-  double nis_scale = 1.0;
-  const bool lowpass = lowpass_alpha_ > 0.0 && model == hal::MeasurementModel::kFullWrench;
-  bool split = false;  // the update's rows differ from the gate's this tick
-  filter_.Predict(process_noise_, config_.control_period);
+  if (!BuildMeasurement(in, res.model)) return;
+  Eigen::VectorXd& r = measurement_.residual();
+  r.noalias() -= measurement_.regressor() * filter_.parameters();  // against the current estimate
+  const double speed = in.v.cwiseAbs().maxCoeff();
+  res.calibration = calibrator_.Add(r, speed, in.time);
+  if (res.calibration == CalibrationStatus::kDone ||
+      res.calibration == CalibrationStatus::kTimedOut)
+    calibrating_ = false;
+}
+
+InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
+                                                      TickResult& res) noexcept {
   // The tick's own rows are screened too, before the low-pass blends them in: a spike a tick or
   // two long (a touchdown) reaches the low-passed copy at α(2 − α) of its NIS (0.17 at 5 Hz),
   // under the gate, and would then feed the update for the low-pass's whole memory. The screen
   // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
-  const int dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
-  const double gamma = gate_.threshold(std::min(dof, nv_));
-  double raw_nis = 0.0;
-  if (lowpass &&
-      (!filter_.Nis(measurement_.H(), measurement_.z(), raw_nis, gamma) || !(raw_nis > gamma)))
-    raw_nis = 0.0;  // passes (or unusable: Evaluate below meets the same numbers and says so)
-  if (lowpass) {
-    const bool chain =
-        in.time - lowpass_last_ <= 1.5 * config_.control_period && in.time > lowpass_last_;
-    if (!chain) {
-      lowpass_kept_ = false;
-      lowpass_split_ = false;
-    }
-    const bool restart_use = !lowpass_kept_;
-    measurement_.LowPass(lowpass_alpha_, !chain, restart_use);
-    const double fresh = 1.0 - lowpass_alpha_;
-    gate_variance_ = chain ? fresh * fresh * gate_variance_ + lowpass_alpha_ * lowpass_alpha_ : 1.0;
-    lowpass_last_ = in.time;
-    nis_scale = 1.0 / gate_variance_;
-    split = lowpass_split_ || (restart_use && chain);
-  }
+  Screened s;
+  s.lowpass = lowpass_.enabled() && res.model == hal::MeasurementModel::kFullWrench;
+  s.dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
+  s.gamma = gate_.threshold(std::min(s.dof, nv_));
+  res.dof = s.dof;
+  res.gamma = s.gamma;
+  if (!s.lowpass) return s;
+  if (!filter_.Nis(measurement_.H(), measurement_.z(), s.raw_nis, s.gamma) ||
+      !(s.raw_nis > s.gamma))
+    s.raw_nis = 0.0;  // passes (or unusable: the gate meets the same numbers and says so)
+  // The gate judges the copy that takes every tick, the update learns from the copy that holds
+  // only the ticks it used (MeasurementLowPass); the NIS is read per tick's noise (nis_scale).
+  lowpass_.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
+  s.nis_scale = lowpass_.nis_scale();
+  s.split = lowpass_.split();
+  return s;
+}
+
+void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
+                                      TickResult& res) noexcept {
   InertialFilter::Candidate cand;
-  const auto H = lowpass ? measurement_.HGate() : measurement_.H();
-  const auto z = lowpass ? measurement_.zGate() : measurement_.z();
+  const auto H = s.lowpass ? lowpass_.HGate() : measurement_.H();
+  const auto z = s.lowpass ? lowpass_.zGate() : measurement_.z();
   // While the update's rows differ from the gate's, the gate needs only its copy's NIS: the
   // update evaluates its own rows below, if the gate lets it.
-  bool ok = true;
-  if (split) {
-    ok = filter_.Nis(H, z, cand.nis);
-  } else {
-    ok = filter_.Evaluate(H, z, cand);
-  }
-  const double lowpass_nis = cand.nis * nis_scale;
-  cand.nis = std::max(lowpass_nis, raw_nis);
-  cand.dof = dof;
+  const bool ok = s.split ? filter_.Nis(H, z, cand.nis) : filter_.Evaluate(H, z, cand);
+  const double lowpass_nis = cand.nis * s.nis_scale;
+  cand.nis = std::max(lowpass_nis, s.raw_nis);
+  cand.dof = s.dof;
   res.nis = cand.nis;
-  res.dof = dof;
-  res.gamma = gamma;
   if (!ok) {
     res.status = TickStatus::kRejectedNumeric;
     filter_.RecoverCovariance();  // an overflowed or indefinite P would fail every later tick
-  } else {
-    switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
-      case GateDecision::kAccept:
-        // The update learns from the used ticks' rows when they differ from the gate's.
-        if (split) ok = filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
-        res.status = ok && filter_.Apply() ? TickStatus::kUpdated : TickStatus::kRejectedNumeric;
-        break;
-      case GateDecision::kReject:
-        res.status = TickStatus::kGated;
-        break;
-      case GateDecision::kOpen:
-        if (split) ok = filter_.Evaluate(H, z, cand);
-        res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
-        break;
-      case GateDecision::kRelease: {
-        // Release only for a residual the estimated bodies can explain (gating.hpp), judged on
-        // the rows the release evaluates: a lasting residual builds up whole in the low-passed
-        // ones, while one that only the raw screen sees (chatter the low-pass averages out) is
-        // nothing a parameter explains.
-        const double nis_gated = lowpass_nis;
-        filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
-        ok = filter_.Evaluate(H, z, cand);
-        cand.nis *= nis_scale;
-        const double reduction = ok ? nis_gated - cand.nis : 0.0;
-        res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
-        if (ok && reduction >= release_threshold_) {
-          res.nis = cand.nis;
-          res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
-        } else {
-          filter_.UndoInflate();
-          gate_.RefuseRelease(in.time);
-          res.status = ok ? TickStatus::kGated : TickStatus::kRejectedNumeric;
-        }
-        break;
-      }
-    }
-    if ((res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) &&
-        !Plausible(filter_.parameters())) {
-      filter_.Revert();
-      res.status = TickStatus::kRejectedNumeric;
-    }
+    return;
   }
+  switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
+    case GateDecision::kAccept:
+      // The update learns from the used ticks' rows when they differ from the gate's.
+      res.status = (!s.split || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand)) &&
+                           filter_.Apply()
+                       ? TickStatus::kUpdated
+                       : TickStatus::kRejectedNumeric;
+      break;
+    case GateDecision::kReject:
+      res.status = TickStatus::kGated;
+      break;
+    case GateDecision::kOpen:
+      res.status = (!s.split || filter_.Evaluate(H, z, cand)) && filter_.Apply()
+                       ? TickStatus::kReleased
+                       : TickStatus::kRejectedNumeric;
+      break;
+    case GateDecision::kRelease:
+      Release(in, s, lowpass_nis, res);
+      break;
+  }
+  if ((res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) &&
+      !Plausible(filter_.parameters())) {
+    filter_.Revert();
+    res.status = TickStatus::kRejectedNumeric;
+  }
+}
+
+void InertialEstimator::Release(const TickInput& in, const Screened& s, double nis_gated,
+                                TickResult& res) noexcept {
+  // Release only for a residual the estimated bodies can explain (gating.hpp), judged on the rows
+  // the release evaluates: a lasting residual builds up whole in the low-passed ones, while one
+  // that only the raw screen sees (chatter the low-pass averages out) is nothing a parameter
+  // explains.
+  InertialFilter::Candidate cand;
+  const auto H = s.lowpass ? lowpass_.HGate() : measurement_.H();
+  const auto z = s.lowpass ? lowpass_.zGate() : measurement_.z();
+  filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
+  const bool ok = filter_.Evaluate(H, z, cand);
+  cand.nis *= s.nis_scale;
+  const double reduction = ok ? nis_gated - cand.nis : 0.0;
+  res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
+  if (ok && reduction >= release_threshold_) {
+    res.nis = cand.nis;
+    res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+  } else {
+    filter_.UndoInflate();
+    gate_.RefuseRelease(in.time);
+    res.status = ok ? TickStatus::kGated : TickStatus::kRejectedNumeric;
+  }
+}
+
+void InertialEstimator::AfterUpdate(const Screened& s, const TickResult& res) noexcept {
+  const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
+  if (s.lowpass)
+    lowpass_.After(res.status == TickStatus::kUpdated, res.status == TickStatus::kReleased);
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
-  const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
-  if (lowpass) LowPassAfter(res.status, split);
   if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {
     ticks_since_pull_ = 0;
     if (!filter_.PullToPrior(pull_weight_)) filter_.RecoverCovariance();
   }
-  if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
-
-  HandOn(res);
-  HandedCovariance();
-  return res;
 }
 
 }  // namespace heft::estimator

@@ -167,10 +167,6 @@ Measurement::Measurement(const dynamics::Model& model,
 
   Y_.resize(nv_, n_);
   H_.resize(nv_, n_);
-  H_lowpass_.setZero(nv_, n_);
-  z_lowpass_.setZero(nv_);
-  H_gate_.setZero(nv_, n_);
-  z_gate_.setZero(nv_);
   tau_nom_.resize(nv_);
   r_.resize(nv_);
   contact_.resize(nv_);
@@ -335,30 +331,6 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   llt.matrixL().solveInPlace(H_.topRows(rows_));
   llt.matrixL().solveInPlace(z_.head(rows_));
   return true;
-}
-
-void Measurement::LowPass(double alpha, bool restart_gate, bool restart_use) noexcept {
-  if (restart_gate) {
-    H_gate_ = H_;
-    z_gate_ = z_;
-  } else {
-    H_gate_ = alpha * H_ + (1.0 - alpha) * H_gate_;
-    z_gate_ = alpha * z_ + (1.0 - alpha) * z_gate_;
-  }
-  if (restart_use) return;
-  H_ = alpha * H_ + (1.0 - alpha) * H_lowpass_;
-  z_ = alpha * z_ + (1.0 - alpha) * z_lowpass_;
-}
-
-void Measurement::KeepLowPass() noexcept {
-  H_lowpass_ = H_;
-  z_lowpass_ = z_;
-}
-
-void Measurement::SyncLowPass() noexcept {
-  H_ = H_gate_;
-  z_ = z_gate_;
-  KeepLowPass();
 }
 
 void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {

@@ -18,6 +18,7 @@
 #include "heft/estimator/gating.hpp"
 #include "heft/estimator/inertial_filter.hpp"
 #include "heft/estimator/measurement.hpp"
+#include "heft/estimator/measurement_lowpass.hpp"
 #include "heft/estimator/rate_limiter.hpp"
 #include "heft/hal/inertial_estimate.hpp"
 
@@ -224,14 +225,32 @@ class InertialEstimator {
   std::uint64_t thin_targets() const { return thin_targets_; }
 
  private:
+  // Step's stages, in order.
+  struct Screened {
+    bool lowpass = false;     // the full-wrench rows' low-pass runs this tick
+    bool split = false;       // the update's rows differ from the gate's (MeasurementLowPass)
+    double raw_nis = 0.0;     // the tick's own rows' NIS where it exceeds γ (else 0)
+    double nis_scale = 1.0;   // 1 / the gate rows' noise variance per row
+    int dof = 0;
+    double gamma = 0.0;
+  };
+  bool ValidInput(const TickInput& in) const noexcept;
+  // Which measurement runs this tick; false when it must be the full one and a wrench is bad.
+  bool ChooseModel(const TickInput& in, hal::MeasurementModel& model) const noexcept;
+  void Calibrate(const TickInput& in, TickResult& res) noexcept;
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
+  // The tick's own rows screened, then blended into the low-pass: what the gate judges.
+  Screened Screen(const TickInput& in, TickResult& res) noexcept;
+  // The gate's decision and the update it lets through; the divergence guard after it.
+  void GateAndUpdate(const TickInput& in, const Screened& s, TickResult& res) noexcept;
+  // A lasting rejection run: the inflated update, kept only if the bodies explain the residual.
+  void Release(const TickInput& in, const Screened& s, double nis_gated, TickResult& res) noexcept;
+  // The low-pass after the decision, and the prior's renewal on a used tick.
+  void AfterUpdate(const Screened& s, const TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
   // cov_pi_ from the filter's state: each link's covariance of π as handed on (BodyCovariance).
   void HandedCovariance() noexcept;
-  // The low-pass after the gate's decision: the update's copy keeps a used tick, takes the gate's
-  // after a release, and splits from it on a tick it did not use.
-  void LowPassAfter(TickStatus status, bool split) noexcept;
 
   dynamics::Model model_;
   EstimatorConfig config_;
@@ -241,6 +260,7 @@ class InertialEstimator {
   InnovationGate gate_;
   BiasCalibrator calibrator_;
   Measurement measurement_;  // eq. (14)-(15) and the null-space rows (measurement.hpp)
+  MeasurementLowPass lowpass_;  // EstimatorConfig::measurement_lowpass
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_;
@@ -251,15 +271,6 @@ class InertialEstimator {
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
   bool pull_ = false;
-  // The measurement's low-pass (EstimatorConfig::measurement_lowpass): α, the time of the last
-  // tick it saw (NaN: restart at the next), whether the update's copy holds a used tick, the gate
-  // copy's noise variance per whitened row, whether the copies differ, the used ticks since they
-  // split and how many make them one again.
-  double lowpass_alpha_ = 0.0;
-  double lowpass_last_ = std::numeric_limits<double>::quiet_NaN();
-  bool lowpass_kept_ = false, lowpass_split_ = false;
-  double gate_variance_ = 1.0;
-  int ticks_split_ = 0, lowpass_rejoin_ticks_ = 0;
   std::uint64_t numeric_rejects_ = 0, rate_limited_ticks_ = 0, inconsistent_targets_ = 0,
                 thin_targets_ = 0;
 };

@@ -40,19 +40,6 @@ class Measurement {
   [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
                                      const Eigen::VectorXd* estimate = nullptr) noexcept;
 
-  // Low-pass of the last full-wrench measurement's whitened rows, both sides with one filter
-  // x_f ← (1 − α) x_f + α x, kept twice. The gate's copy (HGate(), zGate()) takes every tick:
-  // it is the world as the sensors see it, and a lasting residual builds up in it whole. The
-  // update's copy (H(), z()) is this tick blended into the state KeepLowPass() last stored, so
-  // it holds only the ticks the filter used: a spike the gate rejected leaves no tail in it.
-  // SyncLowPass() makes the update's copy the gate's (after a release: the world changed). A
-  // `restart` (the first tick, or after a gap) takes this tick's rows as they are.
-  void LowPass(double alpha, bool restart_gate, bool restart_use) noexcept;
-  void KeepLowPass() noexcept;
-  void SyncLowPass() noexcept;
-  auto HGate() const { return H_gate_.topRows(rows_); }
-  auto zGate() const { return z_gate_.head(rows_); }
-
   // The last measurement's whitened rows.
   int rows() const { return rows_; }
   auto H() const { return H_.topRows(rows_); }
@@ -102,8 +89,7 @@ class Measurement {
   int first_joint_ = 0;        // v index of the first joint row
   // rfull_'s diagonal: σ² per row plus each joint row's scale term (scale · τ_obs)².
   void SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept;
-  Eigen::MatrixXd Y_, H_, H_lowpass_, H_gate_;
-  Eigen::VectorXd z_lowpass_, z_gate_;
+  Eigen::MatrixXd Y_, H_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   int rows_ = 0;
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.

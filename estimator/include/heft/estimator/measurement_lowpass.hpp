@@ -1,0 +1,70 @@
+// The full-wrench measurement's low-pass (EstimatorConfig::measurement_lowpass): the whitened rows
+// H and residual z through one first-order filter, x_f ← x_f + α (x − x_f), α = 1 − exp(−2π f_c dt),
+// both sides alike so that H_f π = z_f holds exactly for constant parameters.
+//
+// It keeps two copies. The gate's (HGate, zGate) takes every tick: it is the world as the sensors
+// see it, and a lasting residual (a load step) builds up in it whole, is gated, then released. The
+// update's (HUse, zUse) is this tick blended into the state the last used tick left (Keep), so it
+// holds only the ticks the filter used: a spike the gate rejected (a touchdown's) leaves no tail
+// α (1 − α)ᵏ in the ticks after it. A release takes the gate's copy (Sync: the world changed);
+// after rejections the two copies differ ("split") until the difference has decayed below 10⁻³
+// over used ticks, when they are made one again.
+//
+// The gate copy's noise variance per whitened row, v ← (1 − α)² v + α² from 1 at a restart, is
+// what its NIS is divided by (nis_scale) so that the gate's χ² thresholds keep their meaning.
+// Restart() makes the next tick start both copies afresh: a gap in time, a switch to the null-space
+// rows (whose basis changes with the contacts), calibration and reset.
+//
+// Set-up allocates; everything else allocates nothing and never throws.
+#pragma once
+
+#include <Eigen/Core>
+#include <limits>
+
+namespace heft::estimator {
+
+class MeasurementLowPass {
+ public:
+  // cutoff_hz 0: off (nothing but enabled() and Restart() is then called). rows × states: the
+  // largest measurement.
+  MeasurementLowPass(double cutoff_hz, double control_period, int rows, int states);
+
+  bool enabled() const { return alpha_ > 0.0; }
+  void Restart() noexcept { last_ = std::numeric_limits<double>::quiet_NaN(); }
+
+  // Blends this tick's rows (the first `rows` of H and z) into both copies at `time`. The previous
+  // tick continues the chain when it came within 1.5 periods before; otherwise both restart.
+  void Blend(double time, const Eigen::Ref<const Eigen::MatrixXd>& H,
+             const Eigen::Ref<const Eigen::VectorXd>& z, int rows) noexcept;
+  // After the gate's decision on this tick: an update keeps the tick in the update's copy, a
+  // release takes the gate's copy, a tick not used leaves the copies split.
+  void After(bool updated, bool released) noexcept;
+
+  // Whether this tick's update rows differ from the gate's (the update must evaluate its own).
+  bool split() const { return split_now_; }
+  // 1 / the gate copy's noise variance per whitened row.
+  double nis_scale() const { return 1.0 / gate_variance_; }
+  auto HGate() const { return H_gate_.topRows(rows_); }
+  auto zGate() const { return z_gate_.head(rows_); }
+  auto HUse() const { return H_use_.topRows(rows_); }
+  auto zUse() const { return z_use_.head(rows_); }
+
+ private:
+  void Keep() noexcept;  // the update's copy becomes the kept state
+  void Sync() noexcept;  // the update's copy (and the kept state) become the gate's
+
+  double alpha_ = 0.0;
+  int rejoin_ticks_ = 0;  // used ticks after which split copies differ by below 10⁻³
+  double last_ = std::numeric_limits<double>::quiet_NaN();
+  double period_ = 0.0;
+  bool kept_ = false;       // the kept state holds a used tick
+  bool split_ = false;      // the copies differ (carried between ticks)
+  bool split_now_ = false;  // this tick's update rows differ from the gate's
+  int ticks_split_ = 0;
+  double gate_variance_ = 1.0;
+  int rows_ = 0;
+  Eigen::MatrixXd H_gate_, H_kept_, H_use_;
+  Eigen::VectorXd z_gate_, z_kept_, z_use_;
+};
+
+}  // namespace heft::estimator

@@ -1,0 +1,87 @@
+#include "heft/estimator/measurement_lowpass.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace heft::estimator {
+
+MeasurementLowPass::MeasurementLowPass(double cutoff_hz, double control_period, int rows,
+                                       int states)
+    : period_(control_period) {
+  if (cutoff_hz > 0.0) {
+    alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * cutoff_hz * control_period);
+    rejoin_ticks_ = static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - alpha_)));
+  }
+  H_gate_.setZero(rows, states);
+  H_kept_.setZero(rows, states);
+  H_use_.setZero(rows, states);
+  z_gate_.setZero(rows);
+  z_kept_.setZero(rows);
+  z_use_.setZero(rows);
+}
+
+void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::MatrixXd>& H,
+                               const Eigen::Ref<const Eigen::VectorXd>& z, int rows) noexcept {
+  const bool chain = time - last_ <= 1.5 * period_ && time > last_;
+  if (!chain || rows != rows_) {
+    kept_ = false;
+    split_ = false;
+  }
+  const bool restart = !chain || rows != rows_;
+  rows_ = rows;
+  auto hg = H_gate_.topRows(rows);
+  auto zg = z_gate_.head(rows);
+  if (restart) {
+    hg = H.topRows(rows);
+    zg = z.head(rows);
+  } else {
+    hg = alpha_ * H.topRows(rows) + (1.0 - alpha_) * hg;
+    zg = alpha_ * z.head(rows) + (1.0 - alpha_) * zg;
+  }
+  // The update's copy: this tick alone until a used tick is kept, then blended into that.
+  if (!kept_) {
+    H_use_.topRows(rows) = H.topRows(rows);
+    z_use_.head(rows) = z.head(rows);
+  } else {
+    H_use_.topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * H_kept_.topRows(rows);
+    z_use_.head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * z_kept_.head(rows);
+  }
+  const double fresh = 1.0 - alpha_;
+  gate_variance_ = restart ? 1.0 : fresh * fresh * gate_variance_ + alpha_ * alpha_;
+  last_ = time;
+  split_now_ = split_ || (!kept_ && !restart);
+}
+
+void MeasurementLowPass::After(bool updated, bool released) noexcept {
+  if (released) {  // the gate found the world changed: take its rows
+    Sync();
+    split_ = false;
+    ticks_split_ = 0;
+  } else if (updated) {
+    Keep();
+    split_ = split_now_;
+    // What the two copies differ by decays as (1 − α)ᵏ over used ticks: rejoined below 10⁻³.
+    if (split_ && ++ticks_split_ >= rejoin_ticks_) {
+      Sync();
+      split_ = false;
+      ticks_split_ = 0;
+    }
+  } else {
+    split_ = true;  // the gate's copy took this tick, the update's did not
+    ticks_split_ = 0;
+  }
+}
+
+void MeasurementLowPass::Keep() noexcept {
+  H_kept_.topRows(rows_) = H_use_.topRows(rows_);
+  z_kept_.head(rows_) = z_use_.head(rows_);
+  kept_ = true;
+}
+
+void MeasurementLowPass::Sync() noexcept {
+  H_use_.topRows(rows_) = H_gate_.topRows(rows_);
+  z_use_.head(rows_) = z_gate_.head(rows_);
+  Keep();
+}
+
+}  // namespace heft::estimator
