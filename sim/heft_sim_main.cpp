@@ -47,6 +47,16 @@ class SimulatedFactory final : public host::BackendFactory {
         sim.options.controller_parameters.push_back(
             {body, dynamics::GetBodyParameters(identified, identified.body_index(body))});
     }
+    // heft's nominal of the estimated links, the model the hand-off is consistent with: the
+    // controllers apply heft's change of a link to their own model of it.
+    {
+      dynamics::Model nominal = model;
+      if (!config.parameters_path.empty())
+        (void)plugin::ApplyNominalParameters(config.parameters_path, nominal);
+      for (const std::string& body : config.estimator.bodies)
+        sim.options.hand_off_reference.push_back(
+            {body, dynamics::GetBodyParameters(nominal, nominal.body_index(body))});
+    }
     const std::size_t friction_joints = sim.options.controller_friction.size();
     const std::size_t identified_bodies = sim.options.controller_parameters.size();
     auto backend =

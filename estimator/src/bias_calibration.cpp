@@ -68,6 +68,12 @@ CalibrationStatus BiasCalibrator::Add(const Eigen::Ref<const Eigen::VectorXd>& r
   return CalibrationStatus::kCollecting;
 }
 
+void BiasCalibrator::RemoveFromBias(const Eigen::Ref<const Eigen::VectorXd>& part) noexcept {
+  if (part.size() != bias_.size() || !part.allFinite()) return;
+  bias_ -= part;
+  last_good_ = bias_;
+}
+
 double BiasCalibrator::progress(double time) const {
   if (done_) return 1.0;
   if (start_ < 0.0 || config_.window <= 0.0) return 0.0;

@@ -1,5 +1,6 @@
 #include "heft/estimator/inertial_estimator.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -75,22 +76,73 @@ std::vector<EstimatorConfig::ParameterFrame> ReadLinkPriors(
   return frames;
 }
 
-// Every estimated link's nominal parameters must be consistent, with the margin.
+// Every estimated link's nominal parameters must be consistent, with the margin; the reason a
+// link is refused names what it is: massless, inconsistent, or degenerate (on the boundary).
 void CheckNominals(const EstimatorConfig& config, const dynamics::RegressorSelection& selection,
                    const Eigen::VectorXd& nominal) {
   for (int k = 0; k < selection.size(); ++k) {
     const dynamics::Vector10 pi = nominal.segment<10>(10 * k);
-    if (!dynamics::IsPhysicallyConsistent(pi, 0.0))
-      throw std::invalid_argument(
-          "estimator.bodies: the nominal parameters of '" + config.bodies[k] +
-          "' are not physically consistent (a massless link cannot be estimated)");
+    const std::string link = "estimator.bodies: the nominal parameters of '" + config.bodies[k];
+    if (!pi.allFinite() || !(pi[0] > 0.0))
+      throw std::invalid_argument(link +
+                                  "' have no positive mass (a massless link cannot be "
+                                  "estimated)");
+    if (dynamics::HasConsistencyMargin(pi)) continue;
+    const dynamics::PseudoInertiaExtremes e = dynamics::PseudoInertiaEigenvalues(pi);
+    if (e.min < -dynamics::kDegenerateTolerance * e.max)
+      throw std::invalid_argument(link +
+                                  "' are not physically consistent (the inertia about the centre "
+                                  "of mass is not positive definite or breaks the triangle "
+                                  "inequalities)");
     // The set-up (plugin_config.hpp, CheckEstimatedNominals) refuses it first, naming the file.
-    if (!dynamics::HasConsistencyMargin(pi))
-      throw std::invalid_argument("estimator.bodies: the nominal parameters of '" +
-                                  config.bodies[k] +
-                                  "' are nearly degenerate (pseudo-inertia's smallest eigenvalue "
-                                  "below 1e-6 of its largest)");
+    throw std::invalid_argument(link +
+                                "' are degenerate (a point mass, rod or plate: pseudo-inertia's "
+                                "smallest eigenvalue below 1e-6 of its largest); give the link an "
+                                "inertia, or inflate it to the margin (robot.repair_inertia)");
   }
+}
+
+// One link's nominal uncertainty as a covariance of π, to first order: the mass (relative), the
+// centre of mass per axis and the principal moments about it (relative; at least m·σ_c², so a
+// point mass or rod gets one) as independent errors, through π's Jacobian by central differences.
+Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10& pi,
+                                                const EstimatorConfig::NominalUncertainty& u) {
+  const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(pi);
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(body.inertia_com);
+  const Eigen::Matrix3d& axes = eig.eigenvectors();
+  const Eigen::Vector3d& moments = eig.eigenvalues();
+  Eigen::Matrix<double, 7, 1> p, sigma;
+  p << body.mass, body.com, moments;
+  sigma << u.mass * body.mass, Eigen::Vector3d::Constant(u.com),
+      (u.inertia * moments.cwiseAbs())
+          .cwiseMax(Eigen::Vector3d::Constant(body.mass * u.com * u.com));
+  const auto at = [&](const Eigen::Matrix<double, 7, 1>& q) {
+    dynamics::RigidBodyInertia b;
+    b.mass = q[0];
+    b.com = q.segment<3>(1);
+    b.inertia_com = axes * q.tail<3>().asDiagonal() * axes.transpose();
+    return dynamics::ParametersFromInertia(b);
+  };
+  Eigen::Matrix<double, 10, 10> cov = Eigen::Matrix<double, 10, 10>::Zero();
+  for (int j = 0; j < 7; ++j) {
+    if (!(sigma[j] > 0.0)) continue;
+    Eigen::Matrix<double, 7, 1> plus = p, minus = p;
+    plus[j] += 0.5 * sigma[j];
+    minus[j] -= 0.5 * sigma[j];
+    const dynamics::Vector10 column = at(plus) - at(minus);  // J_j σ_j
+    cov.noalias() += column * column.transpose();
+  }
+  return cov;
+}
+
+// dᵀ S⁻¹ d for a symmetric positive definite S (infinite when it is not). No allocation.
+template <int N>
+double Mahalanobis(const Eigen::Matrix<double, N, N>& S,
+                   const Eigen::Matrix<double, N, 1>& d) noexcept {
+  const Eigen::LLT<Eigen::Matrix<double, N, N>> llt(S);
+  if (llt.info() != Eigen::Success) return std::numeric_limits<double>::infinity();
+  const Eigen::Matrix<double, N, 1> w = llt.matrixL().solve(d);
+  return w.squaredNorm();
 }
 
 }  // namespace
@@ -126,6 +178,34 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
       filter_.SetBodyFrame(k, nominal_.segment<3>(10 * k + 1) / nominal_[10 * k]);
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
+  cov_estimate_ = Eigen::MatrixXd::Zero(10, n_);
+  nominal_cov_ = Eigen::MatrixXd::Zero(10, n_);
+  const EstimatorConfig::NominalUncertainty& u = config.nominal_uncertainty;
+  if (!(u.mass >= 0.0 && u.com >= 0.0 && u.inertia >= 0.0) ||
+      !std::isfinite(u.mass + u.com + u.inertia))
+    throw std::invalid_argument(
+        "estimator.nominal_uncertainty: mass, com and inertia >= 0, finite");
+  for (int k = 0; k < selection_.size(); ++k)
+    nominal_cov_.middleCols<10>(10 * k) = NominalCovariance(nominal_.segment<10>(10 * k), u);
+  if (!(config.handoff_confidence >= 0.0 && config.handoff_confidence < 1.0))
+    throw std::invalid_argument("estimator.handoff_confidence must be in [0, 1) (0: off)");
+  if (config.handoff_confidence > 0.0)
+    handoff_threshold_ = ChiSquareQuantile(config.handoff_confidence, 10);
+  if (config.handoff_confidence > 0.0) {
+    handoff_threshold4_ = ChiSquareQuantile(config.handoff_confidence, 4);
+    return_threshold_ = ChiSquareQuantile(0.5, 10);
+    return_threshold4_ = ChiSquareQuantile(0.5, 4);
+  }
+  load_threshold_ = ChiSquareQuantile(0.999, 10);
+  departed_.assign(selection_.size(), 0);
+  calibration_load_ = Eigen::VectorXd::Zero(n_);
+  load_w_.resize(nv_);
+  calibration_y_.setZero(nv_, n_);
+  calibration_h_.setZero(nv_, n_);
+  load_u_.resize(nv_);
+  load_hs_.resize(nv_, n_);
+  load_s_.resize(nv_, nv_);
+  load_llt_ = Eigen::LLT<Eigen::MatrixXd>(nv_);
   // What a white innovation (no parameter change) can lose at most when P is inflated: its
   // projection on range(H), χ² with rank(H) ≤ n dof (gating.hpp).
   release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);
@@ -133,13 +213,29 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   ResetFilter();
 }
 
-void InertialEstimator::HandedCovariance() noexcept {
+void InertialEstimator::EstimateCovariance() noexcept {
   for (int k = 0; k < selection_.size(); ++k)
-    filter_.BodyCovariance(k, cov_pi_.middleCols<10>(10 * k));
+    filter_.BodyCovariance(k, cov_estimate_.middleCols<10>(10 * k));
+}
+
+void InertialEstimator::HandedCovariance() noexcept {
+  // The handed π's error about the truth is the estimate's plus the known offset between them:
+  // E[(π_h − π)(π_h − π)ᵀ] = Σ + δδᵀ with δ = π_h − π̂; while the policy holds the nominal, the
+  // nominal's own error too.
+  for (int k = 0; k < selection_.size(); ++k) {
+    const dynamics::Vector10 d =
+        handed_.segment<10>(10 * k) - filter_.parameters().segment<10>(10 * k);
+    cov_pi_.middleCols<10>(10 * k) = cov_estimate_.middleCols<10>(10 * k);
+    cov_pi_.middleCols<10>(10 * k).noalias() += d * d.transpose();
+    // A link handed at its nominal (the policy holds it there) carries the nominal's own error.
+    if (handoff_threshold_ > 0.0 && handed_.segment<10>(10 * k) == nominal_.segment<10>(10 * k))
+      cov_pi_.middleCols<10>(10 * k) += nominal_cov_.middleCols<10>(10 * k);
+  }
 }
 
 void InertialEstimator::ResetFilter() noexcept {
   filter_.Reset(nominal_, initial_sigma_);
+  EstimateCovariance();
   HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
@@ -153,8 +249,13 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   for (int k = 0; k < selection_.size(); ++k)
     if (!dynamics::HasConsistencyMargin(pi0.segment<10>(10 * k))) return false;
   if (!filter_.Reset(pi0, initial_sigma_, cov_pi, inflation)) return false;
+  // Handed at once: π0 is what was handed before the restart (host.persistence writes the
+  // hand-off), so a controller that kept running sees no step; going through the rate limit from
+  // the nominal instead would step its model back to the nominal and ramp it up again.
+  handed_ = filter_.parameters();
+  EstimateCovariance();
+  for (int k = 0; k < selection_.size(); ++k) (void)HandOnTarget(k, handed_.segment<10>(10 * k));
   HandedCovariance();
-  handed_ = filter_.parameters();  // the controller gets it from the first hand-off on
   gate_.Reset();
   lowpass_.Restart();
   return true;
@@ -164,7 +265,35 @@ TickResult InertialEstimator::HandOn() noexcept {
   TickResult res;
   res.status = TickStatus::kInvalidInput;
   HandOn(res);
+  HandedCovariance();
   return res;
+}
+
+dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
+                                                   const dynamics::Vector10& estimate) noexcept {
+  if (!(handoff_threshold_ > 0.0)) return estimate;  // the policy is off
+  // Whether the data show the link changed: the estimate differs from the nominal by more than
+  // both errors explain, the estimate's and the nominal's own (a body's systematic error the
+  // filter absorbed is not a load). A link that departed stays so until the estimate is back
+  // within the median of that distance (hysteresis: no flipping at the threshold).
+  const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
+  const Eigen::Matrix<double, 10, 10> S =
+      cov_estimate_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
+  const dynamics::Vector10 d = estimate - nominal;
+  if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
+  if (departed_[k] && !Significant(S, d, return_threshold4_, return_threshold_)) departed_[k] = 0;
+  return departed_[k] ? estimate : nominal;
+}
+
+bool InertialEstimator::Significant(const Eigen::Matrix<double, 10, 10>& S,
+                                    const dynamics::Vector10& d, double threshold4,
+                                    double threshold10) const noexcept {
+  // The whole π (10 dof), or its mass and first moment alone (4 dof: what a load changes most and
+  // a whole-body controller's balance reads), each against its χ²: a load that moves only the mass
+  // and the CoM is not diluted by the six inertia dof it leaves as they were.
+  const Eigen::Matrix4d S4 = S.topLeftCorner<4, 4>();
+  const Eigen::Vector4d d4 = d.head<4>();
+  return Mahalanobis<4>(S4, d4) > threshold4 || Mahalanobis<10>(S, d) > threshold10;
 }
 
 void InertialEstimator::HandOn(TickResult& res) noexcept {
@@ -174,9 +303,10 @@ void InertialEstimator::HandOn(TickResult& res) noexcept {
   // counted in thin_targets); one that is not consistent at all (the baseline KF's) keeps the
   // link's last handed set, and target_consistent is false (inconsistent_targets). Both ends having
   // the margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
-  const Eigen::VectorXd& target = filter_.parameters();
+  // Policy (EstimatorConfig::handoff_confidence): a link moves only when the data show a change.
+  const Eigen::VectorXd& estimate = filter_.parameters();
   for (int k = 0; k < selection_.size(); ++k) {
-    dynamics::Vector10 t = target.segment<10>(10 * k);
+    dynamics::Vector10 t = HandOnTarget(k, estimate.segment<10>(10 * k));
     if (!dynamics::HasConsistencyMargin(t)) {
       if (!dynamics::IsPhysicallyConsistent(t, 0.0)) {
         res.target_consistent = false;
@@ -252,6 +382,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   GateAndUpdate(in, screened, res);
   AfterUpdate(screened, res);
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
+  EstimateCovariance();
   HandOn(res);
   HandedCovariance();
   return res;
@@ -264,7 +395,8 @@ bool InertialEstimator::ValidInput(const TickInput& in) const noexcept {
   if (in.q.size() != model_.nq || in.v.size() != model_.nv || in.a.size() != model_.nv ||
       in.tau.size() != model_.nv)
     return false;
-  return in.q.allFinite() && in.v.allFinite() && in.a.allFinite() && in.tau.allFinite();
+  return std::isfinite(in.time) && in.q.allFinite() && in.v.allFinite() && in.a.allFinite() &&
+         in.tau.allFinite();
 }
 
 bool InertialEstimator::ChooseModel(const TickInput& in,
@@ -290,6 +422,7 @@ bool InertialEstimator::ChooseModel(const TickInput& in,
 void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept {
   res.status = TickStatus::kCalibrating;
   HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
+  HandedCovariance();
   if (res.model != hal::MeasurementModel::kFullWrench) {
     res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
     if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
@@ -300,9 +433,68 @@ void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept
   r.noalias() -= measurement_.regressor() * filter_.parameters();  // against the current estimate
   const double speed = in.v.cwiseAbs().maxCoeff();
   res.calibration = calibrator_.Add(r, speed, in.time);
+  // The regressor averaged over the same ticks as the residual (the window restarts with it).
+  if (res.calibration == CalibrationStatus::kCollecting ||
+      res.calibration == CalibrationStatus::kDone) {
+    if (calibrator_.samples() == 1) calibration_y_.setZero();
+    calibration_y_ += measurement_.regressor();
+  }
+  if (res.calibration == CalibrationStatus::kDone) SeparateLoad();
   if (res.calibration == CalibrationStatus::kDone ||
       res.calibration == CalibrationStatus::kTimedOut)
     calibrating_ = false;
+}
+
+void InertialEstimator::SeparateLoad() noexcept {
+  // The averaged residual b against the estimate π̂ and the regressor Ȳ averaged over the same
+  // ticks, whitened with the last tick's rows (w = W b, H = W Ȳ; a tick's R, not R / N: the average
+  // holds the nominal model's systematic error, which averaging does not shrink). The change δ of
+  // the estimated links that explains it, with the nominal's uncertainty Σ_n as its prior, and how
+  // far it is beyond that uncertainty:
+  //   δ = Σ_n Hᵀ u,  u = (H Σ_n Hᵀ + 1)⁻¹ w,  d² = δᵀ Σ_n⁻¹ δ = uᵀ H Σ_n Hᵀ u.
+  // Beyond χ²₁₀(0.999) it is a load the estimate does not hold (attached while heft was down, or
+  // gone since a persisted estimate): Y δ leaves the bias and the filter finds the load.
+  calibration_load_.setZero();
+  if (calibrator_.samples() < 1) return;
+  calibration_y_ /= calibrator_.samples();  // Ȳ
+  calibration_h_ = calibration_y_;
+  measurement_.Whiten(calibration_h_);
+  load_w_ = calibrator_.bias();
+  measurement_.Whiten(load_w_);
+  const Eigen::MatrixXd& H = calibration_h_;
+  for (int k = 0; k < selection_.size(); ++k)
+    load_hs_.middleCols<10>(10 * k).noalias() =
+        H.middleCols<10>(10 * k) * nominal_cov_.middleCols<10>(10 * k);
+  load_s_.noalias() = load_hs_ * H.transpose();
+  load_s_.diagonal().array() += 1.0;
+  load_llt_.compute(load_s_);
+  if (load_llt_.info() != Eigen::Success) return;
+  load_u_ = load_w_;
+  load_llt_.solveInPlace(load_u_);
+  calibration_load_.noalias() = load_hs_.transpose() * load_u_;  // δ
+  load_w_.noalias() = H * calibration_load_;                     // H Σ_n Hᵀ u
+  const double d2 = load_u_.dot(load_w_);
+  load_w_ = calibrator_.bias();
+  measurement_.Whiten(load_w_);
+  if (!std::isfinite(d2) || !(d2 > load_threshold_)) {
+    calibration_load_.setZero();
+    return;
+  }
+  // Significant: the whole part of b that Y explains leaves the bias (the prior scaled by
+  // kLoadPriorScale: the least-squares δ in the Σ_n metric), not the prior-shrunk δ above.
+  load_hs_ *= kLoadPriorScale;
+  load_s_.noalias() = load_hs_ * H.transpose();
+  load_s_.diagonal().array() += 1.0;
+  load_llt_.compute(load_s_);
+  if (load_llt_.info() != Eigen::Success) {
+    calibration_load_.setZero();
+    return;
+  }
+  load_u_ = load_w_;  // still W b
+  load_llt_.solveInPlace(load_u_);
+  calibration_load_.noalias() = load_hs_.transpose() * load_u_;
+  load_w_.noalias() = calibration_y_ * calibration_load_;  // Ȳ δ, out of the bias
+  calibrator_.RemoveFromBias(load_w_);
 }
 
 InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
@@ -323,23 +515,20 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
       !(s.raw_nis > s.gamma))
     s.raw_nis = 0.0;  // passes (or unusable: the gate meets the same numbers and says so)
   // The gate judges the copy that takes every tick, the update learns from the copy that holds
-  // only the ticks it used (MeasurementLowPass); the NIS is read per tick's noise (nis_scale).
+  // only the ticks it used (MeasurementLowPass); the gate's NIS is read for its copy's noise.
   lowpass_.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
-  s.nis_scale = lowpass_.nis_scale();
-  s.split = lowpass_.split();
   return s;
 }
 
 void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
                                       TickResult& res) noexcept {
+  // With the low-pass, the gate reads the gate copy's NIS for its own noise (HGateNis) and the
+  // update learns from the used ticks' rows (HUse: the gate's own while the copies agree).
   InertialFilter::Candidate cand;
-  const auto H = s.lowpass ? lowpass_.HGate() : measurement_.H();
-  const auto z = s.lowpass ? lowpass_.zGate() : measurement_.z();
-  // While the update's rows differ from the gate's, the gate needs only its copy's NIS: the
-  // update evaluates its own rows below, if the gate lets it.
-  const bool ok = s.split ? filter_.Nis(H, z, cand.nis) : filter_.Evaluate(H, z, cand);
-  const double lowpass_nis = cand.nis * s.nis_scale;
-  cand.nis = std::max(lowpass_nis, s.raw_nis);
+  const bool ok = s.lowpass ? filter_.Nis(lowpass_.HGateNis(), lowpass_.zGateNis(), cand.nis)
+                            : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+  const double gated_nis = cand.nis;
+  cand.nis = std::max(gated_nis, s.raw_nis);
   cand.dof = s.dof;
   res.nis = cand.nis;
   if (!ok) {
@@ -349,8 +538,7 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   }
   switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
     case GateDecision::kAccept:
-      // The update learns from the used ticks' rows when they differ from the gate's.
-      res.status = (!s.split || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand)) &&
+      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand)) &&
                            filter_.Apply()
                        ? TickStatus::kUpdated
                        : TickStatus::kRejectedNumeric;
@@ -359,12 +547,13 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
       res.status = TickStatus::kGated;
       break;
     case GateDecision::kOpen:
-      res.status = (!s.split || filter_.Evaluate(H, z, cand)) && filter_.Apply()
+      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand)) &&
+                           filter_.Apply()
                        ? TickStatus::kReleased
                        : TickStatus::kRejectedNumeric;
       break;
     case GateDecision::kRelease:
-      Release(in, s, lowpass_nis, res);
+      Release(in, s, gated_nis, res);
       break;
   }
   if ((res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) &&
@@ -379,18 +568,20 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   // Release only for a residual the estimated bodies can explain (gating.hpp), judged on the rows
   // the release evaluates: a lasting residual builds up whole in the low-passed ones, while one
   // that only the raw screen sees (chatter the low-pass averages out) is nothing a parameter
-  // explains.
+  // explains. The NIS as the gate reads it, the update on the gate copy's rows with R = 1.
   InertialFilter::Candidate cand;
-  const auto H = s.lowpass ? lowpass_.HGate() : measurement_.H();
-  const auto z = s.lowpass ? lowpass_.zGate() : measurement_.z();
   filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
-  const bool ok = filter_.Evaluate(H, z, cand);
-  cand.nis *= s.nis_scale;
-  const double reduction = ok ? nis_gated - cand.nis : 0.0;
+  double nis = 0.0;
+  bool ok = s.lowpass ? filter_.Nis(lowpass_.HGateNis(), lowpass_.zGateNis(), nis)
+                      : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+  if (!s.lowpass) nis = cand.nis;
+  const double reduction = ok ? nis_gated - nis : 0.0;
   res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
   if (ok && reduction >= release_threshold_) {
-    res.nis = cand.nis;
-    res.status = filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+    res.nis = nis;
+    ok = !s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand);
+    res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
+    if (res.status == TickStatus::kRejectedNumeric) filter_.UndoInflate();
   } else {
     filter_.UndoInflate();
     gate_.RefuseRelease(in.time);

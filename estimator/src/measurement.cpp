@@ -171,6 +171,7 @@ Measurement::Measurement(const dynamics::Model& model,
   r_.resize(nv_);
   contact_.resize(nv_);
   z_.resize(nv_);
+  row_scale_.setOnes(nv_);
   jac_.resize(6, nv_);
   qy_.resize(nv_, std::max(n_, nv_) + 1);
   rfull_.resize(nv_, nv_);
@@ -244,7 +245,11 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
                              const Eigen::VectorXd* estimate) noexcept {
   Residual(in);
   if (!contact_frames_.empty()) {
-    dynamics::ContactTerm(model_, ws_, contact_frames_, in.wrenches, contact_);
+    // One wrench per contact frame: a longer span's extra entries are not the model's (the caller
+    // checked that the span reaches every frame: InertialEstimator::ChooseModel).
+    if (in.wrenches.size() < contact_frames_.size()) return false;
+    dynamics::ContactTerm(model_, ws_, contact_frames_, in.wrenches.first(contact_frames_.size()),
+                          contact_);
     r_ += contact_;
   }
   if (bias != nullptr) r_ -= *bias;
@@ -269,19 +274,30 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     DecoupleDropped();
     ft_llt_.compute(rfull_);
     if (ft_llt_.info() != Eigen::Success) return false;
+    whitened_full_ = true;
     H_ = Y_;
     z_ = r_;
     ft_llt_.matrixL().solveInPlace(H_);
     ft_llt_.matrixL().solveInPlace(z_);
     return true;
   }
+  whitened_full_ = false;
   for (int i = 0; i < nv_; ++i) {
     const double sigma =
         std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
+    row_scale_[i] = sigma;
     H_.row(i) = Y_.row(i) / sigma;
     z_[i] = r_[i] / sigma;
   }
   return true;
+}
+
+void Measurement::Whiten(Eigen::Ref<Eigen::MatrixXd> v) const noexcept {
+  if (whitened_full_) {
+    ft_llt_.matrixL().solveInPlace(v);
+  } else {
+    v.array().colwise() /= row_scale_.array();
+  }
 }
 
 void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept {

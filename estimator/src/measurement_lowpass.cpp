@@ -15,6 +15,8 @@ MeasurementLowPass::MeasurementLowPass(double cutoff_hz, double control_period, 
   H_gate_.setZero(rows, states);
   H_kept_.setZero(rows, states);
   H_use_.setZero(rows, states);
+  H_nis_.setZero(rows, states);
+  z_nis_.setZero(rows);
   z_gate_.setZero(rows);
   z_kept_.setZero(rows);
   z_use_.setZero(rows);
@@ -48,6 +50,9 @@ void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::Matrix
   }
   const double fresh = 1.0 - alpha_;
   gate_variance_ = restart ? 1.0 : fresh * fresh * gate_variance_ + alpha_ * alpha_;
+  const double whiten = 1.0 / std::sqrt(gate_variance_);
+  H_nis_.topRows(rows) = whiten * hg;
+  z_nis_.head(rows) = whiten * zg;
   last_ = time;
   split_now_ = split_ || (!kept_ && !restart);
 }

@@ -80,6 +80,16 @@ void Controller::SetNominalModel(std::span<const BodyParameters> bodies) {
   }
 }
 
+void Controller::SetHandOffReference(std::span<const BodyParameters> heft_nominal) {
+  for (const BodyParameters& b : heft_nominal) {
+    (void)model_.body(b.body);  // throws for an unknown body, naming the known ones
+    if (!b.pi.allFinite())
+      throw std::invalid_argument("hand-off reference: '" + b.body + "' is not finite");
+    for (Link& link : links_)
+      if (link.name == b.body) link.offset = model_.parameters(link.body) - b.pi;
+  }
+}
+
 double Controller::FrictionFeedForward(int v, double qd_ref) const noexcept {
   // The model heft-identify fits and the estimator's τ_nom uses (config/README.md).
   constexpr double kVelocityScale = 0.01;  // rad/s
@@ -118,7 +128,11 @@ bool Controller::Compute(double t, const hal::RobotStateSample& state,
   for (auto& link : links_) {
     if (!link.has_pending) continue;
     link.has_pending = false;
-    if (model_.SetParameters(link.body, link.pending)) {
+    // heft's change on the controller's own model; where that sum is not physically consistent
+    // (the two models' inertias differ by more than the change leaves), heft's parameters as
+    // handed, which are.
+    if (model_.SetParameters(link.body, link.pending + link.offset) ||
+        model_.SetParameters(link.body, link.pending)) {
       ++applied_;
     } else {
       ++rejected_;

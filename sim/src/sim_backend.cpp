@@ -174,6 +174,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
   ApplyDeviations(options, drivers);
   scenario_.controller->SetFrictionModel(options.controller_friction);
   scenario_.controller->SetNominalModel(options.controller_parameters);
+  scenario_.controller->SetHandOffReference(options.hand_off_reference);
   plant_->Reset(scenario_.initial_joints, scenario_.floating_base);
   OpenBuses(options, drivers);
   ArmDevices(drivers);

@@ -239,6 +239,8 @@ TEST(Model, AnEndlessUrdfFileIsRefusedAtTheLimit) {
   }
 }
 
+// Fails if the dynamics refuse a point mass, or the estimator refuses one for another reason than
+// its degeneracy (as massless, or as inconsistent): the reason must say what to do.
 TEST(Model, AcceptsAPointMass) {
   const std::string xml = Robot(R"(<inertial><origin xyz="0.3 0 0"/><mass value="2"/>
       <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>)");
@@ -263,7 +265,7 @@ TEST(Model, AcceptsAPointMass) {
   cfg.bodies = {"a"};
   EXPECT_THAT([&] { estimator::InertialEstimator(m, cfg); },
               ::testing::Throws<std::invalid_argument>(::testing::Property(
-                  &std::exception::what, HasSubstr("'a' are not physically consistent"))));
+                  &std::exception::what, HasSubstr("'a' are degenerate (a point mass"))));
 }
 
 TEST(Model, RepairsInertiaOnlyWhenAskedAndSaysSo) {

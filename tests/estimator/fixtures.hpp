@@ -77,9 +77,9 @@ constexpr double kTickRate = 1000.0 / 3.0;
 // statement of its error, so a regression that makes an error 10× larger crosses it.
 constexpr double kSigmas = 2.0;
 
-// σ of parameter i (0 mass, 1..3 first moments, ...) of watched body `body`.
+// σ of parameter i (0 mass, 1..3 first moments, ...) of watched body `body`'s estimate.
 inline double Sigma(const InertialEstimator& est, int i, int body = 0) {
-  return std::sqrt(est.parameter_covariance()(i, 10 * body + i));
+  return std::sqrt(est.estimate_covariance()(i, 10 * body + i));
 }
 
 // The most ticks a correct gate of confidence `confidence` rejects out of `ticks` with white

@@ -96,5 +96,27 @@ TEST_F(TickInputBoundary, AShortWrenchSpanIsAMissingWrenchNotARead) {
   }
 }
 
+// A wrench span longer than the contact frames (a framework passing every sensor it has): the
+// first num_contacts entries are the frames' and the rest is ignored, the same result as the exact
+// span. Fails on the dynamics' size assertion (the process aborted before the fix: found by
+// tests/fuzz/fuzz_tick_input, corpus longer-wrench-span.bin) or if the extra entries change it.
+TEST_F(TickInputBoundary, ALongerWrenchSpanUsesTheFramesWrenchesOnly) {
+  const dynamics::Model model = test::ReferenceHumanoid();
+  const test::Tick& tk = (*ticks_)[40];
+  const unsigned char valid[3] = {1, 1, 1}, contact[3] = {1, 1, 1};
+  std::vector<dynamics::Vector6> longer(tk.wrenches.begin(), tk.wrenches.end());
+  longer.push_back(dynamics::Vector6::Constant(1e3));
+  InertialEstimator exact(model, FloatingConfig(MeasurementChoice::kFullWrench));
+  InertialEstimator extra(model, FloatingConfig(MeasurementChoice::kFullWrench));
+  Warm(exact);
+  Warm(extra);
+  const TickResult a =
+      exact.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact});
+  const TickResult b =
+      extra.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, longer, valid, contact});
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(exact.estimate(), extra.estimate());
+}
+
 }  // namespace
 }  // namespace heft::estimator

@@ -306,6 +306,26 @@ TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheParametersFile) {
   EXPECT_NE(error.find("robot.repair_inertia: true"), std::string::npos) << error;
 }
 
+// An exact point mass (no inertia about its centre of mass: λ_min(J) zero up to rounding, of
+// either sign) is refused the same way, as degenerate with the file and the repair. Fails if it is
+// refused as massless or inconsistent (the estimator's own check, which it used to reach: "a
+// massless link cannot be estimated" for a 1.4 kg link), or accepted.
+TEST(Plugin, InitRefusesAnExactPointMassAsDegenerateNotMassless) {
+  DegenerateForearm f;
+  f.pi.tail<6>() =
+      (dynamics::ParametersFromInertia({1.406, {0.01, 0.005, -0.11}, Eigen::Matrix3d::Zero()}))
+          .tail<6>();
+  f.c.plugin.parameters_path = f.WriteParameters();
+  HandOffMailbox hand_off;
+  const std::string error = f.Init(hand_off);
+  EXPECT_NE(error.find(f.c.plugin.parameters_path + ": estimated link 'left_forearm' is nearly "
+                                                    "degenerate (a point mass"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("massless"), std::string::npos) << error;
+  EXPECT_NE(error.find("robot.repair_inertia: true"), std::string::npos) << error;
+}
+
 // The same point mass in the URDF's <inertial>: refused naming the URDF. Fails if accepted or if
 // the message names another file.
 TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheUrdf) {

@@ -172,6 +172,87 @@ TEST(PluginConfig, TheAccelerationNoiseIsTheSensorsTimesTheInflation) {
   EXPECT_NEAR(five.estimator.acceleration_sigma[34], 5.0 * joint, 1e-12);
 }
 
+// The base's linear acceleration from the differenced base velocity (estimator.base_acceleration:
+// velocity, or auto without drivers.imu): its rows of acceleration_sigma are
+// k · √2 σ_v / (2h · 1 ms) (estimator.noise.base_velocity), not the accelerometer's σ, and the
+// IMU's path is what it was. Would fail if the velocity path kept the accelerometer's σ (the
+// review's case: 0.02 m/s² where the differenced velocity carries 1.77), if h or the inflation
+// were left out of it or the base's angular rows changed with it, if the default of an absent
+// key moved from PluginConfig::kDefaultBaseVelocitySigma or applied with nothing else modelled,
+// if auto without the IMU took the smaller of the two paths, or if the IMU's path (auto with
+// drivers.imu) read base_velocity at all.
+TEST(PluginConfig, TheVelocityPathsAccelerationNoiseIsTheDifferencedVelocitys) {
+  const std::string path = std::string(HEFT_CONFIG_DIR) + "/sim/torso-load.yaml";
+  const double r2 = std::sqrt(2.0);
+  auto load = [&](const std::vector<Edit>& edits) {
+    ConfigBuilder config(path);
+    for (const Edit& e : edits) e(config);
+    return LoadPluginConfig(config.Write("base-velocity.yaml"));
+  };
+  auto expect_rows = [](const PluginConfig& c, int from, double sigma, const char* what) {
+    ASSERT_EQ(c.estimator.acceleration_sigma.size(), 35) << what;
+    for (int i = from; i < from + 3; ++i)
+      EXPECT_NEAR(c.estimator.acceleration_sigma[i], sigma, 1e-12 * sigma) << what << ", row " << i;
+  };
+
+  // The IMU's path (torso-load as shipped: auto with drivers.imu), with and without the key.
+  const PluginConfig shipped = LoadPluginConfig(path);
+  ASSERT_TRUE(shipped.drivers.imu.has_value());
+  const double gyro4 = r2 * 0.002 / 0.004;  // the differenced gyro, h = 2
+  const double imu = std::hypot(0.02, shipped.drivers.imu->p_BI.norm() * gyro4);
+  expect_rows(shipped, 0, imu, "imu path");
+  EXPECT_FALSE(shipped.base_velocity_sigma.has_value());
+  expect_rows(load({Set("estimator.noise.base_velocity", "0.05")}), 0, imu,
+              "imu path, base_velocity ignored");
+  expect_rows(load({Set("estimator.base_acceleration", "imu"),
+                    Set("estimator.noise.base_velocity", "0.05")}),
+              0, imu, "base_acceleration: imu");
+
+  // velocity: h = 3 (6 ms) and k = 2, the angular rows the gyro's as before.
+  const PluginConfig velocity =
+      load({Set("estimator.base_acceleration", "velocity"),
+            Set("estimator.noise.base_velocity", "0.005"), Set("estimator.difference_samples", "3"),
+            Set("estimator.noise.acceleration_inflation", "2")});
+  expect_rows(velocity, 0, 2.0 * r2 * 0.005 / 0.006, "velocity path");
+  expect_rows(velocity, 3, 2.0 * r2 * 0.002 / 0.006, "velocity path, angular rows");
+  EXPECT_NEAR(velocity.estimator.acceleration_sigma[34], 2.0 * r2 * 0.0005 / 0.006, 1e-12);
+
+  // velocity without the key, the other sensors' noise set: the stated default.
+  const PluginConfig defaulted = load({Set("estimator.base_acceleration", "velocity")});
+  EXPECT_EQ(defaulted.base_velocity_sigma, PluginConfig::kDefaultBaseVelocitySigma);
+  EXPECT_EQ(PluginConfig::kDefaultBaseVelocitySigma, 0.01);
+  expect_rows(defaulted, 0, r2 * 0.01 / 0.004, "velocity path, default");
+  // ... and with nothing modelled, nothing (the default does not switch the noise model on).
+  const PluginConfig none =
+      load({Set("estimator.base_acceleration", "velocity"),
+            Set("estimator.noise", "{joint_torque: 1.0, base_force: 10.0, base_torque: 5.0}")});
+  EXPECT_EQ(none.estimator.acceleration_sigma.size(), 0);
+  EXPECT_FALSE(none.base_velocity_sigma.has_value());
+
+  // auto without drivers.imu (the framework's base: either path, sample by sample): the larger.
+  const PluginConfig framework =
+      load({Remove("drivers.imu"), Set("estimator.noise.base_velocity", "0.005")});
+  expect_rows(framework, 0, r2 * 0.005 / 0.004, "auto without the IMU");
+  const PluginConfig exact =
+      load({Remove("drivers.imu"), Set("estimator.noise.base_velocity", "0")});
+  expect_rows(exact, 0, 0.02, "auto without the IMU, an exact velocity: the accelerometer's");
+  expect_rows(load({Remove("drivers.imu")}), 0, r2 * 0.01 / 0.004, "auto without the IMU, default");
+
+  ExpectRefusals({
+      {"negative base velocity noise", "torso-load", Set("estimator.noise.base_velocity", "-0.005"),
+       "estimator.noise.base_velocity", false,
+       "estimator.noise.base_velocity: value -0.005 is out of range; allowed: [0, 10]"},
+      {"base velocity noise not a number", "torso-load",
+       Set("estimator.noise.base_velocity", "fast"), "estimator.noise.base_velocity", false,
+       "estimator.noise.base_velocity: expected a number"},
+      {"misspelt base velocity noise", "torso-load", Set("estimator.noise.base_velocty", "0.005"),
+       "estimator.noise.base_velocty", true,
+       "estimator.noise.base_velocty: unknown key 'base_velocty'; allowed: joint_torque, "
+       "joint_torque_scale, base_force, base_torque, ft, gyro, accelerometer, joint_velocity, "
+       "acceleration_inflation, base_velocity"},
+  });
+}
+
 // The unedited scenarios load; would fail if a cross-check refused a valid configuration.
 TEST(PluginConfig, EveryShippedScenarioLoads) {
   for (const char* s : {"forearm-load", "dumbbell-curl", "torso-load", "step-in-place", "walk"})

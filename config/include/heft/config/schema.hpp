@@ -43,6 +43,8 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "process_noise",
                                              "gating",
                                              "rate_limits",
+                                             "handoff_confidence",
+                                             "nominal_uncertainty",
                                              "calibration",
                                              "difference_samples",
                                              "contact_force",
@@ -60,14 +62,22 @@ inline constexpr const char* kEstimator[] = {"links",
                                              "parameter_frame"};
 inline constexpr const char* kEstimatorLinkPriors[] = {"link", "initial_sigma", "process_noise",
                                                        "prior_time_constant", "parameter_frame"};
-inline constexpr const char* kEstimatorNoise[] = {
-    "joint_torque", "joint_torque_scale", "base_force",     "base_torque",           "ft",
-    "gyro",         "accelerometer",      "joint_velocity", "acceleration_inflation"};
+inline constexpr const char* kEstimatorNoise[] = {"joint_torque",
+                                                  "joint_torque_scale",
+                                                  "base_force",
+                                                  "base_torque",
+                                                  "ft",
+                                                  "gyro",
+                                                  "accelerometer",
+                                                  "joint_velocity",
+                                                  "acceleration_inflation",
+                                                  "base_velocity"};
 inline constexpr const char* kEstimatorNoiseFt[] = {"frame", "force", "moment"};
 inline constexpr const char* kEstimatorGating[] = {
     "enabled",  "confidence",           "gamma", "release_after", "inflation",
     "open_for", "max_covariance_factor"};
 inline constexpr const char* kEstimatorRateLimits[] = {"mass", "first_moment", "inertia"};
+inline constexpr const char* kEstimatorNominalUncertainty[] = {"mass", "com", "inertia"};
 inline constexpr const char* kEstimatorCalibration[] = {"enabled", "window", "max_speed",
                                                         "max_motion", "timeout"};
 // host: (config/src/host_config.cpp)
@@ -125,6 +135,7 @@ inline constexpr Section kSections[] = {
     {"estimator.link_priors[]", kEstimatorLinkPriors},
     {"estimator.gating", kEstimatorGating},
     {"estimator.rate_limits", kEstimatorRateLimits},
+    {"estimator.nominal_uncertainty", kEstimatorNominalUncertainty},
     {"estimator.calibration", kEstimatorCalibration},
     {"host", kHost},
     {"host.telemetry", kHostRotatingFile},

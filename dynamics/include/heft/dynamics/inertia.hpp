@@ -60,6 +60,10 @@ bool IsPhysicallyConsistent(const Vector10& pi, double tol = 0.0) noexcept;
 // λ_min / λ_max ≈ 1e-7) is. The log-Cholesky map's Cholesky factor then has a condition number at
 // most 1e3.
 inline constexpr double kConsistencyMargin = 1e-6;
+// A pseudo-inertia whose smallest eigenvalue is within this fraction of its largest of zero, of
+// either sign, is on the boundary (a point mass, rod or plate) up to rounding, not inconsistent:
+// URDF values written with 6–9 significant digits move λ_min(J) by ~1e-7 λ_max.
+inline constexpr double kDegenerateTolerance = 1e-6;
 
 // λ_min(J) and λ_max(J) of π's pseudo-inertia (ascending eigenvalues' ends); no allocation.
 struct PseudoInertiaExtremes {

@@ -42,6 +42,9 @@ class BiasCalibrator {
   bool done() const { return done_; }
   bool timed_out() const { return timed_out_; }
   const Eigen::VectorXd& bias() const { return bias_; }
+  // Takes `part` out of a finished calibration's bias (a load the residual showed: the estimator's
+  // SeparateLoad); the last good bias with it.
+  void RemoveFromBias(const Eigen::Ref<const Eigen::VectorXd>& part) noexcept;
   std::uint64_t refusals() const { return refusals_; }
   std::uint64_t timeouts() const { return timeouts_; }
   int samples() const { return count_; }

@@ -87,8 +87,9 @@ struct EstimatorConfig {
   // noise of the differenced accelerations in H (an errors-in-variables noise, which pulls
   // the estimate of what it multiplies toward zero) is mostly filtered out. The filter keeps
   // R = I (a low-pass of white noise carries the same information per second: its variance
-  // α/(2 − α) times its correlation time); the NIS the gate reads is divided by the filtered
-  // noise's variance, so the gate's χ² thresholds keep their meaning per tick. The filter is
+  // α/(2 − α) times its correlation time); the gate reads the NIS of the filtered rows with their
+  // own noise, zᵀ(H P Hᵀ + v·1)⁻¹z for the filtered variance v, so the gate's χ² thresholds keep
+  // their meaning per tick. The filter is
   // kept twice: the gate judges a copy that takes every tick, so a lasting residual (a load
   // step) builds up in it whole and is gated, then released; the update learns from a copy that
   // holds only the ticks it used, so a spike the gate rejected (a touchdown's) passes no tail,
@@ -127,6 +128,27 @@ struct EstimatorConfig {
     std::optional<ParameterFrame> parameter_frame;
   };
   std::vector<LinkPrior> link_priors;
+  // The nominal model's own error, per estimated link (1σ, each an independent error of the
+  // nominal: heft-identify's result or the URDF): the mass (relative), each coordinate of the
+  // centre of mass (m), and each principal moment of inertia about it (relative). What the data
+  // must show before they move the hand-off away from the nominal, and what a calibration residual
+  // the estimated links explain is measured against (below). The defaults are stated for a CAD
+  // model of a humanoid's link (docs/estimator.md, "The nominal model's uncertainty").
+  struct NominalUncertainty {
+    double mass = 0.03;
+    double com = 0.01;  // m
+    double inertia = 0.1;
+  };
+  NominalUncertainty nominal_uncertainty;
+  // The hand-off policy (HandOn): a link's handed parameters leave the nominal only when the data
+  // show a change of the link: when the estimate differs from the nominal by more than the
+  // estimate's and the nominal's own errors explain, d² = δᵀ (Σ + Σ_nominal)⁻¹ δ beyond χ² at this
+  // confidence for the whole π (10 dof) or for its mass and first moment (4 dof); they follow the
+  // estimate at the rate limits from then on, and return to the nominal once d² is back below its
+  // median (χ² at 0.5). The estimate's jitter and the other bodies' systematic error the filter
+  // absorbs (the nominal model's, Σ_nominal) then never reach the controller while nothing is
+  // carried. 0: every tick follows the estimate at the rate limits (the paper's).
+  double handoff_confidence = 0.0;
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -180,7 +202,11 @@ class InertialEstimator {
   // Starts (or restarts) the bias calibration: the filter holds its current estimate π̂ and the
   // residual Δτ − Y_est π̂ is averaged (π̂ is nominal at start-up and after ResetFilter). It does
   // not reset the filter: a payload already estimated stays in the estimate, out of the bias. To
-  // re-zero from nominal, call ResetFilter first (the plugin's reset command does).
+  // re-zero from nominal, call ResetFilter first (the plugin's reset command does). A load the
+  // estimate does not hold (attached while heft was down, removed after a persisted estimate) is
+  // kept out of the bias too: where the averaged residual is what the estimated links' regressor
+  // explains by a change beyond the nominal's uncertainty (χ²₁₀ at 0.999), that part is left to
+  // the filter and calibration_load() says so.
   void StartCalibration() noexcept;
   // Skips calibration (bias zero) and resets the filter to nominal.
   void SkipCalibration() noexcept;
@@ -205,14 +231,24 @@ class InertialEstimator {
   [[nodiscard]] TickResult Step(const TickInput& in) noexcept;
 
   bool calibrating() const { return calibrating_; }
+  // The change of the estimated links (10k) the last calibration's residual showed and left to
+  // the filter (zero when it showed none: the whole residual went into the bias).
+  const Eigen::VectorXd& calibration_load() const { return calibration_load_; }
+  // Each estimated link's nominal uncertainty as a covariance of π (10 × 10k, block per link).
+  const Eigen::MatrixXd& nominal_covariance() const { return nominal_cov_; }
   const Eigen::VectorXd& bias() const { return calibrator_.bias(); }
   const BiasCalibrator& calibrator() const { return calibrator_; }
   // Parameters handed on (rate-limited, always consistent), the filter's raw estimate, nominal.
   const Eigen::VectorXd& handed() const { return handed_; }
   const Eigen::VectorXd& estimate() const { return filter_.parameters(); }
   const Eigen::VectorXd& nominal() const { return nominal_; }
-  // Covariance of each body's π: 10 × 10k, block k (columns 10k..10k+9) for body k.
+  // Covariance of each body's handed π about the truth: 10 × 10k, block k (columns 10k..10k+9)
+  // for body k: the filter's covariance of its estimate plus (π_handed − π̂)(π_handed − π̂)ᵀ, the
+  // hand-off's known offset from the estimate (held or rate-limited), plus the nominal's own
+  // uncertainty while the hand-off policy holds the link at its nominal.
   const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
+  // The filter's own covariance of its estimate π̂, in the same layout.
+  const Eigen::MatrixXd& estimate_covariance() const { return cov_estimate_; }
   const InertialFilter& filter() const { return filter_; }
   const InnovationGate& gate() const { return gate_; }
   const dynamics::RegressorSelection& selection() const { return selection_; }
@@ -227,10 +263,8 @@ class InertialEstimator {
  private:
   // Step's stages, in order.
   struct Screened {
-    bool lowpass = false;     // the full-wrench rows' low-pass runs this tick
-    bool split = false;       // the update's rows differ from the gate's (MeasurementLowPass)
-    double raw_nis = 0.0;     // the tick's own rows' NIS where it exceeds γ (else 0)
-    double nis_scale = 1.0;   // 1 / the gate rows' noise variance per row
+    bool lowpass = false;  // the full-wrench rows' low-pass runs this tick
+    double raw_nis = 0.0;  // the tick's own rows' NIS where it exceeds γ (else 0)
     int dof = 0;
     double gamma = 0.0;
   };
@@ -249,8 +283,18 @@ class InertialEstimator {
   void AfterUpdate(const Screened& s, const TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
-  // cov_pi_ from the filter's state: each link's covariance of π as handed on (BodyCovariance).
+  // Where link k's hand-off heads for this tick (HandOn's policy).
+  dynamics::Vector10 HandOnTarget(int k, const dynamics::Vector10& estimate) noexcept;
+  // Whether a difference d of one link's π is significant against its covariance S: beyond the
+  // χ² thresholds of its mass and first moment (4 dof) or of the whole π (10 dof).
+  bool Significant(const Eigen::Matrix<double, 10, 10>& S, const dynamics::Vector10& d,
+                   double threshold4, double threshold10) const noexcept;
+  // cov_estimate_ from the filter's state (BodyCovariance), then cov_pi_ for the handed π.
+  void EstimateCovariance() noexcept;
   void HandedCovariance() noexcept;
+  // At the end of a calibration: the part of the averaged residual the estimated links explain
+  // beyond the nominal's uncertainty, out of the bias (StartCalibration).
+  void SeparateLoad() noexcept;
 
   dynamics::Model model_;
   EstimatorConfig config_;
@@ -259,11 +303,22 @@ class InertialEstimator {
   InertialFilter filter_;
   InnovationGate gate_;
   BiasCalibrator calibrator_;
-  Measurement measurement_;  // eq. (14)-(15) and the null-space rows (measurement.hpp)
+  Measurement measurement_;     // eq. (14)-(15) and the null-space rows (measurement.hpp)
   MeasurementLowPass lowpass_;  // EstimatorConfig::measurement_lowpass
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
-  Eigen::MatrixXd cov_pi_;
+  Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;
+  // HandOn's policy: whether each link's estimate departed from its nominal; the χ² thresholds
+  // of departing (at handoff_confidence) and of returning (the median), 10 and 4 dof.
+  std::vector<unsigned char> departed_;
+  double handoff_threshold_ = 0.0, handoff_threshold4_ = 0.0;
+  double return_threshold_ = 0.0, return_threshold4_ = 0.0;
+  // The calibration's load check (SeparateLoad): its result and work space.
+  Eigen::VectorXd calibration_load_, load_w_, load_u_;
+  double load_threshold_ = 0.0;
+  static constexpr double kLoadPriorScale = 1e4;
+  Eigen::MatrixXd load_hs_, load_s_, calibration_y_, calibration_h_;
+  Eigen::LLT<Eigen::MatrixXd> load_llt_;
   double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   static constexpr int kPriorPullTicks = 10;
   int ticks_since_pull_ = 0;

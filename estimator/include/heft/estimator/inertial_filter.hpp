@@ -110,9 +110,14 @@ class InertialFilter {
   // mean only:
   //   x⁺ = x + (P⁻¹ + W)⁻¹ W (x₀ − x),  W = w P₀⁻¹ (diagonal),  P⁺ = P,
   // except that a pulled variance above P₀ relaxes towards it: its excess × 1/(1 + wᵢ)² per call.
-  // Where the data leave P ≈ P₀ each call takes 1/(1 + w) of the way back to x₀ and the variance
-  // stays the prior's (the first version kept (P⁻¹ + W)⁻¹, counting the prior anew every call: P
-  // shrank to P₀/(1 + N w), far below what the estimate there is worth).
+  // Where the data leave P ≈ P₀ each call takes w/(1 + w) of the way back to x₀ (leaving
+  // 1/(1 + w) of the distance) and the variance stays the prior's.
+  // Why P is kept: the step moves the error e = x − x_true to (1 − K) e + K e₀, K = (P⁻¹ + W)⁻¹ W,
+  // e₀ = x₀ − x_true the prior's own error. Where the data say nothing, e is e₀ (the estimate is
+  // the prior) and the step changes no error: P = P₀ is exact; where they dominate, K ≈ 0 and P
+  // is exact too. Taking P⁺ = (P⁻¹ + W)⁻¹ (or the Joseph form with e and e₀ independent) counts
+  // the same prior anew every call: P shrank to P₀/(1 + N w), far below what the estimate there is
+  // worth, and the handed covariance with it.
   // The EKF leaves α out of W: a change of α scales the whole pseudo-inertia (mass, first moment,
   // inertia alike), so the pull holds each body's centre of mass and inertia per unit mass where
   // the data leave them free and lets the mass follow the data. (With α pulled too, a load's mass

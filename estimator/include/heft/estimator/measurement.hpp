@@ -44,6 +44,8 @@ class Measurement {
   int rows() const { return rows_; }
   auto H() const { return H_.topRows(rows_); }
   auto z() const { return z_.head(rows_); }
+  // v ← W v (each column) with the last full-wrench measurement's whitening (that tick's R).
+  void Whiten(Eigen::Ref<Eigen::MatrixXd> v) const noexcept;
   // Its regressor of the estimated links (nv × 10k) and residual r (nv), not whitened: the bias
   // calibration averages r − Y_est π̂ over the full rows.
   const Eigen::MatrixXd& regressor() const { return Y_; }
@@ -91,6 +93,8 @@ class Measurement {
   void SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept;
   Eigen::MatrixXd Y_, H_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
+  Eigen::VectorXd row_scale_;   // the last full-wrench rows' σ when whitened row by row
+  bool whitened_full_ = false;  // the last full-wrench rows were whitened by R's factor
   int rows_ = 0;
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
   std::vector<Eigen::MatrixXd> jct_;  // J_cᵀ, nv × 6c

@@ -1,6 +1,6 @@
 // The full-wrench measurement's low-pass (EstimatorConfig::measurement_lowpass): the whitened rows
-// H and residual z through one first-order filter, x_f ← x_f + α (x − x_f), α = 1 − exp(−2π f_c dt),
-// both sides alike so that H_f π = z_f holds exactly for constant parameters.
+// H and residual z through one first-order filter, x_f ← x_f + α (x − x_f), α = 1 − exp(−2π f_c
+// dt), both sides alike so that H_f π = z_f holds exactly for constant parameters.
 //
 // It keeps two copies. The gate's (HGate, zGate) takes every tick: it is the world as the sensors
 // see it, and a lasting residual (a load step) builds up in it whole, is gated, then released. The
@@ -11,7 +11,9 @@
 // over used ticks, when they are made one again.
 //
 // The gate copy's noise variance per whitened row, v ← (1 − α)² v + α² from 1 at a restart, is
-// what its NIS is divided by (nis_scale) so that the gate's χ² thresholds keep their meaning.
+// what its rows are whitened for before the gate reads their NIS (HGateNis), so that the gate's
+// χ² thresholds keep their meaning; the update keeps R = 1 (a low-pass of white noise carries the
+// same information per second: EstimatorConfig::measurement_lowpass).
 // Restart() makes the next tick start both copies afresh: a gap in time, a switch to the null-space
 // rows (whose basis changes with the contacts), calibration and reset.
 //
@@ -40,12 +42,14 @@ class MeasurementLowPass {
   // release takes the gate's copy, a tick not used leaves the copies split.
   void After(bool updated, bool released) noexcept;
 
-  // Whether this tick's update rows differ from the gate's (the update must evaluate its own).
-  bool split() const { return split_now_; }
-  // 1 / the gate copy's noise variance per whitened row.
-  double nis_scale() const { return 1.0 / gate_variance_; }
+  // The gate copy's noise variance per whitened row.
+  double gate_variance() const { return gate_variance_; }
   auto HGate() const { return H_gate_.topRows(rows_); }
   auto zGate() const { return z_gate_.head(rows_); }
+  // The gate copy whitened for its own noise (÷ √v): the innovation's covariance of the low-passed
+  // rows is H P Hᵀ + v·1, so these rows' NIS (R = 1) is the low-passed one's, χ²(m) per tick.
+  auto HGateNis() const { return H_nis_.topRows(rows_); }
+  auto zGateNis() const { return z_nis_.head(rows_); }
   auto HUse() const { return H_use_.topRows(rows_); }
   auto zUse() const { return z_use_.head(rows_); }
 
@@ -63,8 +67,8 @@ class MeasurementLowPass {
   int ticks_split_ = 0;
   double gate_variance_ = 1.0;
   int rows_ = 0;
-  Eigen::MatrixXd H_gate_, H_kept_, H_use_;
-  Eigen::VectorXd z_gate_, z_kept_, z_use_;
+  Eigen::MatrixXd H_gate_, H_kept_, H_use_, H_nis_;
+  Eigen::VectorXd z_gate_, z_kept_, z_use_, z_nis_;
 };
 
 }  // namespace heft::estimator

@@ -6,6 +6,7 @@
 // names that are not in the URDF are refused with the file, key and allowed values.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,21 @@ struct PluginConfig {
   drivers::DriverConfig drivers;
   estimator::EstimatorConfig estimator;
   estimator::SampleMappingConfig mapping;
-  bool wait_for_walking = true;
+  bool wait_for_walking = true;  // false: estimation starts at activation
   // estimator.noise.gyro / accelerometer / joint_velocity: σ per 1 kHz sample [rad/s, m/s², rad/s]
   // (0: not modelled); ReadPluginConfig turns them into estimator.acceleration_sigma.
-  double gyro_sigma = 0.0, accelerometer_sigma = 0.0,
-         joint_velocity_sigma = 0.0;  // false: estimation starts at activation
+  double gyro_sigma = 0.0, accelerometer_sigma = 0.0, joint_velocity_sigma = 0.0;
+  // estimator.noise.base_velocity: σ of the base's linear velocity per 1 kHz sample [m/s], for
+  // the base's linear acceleration made by its central difference (estimator.base_acceleration:
+  // velocity, or auto on a floating base without drivers.imu, where the framework may send a
+  // velocity): √2 σ / (2h · 1 ms) on the base's linear rows of acceleration_sigma. Absent there
+  // while any of the three above is > 0: ReadPluginConfig takes kDefaultBaseVelocitySigma and
+  // sets it here; absent elsewhere: unset (the specific force's path ignores it).
+  std::optional<double> base_velocity_sigma;
+  // The default: twice the 5 mm/s of docs/estimator.md's state estimator (154.5 N RMS on the
+  // humanoid's base force rows, differenced over 4 ms). Too large a σ only trusts the base's rows
+  // less; too small a one gates nearly every tick, so the default errs large.
+  static constexpr double kDefaultBaseVelocitySigma = 0.01;  // m/s
   // estimator.noise.acceleration_inflation: k on those accelerations' σ in R. R then holds k² times
   // the variance the noise adds to each row, so the rows the differenced accelerations corrupt
   // most count less: a correct R (k = 1) models the noise's variance but not the bias it causes

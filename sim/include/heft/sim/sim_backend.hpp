@@ -139,6 +139,10 @@ struct SimOptions {
   // (the identified model, the one the estimator starts from) with simulation.controller_model:
   // parameters; empty (the default): the URDF's.
   std::vector<sim::Controller::BodyParameters> controller_parameters;
+  // heft's nominal parameters of the estimated links (what the hand-off is consistent with): the
+  // controllers apply heft's change to their own model (Controller::SetHandOffReference). Empty:
+  // the hand-off replaces their model of the link.
+  std::vector<sim::Controller::BodyParameters> hand_off_reference;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second
