@@ -86,7 +86,11 @@ void Controller::SetHandOffReference(std::span<const BodyParameters> heft_nomina
     if (!b.pi.allFinite())
       throw std::invalid_argument("hand-off reference: '" + b.body + "' is not finite");
     for (Link& link : links_)
-      if (link.name == b.body) link.offset = model_.parameters(link.body) - b.pi;
+      if (link.name == b.body) {
+        link.own = model_.parameters(link.body);
+        link.reference = b.pi;
+        link.has_reference = true;
+      }
   }
 }
 
@@ -128,11 +132,9 @@ bool Controller::Compute(double t, const hal::RobotStateSample& state,
   for (auto& link : links_) {
     if (!link.has_pending) continue;
     link.has_pending = false;
-    // heft's change on the controller's own model; where that sum is not physically consistent
-    // (the two models' inertias differ by more than the change leaves), heft's parameters as
-    // handed, which are.
-    if (model_.SetParameters(link.body, link.pending + link.offset) ||
-        model_.SetParameters(link.body, link.pending)) {
+    // heft's nominal handed on says the link has not changed: the controller's own model of it.
+    const bool unchanged = link.has_reference && link.pending == link.reference;
+    if (model_.SetParameters(link.body, unchanged ? link.own : link.pending)) {
       ++applied_;
     } else {
       ++rejected_;

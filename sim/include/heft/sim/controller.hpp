@@ -62,14 +62,11 @@ class Controller {
   /// body or an inconsistent π.
   void SetNominalModel(std::span<const BodyParameters> bodies);
   /// heft's nominal parameters of the estimated links: the model the hand-off is consistent with
-  /// (robot.parameters, or the URDF's). The controller applies heft's CHANGE of a link to its own
-  /// model of it, own + (handed − heft's nominal): where the two models agree (the default when
-  /// both are the URDF, or controller_model: parameters) that is the handed π itself; where they
-  /// do not (a URDF controller, an identified heft), a hand-off at heft's nominal leaves the
-  /// controller's model as it was, and a load moves it by the load. Where the sum is not
-  /// physically consistent (the two models' inertias differ by more than the change leaves), the
-  /// handed π itself is applied. Call after SetNominalModel.
-  /// Throws std::invalid_argument for an unknown body or a non-finite π.
+  /// (robot.parameters, or the URDF's). heft's hand-off policy hands a link's nominal while the
+  /// data show no change of it: the controller then keeps its own model of the link, and takes the
+  /// handed π once heft hands anything else. A controller whose model differs from heft's nominal
+  /// (a URDF controller, an identified heft) thus loses nothing while nothing is carried. Call
+  /// after SetNominalModel. Throws std::invalid_argument for an unknown body or a non-finite π.
   void SetHandOffReference(std::span<const BodyParameters> heft_nominal);
 
   /// Joint torques (sample joint order) for the state at time t. False if the state is unusable
@@ -113,7 +110,9 @@ class Controller {
     std::string name;
     int body = 0;
     Vector10 pending = Vector10::Zero();
-    Vector10 offset = Vector10::Zero();  // own model − heft's nominal (SetHandOffReference)
+    Vector10 own = Vector10::Zero();        // the controller's own model of the link
+    Vector10 reference = Vector10::Zero();  // heft's nominal of it (SetHandOffReference)
+    bool has_reference = false;
     bool has_pending = false;
   };
   std::vector<Link> links_;
