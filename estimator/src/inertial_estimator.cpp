@@ -205,7 +205,7 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   load_u_.resize(nv_);
   load_hs_.resize(nv_, n_);
   load_s_.resize(nv_, nv_);
-  load_llt_ = Eigen::LLT<Eigen::MatrixXd>(nv_);
+  load_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and its info set) at set-up
   // What a white innovation (no parameter change) can lose at most when P is inflated: its
   // projection on range(H), χ² with rank(H) ≤ n dof (gating.hpp).
   release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);

@@ -4,9 +4,16 @@
 // (estimator.parameter_frame: com) with the rigid shape prior's pull (prior_time_constant 2 s),
 // with and without the measurement's 5 Hz low-pass and the torque sensors' scale
 // (estimator.measurement_lowpass, noise.joint_torque_scale: the rigid torso's configuration).
+// BM_ShippedTick: the tick exactly as the installed service runs it (config/heft.yaml read by the
+// plugin's parser: every noise term it turns on, the acceleration noise through M(q), the
+// low-pass, the floating base, the hand-off policy), 1 body and 4, with heft's RNEA on the same
+// robot and data timed in the same run (BM_Rnea): the ratio is the tick's cost in RNEAs.
 #include <benchmark/benchmark.h>
 
+#include "heft/config/yaml.hpp"
+#include "heft/dynamics/dynamics.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
+#include "heft/plugin/plugin_config.hpp"
 #include "trajectory.hpp"
 
 namespace heft::estimator {
@@ -53,6 +60,58 @@ BENCHMARK(BM_Tick)
     ->Args({4, 0, 1, 0})
     ->Args({1, 0, 1, 1})
     ->Args({4, 0, 1, 1});
+
+const plugin::PluginConfig& Shipped() {
+  static const plugin::PluginConfig cfg = plugin::ReadPluginConfig(
+      config::Document::Load(std::string(HEFT_CONFIG_DIR) + "/heft.yaml").root());
+  return cfg;
+}
+
+const std::vector<test::Tick>& BenchTicks() {
+  static const std::vector<test::Tick> ticks = [] {
+    test::DataSpec spec;
+    spec.duration = 0.5;
+    spec.motion.joints = {"left_elbow", "left_shoulder_pitch"};
+    return test::Generate(spec);
+  }();
+  return ticks;
+}
+
+void BM_ShippedTick(benchmark::State& st) {
+  const plugin::PluginConfig& shipped = Shipped();
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      shipped.urdf_path, dynamics::ModelOptions{shipped.floating_base, shipped.repair_inertia});
+  EstimatorConfig cfg = shipped.estimator;
+  if (st.range(0) > 1) cfg.bodies = {"left_forearm", "torso", "right_forearm", "left_hand"};
+  cfg.calibration.enabled = false;
+  InertialEstimator est(model, cfg);
+  est.SkipCalibration();
+  const auto& ticks = BenchTicks();
+  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const test::Tick& tk = ticks[i++ % ticks.size()];
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+    benchmark::DoNotOptimize(est.Step(in));
+  }
+}
+BENCHMARK(BM_ShippedTick)->ArgNames({"bodies"})->Arg(1)->Arg(4);
+
+void BM_Rnea(benchmark::State& st) {
+  const plugin::PluginConfig& shipped = Shipped();
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      shipped.urdf_path, dynamics::ModelOptions{shipped.floating_base, shipped.repair_inertia});
+  dynamics::Workspace ws(model);
+  Eigen::VectorXd tau(model.nv);
+  const auto& ticks = BenchTicks();
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const test::Tick& tk = ticks[i++ % ticks.size()];
+    dynamics::Rnea(model, ws, tk.q, tk.v, tk.a, tau);
+    benchmark::DoNotOptimize(tau.data());
+  }
+}
+BENCHMARK(BM_Rnea);
 
 }  // namespace
 }  // namespace heft::estimator

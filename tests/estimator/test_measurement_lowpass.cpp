@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 
 #include "fixtures.hpp"
 #include "heft/dynamics/inertia.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
+#include "heft/estimator/measurement_lowpass.hpp"
 #include "heft/test/alloc_counter.hpp"
 
 namespace heft::estimator {
@@ -222,6 +224,33 @@ TEST(MeasurementLowPass, RefusesACutoffAboveNyquist) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("measurement_lowpass"), std::string::npos) << e.what();
   }
+}
+
+// The gate copy's NIS is read with its own noise: after k chained ticks of white unit-variance
+// rows the filtered rows' variance is v_k = (1 − α)² v_{k−1} + α² from 1, and HGateNis / zGateNis
+// are HGate / zGate divided by √v_k, so that zᵀ(H P Hᵀ + v·1)⁻¹z is the NIS of the whitened rows
+// with R = 1. Fails if the gate rows are not whitened for v (the NIS then scaled the whole
+// innovation covariance by 1/v, H P Hᵀ included, and rejected updates P explained) or v's
+// recursion is wrong.
+TEST(MeasurementLowPass, TheGateRowsAreWhitenedForTheirOwnNoise) {
+  const double fc = 5.0, dt = 0.003;
+  MeasurementLowPass lp(fc, dt, 3, 2);
+  const double alpha = 1.0 - std::exp(-2.0 * std::numbers::pi * fc * dt);
+  Eigen::MatrixXd H(3, 2);
+  H << 1.0, 2.0, -1.0, 0.5, 0.0, 3.0;
+  Eigen::VectorXd z(3);
+  z << 0.3, -0.2, 1.0;
+  double v = 1.0;
+  for (int k = 0; k < 200; ++k) {
+    lp.Blend(k * dt, H, z, 3);
+    if (k > 0) v = (1.0 - alpha) * (1.0 - alpha) * v + alpha * alpha;
+    ASSERT_NEAR(lp.gate_variance(), v, 1e-15 * v);
+    // Constant rows: the filtered copy is the rows themselves, whitened by 1/√v.
+    ASSERT_TRUE(lp.HGateNis().isApprox(H / std::sqrt(v), 1e-12)) << k;
+    ASSERT_TRUE(lp.zGateNis().isApprox(z / std::sqrt(v), 1e-12)) << k;
+    lp.After(true, false);
+  }
+  EXPECT_NEAR(v, alpha / (2.0 - alpha), 1e-6);  // the stationary variance of a low-passed white
 }
 
 }  // namespace
