@@ -476,8 +476,8 @@ class Harness {
     // What Step must have decided, from the input alone.
     const bool well_sized = tick_.q.size() == nq && tick_.v.size() == nv && tick_.a.size() == nv &&
                             tick_.tau.size() == nv;
-    const bool finite = well_sized && tick_.q.allFinite() && tick_.v.allFinite() &&
-                        tick_.a.allFinite() && tick_.tau.allFinite();
+    const bool finite = well_sized && std::isfinite(tick_.time) && tick_.q.allFinite() &&
+                        tick_.v.allFinite() && tick_.a.allFinite() && tick_.tau.allFinite();
     bool wrenches_ok = true;
     for (std::size_t k = 0; k < contacts_; ++k)
       wrenches_ok = wrenches_ok && k < tick_.n_wrenches && k < tick_.n_valid && tick_.valid[k] &&
