@@ -189,9 +189,8 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
     nominal_cov_.middleCols<10>(10 * k) = NominalCovariance(nominal_.segment<10>(10 * k), u);
   if (!(config.handoff_confidence >= 0.0 && config.handoff_confidence < 1.0))
     throw std::invalid_argument("estimator.handoff_confidence must be in [0, 1) (0: off)");
-  if (config.handoff_confidence > 0.0)
-    handoff_threshold_ = ChiSquareQuantile(config.handoff_confidence, 10);
   if (config.handoff_confidence > 0.0) {
+    handoff_threshold_ = ChiSquareQuantile(config.handoff_confidence, 10);
     handoff_threshold4_ = ChiSquareQuantile(config.handoff_confidence, 4);
     return_threshold_ = ChiSquareQuantile(0.5, 10);
     return_threshold4_ = ChiSquareQuantile(0.5, 4);
@@ -254,6 +253,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   // the nominal instead would step its model back to the nominal and ramp it up again.
   handed_ = filter_.parameters();
   EstimateCovariance();
+  // The policy's state from π0: a persisted load counts as departed from the nominal at once.
   for (int k = 0; k < selection_.size(); ++k) (void)HandOnTarget(k, handed_.segment<10>(10 * k));
   HandedCovariance();
   gate_.Reset();

@@ -275,20 +275,16 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     ft_llt_.compute(rfull_);
     if (ft_llt_.info() != Eigen::Success) return false;
     whitened_full_ = true;
-    H_ = Y_;
-    z_ = r_;
-    ft_llt_.matrixL().solveInPlace(H_);
-    ft_llt_.matrixL().solveInPlace(z_);
-    return true;
+  } else {
+    whitened_full_ = false;
+    for (int i = 0; i < nv_; ++i)
+      row_scale_[i] =
+          std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
   }
-  whitened_full_ = false;
-  for (int i = 0; i < nv_; ++i) {
-    const double sigma =
-        std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
-    row_scale_[i] = sigma;
-    H_.row(i) = Y_.row(i) / sigma;
-    z_[i] = r_[i] / sigma;
-  }
+  H_ = Y_;
+  z_ = r_;
+  Whiten(H_);
+  Whiten(z_);
   return true;
 }
 
