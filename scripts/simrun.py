@@ -112,7 +112,7 @@ def read_telemetry(path, window=None, keep_compute=False, verdict=None):
         col = {n: i for i, n in enumerate(header)}
         handed = [i for i, n in enumerate(header)
                   if re.search(r"_(mass_kg|h[xyz]_kg_m|i[xyz]{2}_kg_m2)$", n)
-                  and "_est_" not in n and "_true_" not in n]
+                  and "_est_" not in n and "_true_" not in n and "_sd_" not in n]
         links = [handed[k:k + 10] for k in range(0, len(handed), 10)]
         for row in reader:
             if len(row) != len(header):

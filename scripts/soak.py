@@ -116,7 +116,7 @@ class Follower:
                 self.col = {n: i for i, n in enumerate(row)}
                 handed = [i for i, n in enumerate(row)
                           if re.search(r"_(mass_kg|h[xyz]_kg_m|i[xyz]{2}_kg_m2)$", n)
-                          and "_est_" not in n and "_true_" not in n]
+                          and "_est_" not in n and "_true_" not in n and "_sd_" not in n]
                 self.links = [handed[k:k + 10] for k in range(0, len(handed), 10)]
                 continue
             if len(row) == len(self.header):

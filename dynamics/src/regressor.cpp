@@ -82,7 +82,34 @@ void CondensedRegressor(const Model& model, Workspace& ws, const RegressorSelect
         Y_est.block<1, 10>(b.v_index, 10 * k).noalias() = MotionSubspace(b).transpose() * F;
       }
       if (b.parent == kWorld) break;
-      ForceToParent(ws.R[j], ws.p[j], F);
+      ForceBlockToParent(ws.R[j], ws.p[j], F);
+      j = b.parent;
+    }
+  }
+}
+
+void MassFirstMomentColumns(const Model& model, const Workspace& ws, std::span<const int> bodies,
+                            std::span<const Eigen::Matrix4d> factors,
+                            Eigen::Ref<Eigen::MatrixXd> out) noexcept {
+  HEFT_ASSERT(out.rows() == model.nv &&
+                  out.cols() == 4 * static_cast<Eigen::Index>(bodies.size()) &&
+                  factors.size() == bodies.size(),
+              "out is nv × 4·bodies, one factor per body");
+  out.setZero();
+  for (std::size_t k = 0; k < bodies.size(); ++k) {
+    int j = bodies[k];
+    const Eigen::Index col = 4 * static_cast<Eigen::Index>(k);
+    Eigen::Matrix<double, 6, 4> F = BodyRegressor(ws.a[j], ws.v[j]).leftCols<4>() * factors[k];
+    while (true) {
+      const Body& b = model.bodies[j];
+      if (b.joint.type == JointType::kFree) {
+        out.block<3, 4>(0, col).noalias() = ws.R[j] * F.topRows<3>();
+        out.block<3, 4>(3, col) = F.bottomRows<3>();
+      } else {
+        out.block<1, 4>(b.v_index, col).noalias() = MotionSubspace(b).transpose() * F;
+      }
+      if (b.parent == kWorld) break;
+      ForceBlockToParent(ws.R[j], ws.p[j], F);
       j = b.parent;
     }
   }

@@ -41,13 +41,15 @@ inline Vector6 ForceToParent(const Eigen::Matrix3d& R, const Eigen::Vector3d& p,
   return out;
 }
 
-// The same 6×10 block of forces moved to the parent (column by column).
-inline void ForceToParent(const Eigen::Matrix3d& R, const Eigen::Vector3d& p, Matrix6x10& F) {
-  Eigen::Matrix<double, 3, 10> lin = R * F.topRows<3>();
-  Eigen::Matrix<double, 3, 10> ang = R * F.bottomRows<3>();
-  for (int c = 0; c < 10; ++c) ang.col(c) += p.cross(lin.col(c));
-  F.topRows<3>() = lin;
-  F.bottomRows<3>() = ang;
+// The same for a 6×N block of forces (column by column).
+template <int N>
+inline void ForceBlockToParent(const Eigen::Matrix3d& R, const Eigen::Vector3d& p,
+                               Eigen::Matrix<double, 6, N>& F) {
+  Eigen::Matrix<double, 3, N> lin = R * F.template topRows<3>();
+  Eigen::Matrix<double, 3, N> ang = R * F.template bottomRows<3>();
+  for (int c = 0; c < N; ++c) ang.col(c) += p.cross(lin.col(c));
+  F.template topRows<3>() = lin;
+  F.template bottomRows<3>() = ang;
 }
 
 // The 6×6 motion transform parent → child, [[Rᵀ, −Rᵀ[p]ₓ], [0, Rᵀ]].

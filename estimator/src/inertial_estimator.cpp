@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "heft/estimator/nominal_uncertainty.hpp"
+
 namespace heft::estimator {
 
 namespace {
@@ -102,39 +104,6 @@ void CheckNominals(const EstimatorConfig& config, const dynamics::RegressorSelec
   }
 }
 
-// One link's nominal uncertainty as a covariance of π, to first order: the mass (relative), the
-// centre of mass per axis and the principal moments about it (relative; at least m·σ_c², so a
-// point mass or rod gets one) as independent errors, through π's Jacobian by central differences.
-Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10& pi,
-                                                const EstimatorConfig::NominalUncertainty& u) {
-  const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(pi);
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(body.inertia_com);
-  const Eigen::Matrix3d& axes = eig.eigenvectors();
-  const Eigen::Vector3d& moments = eig.eigenvalues();
-  Eigen::Matrix<double, 7, 1> p, sigma;
-  p << body.mass, body.com, moments;
-  sigma << u.mass * body.mass, Eigen::Vector3d::Constant(u.com),
-      (u.inertia * moments.cwiseAbs())
-          .cwiseMax(Eigen::Vector3d::Constant(body.mass * u.com * u.com));
-  const auto at = [&](const Eigen::Matrix<double, 7, 1>& q) {
-    dynamics::RigidBodyInertia b;
-    b.mass = q[0];
-    b.com = q.segment<3>(1);
-    b.inertia_com = axes * q.tail<3>().asDiagonal() * axes.transpose();
-    return dynamics::ParametersFromInertia(b);
-  };
-  Eigen::Matrix<double, 10, 10> cov = Eigen::Matrix<double, 10, 10>::Zero();
-  for (int j = 0; j < 7; ++j) {
-    if (!(sigma[j] > 0.0)) continue;
-    Eigen::Matrix<double, 7, 1> plus = p, minus = p;
-    plus[j] += 0.5 * sigma[j];
-    minus[j] -= 0.5 * sigma[j];
-    const dynamics::Vector10 column = at(plus) - at(minus);  // J_j σ_j
-    cov.noalias() += column * column.transpose();
-  }
-  return cov;
-}
-
 // dᵀ S⁻¹ d for a symmetric positive definite S (infinite when it is not). No allocation.
 template <int N>
 double Mahalanobis(const Eigen::Matrix<double, N, N>& S,
@@ -153,12 +122,13 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
       selection_(model_, config.bodies),
       nv_(model_.nv),
       n_(10 * static_cast<int>(config.bodies.size())),
-      filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv),
+      measurement_(model_, selection_, config),
+      filter_(config.filter, static_cast<int>(config.bodies.size()), model_.nv,
+              measurement_.consider_columns()),
       gate_(config.gating, model_.nv),
       calibrator_(model_.nv, config.calibration),
-      measurement_(model_, selection_, config),
       lowpass_(config.measurement_lowpass, config.control_period, model_.nv,
-               10 * static_cast<int>(config.bodies.size())) {
+               10 * static_cast<int>(config.bodies.size()) + measurement_.consider_columns()) {
   CheckSettings(config, model_);
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);
@@ -186,7 +156,8 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
     throw std::invalid_argument(
         "estimator.nominal_uncertainty: mass, com and inertia >= 0, finite");
   for (int k = 0; k < selection_.size(); ++k)
-    nominal_cov_.middleCols<10>(10 * k) = NominalCovariance(nominal_.segment<10>(10 * k), u);
+    nominal_cov_.middleCols<10>(10 * k) =
+        NominalCovariance(nominal_.segment<10>(10 * k), u.mass, u.com, u.inertia);
   if (!(config.handoff_confidence >= 0.0 && config.handoff_confidence < 1.0))
     throw std::invalid_argument("estimator.handoff_confidence must be in [0, 1) (0: off)");
   if (config.handoff_confidence > 0.0) {
@@ -200,6 +171,8 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   calibration_load_ = Eigen::VectorXd::Zero(n_);
   load_w_.resize(nv_);
   calibration_y_.setZero(nv_, n_);
+  calibration_c_.setZero(nv_, measurement_.consider_columns());
+  sensitivity_.setZero(10, measurement_.consider_columns());
   calibration_h_.setZero(nv_, n_);
   load_u_.resize(nv_);
   load_hs_.resize(nv_, n_);
@@ -277,8 +250,17 @@ dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
   // filter absorbed is not a load). A link that departed stays so until the estimate is back
   // within the median of that distance (hysteresis: no flipping at the threshold).
   const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
-  const Eigen::Matrix<double, 10, 10> S =
+  Eigen::Matrix<double, 10, 10> S =
       cov_estimate_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
+  if (measurement_.consider_columns() > 0) {
+    // With the nominal's own error ε = F c a consider parameter, π̂ − π_nominal = Δ + (F + G D)c +
+    // the rest: where a calibration took Ȳ ε into the bias, the estimate carries −ε there (G D ≈
+    // −F) and the two cancel. The cross terms F (G D)ᵀ + (G D) Fᵀ say so (Σ_nominal = F Fᵀ).
+    filter_.ParameterSensitivity(k, sensitivity_);
+    const auto GD = sensitivity_.middleCols<7>(measurement_.own_column(k));
+    const Eigen::Matrix<double, 10, 10> cross = measurement_.own_factor(k) * GD.transpose();
+    S += cross + cross.transpose();
+  }
   const dynamics::Vector10 d = estimate - nominal;
   if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
   if (departed_[k] && !Significant(S, d, return_threshold4_, return_threshold_)) departed_[k] = 0;
@@ -436,8 +418,18 @@ void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept
   // The regressor averaged over the same ticks as the residual (the window restarts with it).
   if (res.calibration == CalibrationStatus::kCollecting ||
       res.calibration == CalibrationStatus::kDone) {
-    if (calibrator_.samples() == 1) calibration_y_.setZero();
+    if (calibrator_.samples() == 1) {
+      calibration_y_.setZero();
+      calibration_c_.setZero();
+    }
     calibration_y_ += measurement_.regressor();
+    measurement_.AccumulateConsider(calibration_c_);
+  }
+  // The nominal's error at the calibration pose went into the bias with the residual: the
+  // consider columns lose the same average (Measurement::SetConsiderBias).
+  if (res.calibration == CalibrationStatus::kDone && calibrator_.samples() > 0) {
+    calibration_c_ /= calibrator_.samples();
+    measurement_.SetConsiderBias(calibration_c_);
   }
   if (res.calibration == CalibrationStatus::kDone) SeparateLoad();
   if (res.calibration == CalibrationStatus::kDone ||

@@ -7,10 +7,11 @@
 
 namespace heft::estimator {
 
-InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
+InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consider)
     : kind_(kind),
       k_(bodies),
       n_(10 * bodies),
+      nc_(consider),
       x_(Eigen::VectorXd::Zero(n_)),
       x0_(Eigen::VectorXd::Zero(n_)),
       pi_(Eigen::VectorXd::Zero(n_)),
@@ -33,6 +34,12 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows)
       w_(Eigen::VectorXd::Zero(rows)),
       pi_trial_(Eigen::VectorXd::Zero(n_)),
       res_(Eigen::VectorXd::Zero(rows)),
+      D_(Eigen::MatrixXd::Zero(n_, consider)),
+      D_candidate_(Eigen::MatrixXd::Zero(n_, consider)),
+      D_previous_(Eigen::MatrixXd::Zero(n_, consider)),
+      Cc_(Eigen::MatrixXd::Zero(rows, consider)),
+      X_(Eigen::MatrixXd::Zero(rows, consider)),
+      T_(Eigen::MatrixXd::Zero(n_, consider)),
       llt_(n_) {
   frame_.setZero(10, n_);
   frame_inverse_.setZero(10, n_);
@@ -73,6 +80,7 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   P_.setZero();
   for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % period] * sigma0[i % period];
   x0_ = x_;
+  D_.setZero();
   RefreshParameters();
   return true;
 }
@@ -167,6 +175,12 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
   b_ = w.cwiseProduct(x0_ - x_).cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_);
   llt_.solveInPlace(b_);
   if (!b_.allFinite()) return false;
+  // The pull's gain A⁻¹W acts on the estimate's consider sensitivity too: D ← (1 − A⁻¹W) D.
+  if (nc_ > 0) {
+    T_ = (w.cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_)).asDiagonal() * D_;
+    llt_.solveInPlace(T_);
+    D_ -= T_;
+  }
   // The mean moves, the covariance stays: the prior seen again is not new information. Taking
   // P⁺ = A⁻¹ counted it anew on every pull and shrank P along every direction the data leave
   // free, far below the prior's (σ₀ / 2.7 with the rigid torso's random walk and τ = 2 s), while
@@ -194,13 +208,14 @@ int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   nis = 0.0;
   int rows = 0;
   for (int i = 0; i < m; ++i) {
-    const double innovation = z[i] - H_pi.row(i).dot(pi_);
-    if ((H_pi.row(i).array() == 0.0).all()) {
+    const double innovation = z[i] - H_pi.row(i).head(n_).dot(pi_);
+    if ((H_pi.row(i).head(n_).array() == 0.0).all()) {
       nis += innovation * innovation;
       continue;
     }
     yc_[rows] = innovation;
-    U_.row(rows) = H_pi.row(i);
+    U_.row(rows) = H_pi.row(i).head(n_);
+    if (nc_ > 0) Cc_.row(rows) = H_pi.row(i).tail(nc_);
     ++rows;
   }
   auto H = Hc_.topRows(rows);
@@ -218,12 +233,12 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                          const Eigen::Ref<const Eigen::VectorXd>& z, double& nis,
                          double level) noexcept {
   const int m = static_cast<int>(H_pi.rows());
-  if (m > Hc_.rows() || H_pi.cols() != n_ || z.size() != m || !P_.allFinite()) return false;
+  if (m > Hc_.rows() || H_pi.cols() != n_ + nc_ || z.size() != m || !P_.allFinite()) return false;
   // ỹᵀỹ bounds the NIS from above (S = H P Hᵀ + I ≥ I): m·n operations against the factorisation's
   // m·n² (a 35-row tick and 4 bodies: about 1.4·10³ against 10⁵).
   auto innovation = res_.head(m);
   innovation = z;
-  innovation.noalias() -= H_pi * pi_;
+  innovation.noalias() -= H_pi.leftCols(n_) * pi_;
   nis = innovation.squaredNorm();
   if (!std::isfinite(nis)) return false;
   if (nis <= level) return true;
@@ -239,7 +254,7 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
 bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                               const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept {
   const int m = static_cast<int>(H_pi.rows());
-  if (m > Hc_.rows() || H_pi.cols() != n_ || z.size() != m) return false;
+  if (m > Hc_.rows() || H_pi.cols() != n_ + nc_ || z.size() != m) return false;
   // An overflowed covariance would reject every later measurement as numeric: start it afresh
   // (this tick is still reported unusable, so the caller sees the failure).
   if (!P_.allFinite()) {
@@ -279,11 +294,34 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
     const double keep = (1.0 - fraction) * (1.0 - fraction), learn = fraction * (2.0 - fraction);
     P_candidate_ = keep * P_ + learn * P_candidate_;
   }
+  if (nc_ > 0) ConsiderStep(ok ? rows : 0, out.covariance_form, fraction);
   out.nis = nis + nis_rows;
   out.dof = m;
   out.rows_used = rows;
   out.step = fraction * dx_.cwiseAbs().maxCoeff();
   return ok && std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
+}
+
+void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction) noexcept {
+  // The estimate's error e = x̂ − x moves as e⁺ = (1 − K_s H) e + K_s (C c + v) with the gain
+  // K_s = s·K of the step taken, so its sensitivity to the consider parameters c as
+  // D⁺ = D − s·K (H D − C).
+  if (m == 0 || fraction == 0.0) {
+    D_candidate_ = D_;
+    return;
+  }
+  auto X = X_.topRows(m);
+  X = -Cc_.topRows(m);
+  X.noalias() += Hc_.topRows(m) * D_;
+  if (covariance_form) {  // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
+    S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().solveInPlace(X);
+    T_.noalias() = U_.topRows(m).transpose() * X;
+  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A)
+    T_.noalias() = Hc_.topRows(m).transpose() * X;
+    llt_.solveInPlace(T_);
+  }
+  D_candidate_ = D_;
+  D_candidate_.noalias() -= fraction * T_;
 }
 
 bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept {
@@ -326,7 +364,7 @@ double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   }
   auto residual = res_.head(z.size());
   residual = z;
-  residual.noalias() -= H_pi * pi_trial_;
+  residual.noalias() -= H_pi.leftCols(n_) * pi_trial_;
   const double r = residual.squaredNorm();
   return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
 }
@@ -373,12 +411,15 @@ bool InertialFilter::Apply() noexcept {
   if (!x_candidate_.allFinite() || !P_candidate_.allFinite()) return false;
   x_previous_ = x_;
   P_previous_ = P_;
+  D_previous_ = D_;
+  D_ = D_candidate_;
   x_.swap(x_candidate_);
   P_ = 0.5 * (P_candidate_ + P_candidate_.transpose());
   RefreshParameters();
   if (!pi_.allFinite()) {  // exp overflow in g(θ): undo, covariance included
     x_.swap(x_candidate_);
     P_ = P_previous_;
+    D_ = D_previous_;
     RefreshParameters();
     return false;
   }
@@ -388,6 +429,7 @@ bool InertialFilter::Apply() noexcept {
 void InertialFilter::Revert() noexcept {
   x_ = x_previous_;
   P_ = P_previous_;
+  D_ = D_previous_;
   RefreshParameters();
 }
 
@@ -421,7 +463,10 @@ bool InertialFilter::RecoverCovariance() noexcept {
 
 void InertialFilter::BodyCovariance(int body,
                                     Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept {
-  const auto P = P_.block<10, 10>(10 * body, 10 * body);
+  // The error's covariance: the filter's own plus what the consider parameters leave, P + D Dᵀ.
+  dynamics::Matrix10 P = P_.block<10, 10>(10 * body, 10 * body);
+  if (nc_ > 0)
+    P.noalias() += D_.middleRows<10>(10 * body) * D_.middleRows<10>(10 * body).transpose();
   if (kind_ == FilterKind::kKalman) {
     out = P;
     return;
@@ -465,16 +510,26 @@ void InertialFilter::BodyCovariance(int body,
   }
 }
 
+void InertialFilter::ParameterSensitivity(int body,
+                                          Eigen::Ref<Eigen::MatrixXd> out) const noexcept {
+  if (kind_ == FilterKind::kKalman)
+    out = D_.middleRows<10>(10 * body);
+  else
+    out.noalias() = G_.block<10, 10>(0, 10 * body) * D_.middleRows<10>(10 * body);
+}
+
 void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept {
-  if (kind_ == FilterKind::kKalman) {
-    out = P_;
-    return;
-  }
   for (int i = 0; i < k_; ++i)
-    for (int j = 0; j < k_; ++j)
-      out.block<10, 10>(10 * i, 10 * j).noalias() = G_.block<10, 10>(0, 10 * i) *
-                                                    P_.block<10, 10>(10 * i, 10 * j) *
-                                                    G_.block<10, 10>(0, 10 * j).transpose();
+    for (int j = 0; j < k_; ++j) {
+      dynamics::Matrix10 Pij = P_.block<10, 10>(10 * i, 10 * j);
+      if (nc_ > 0)
+        Pij.noalias() += D_.middleRows<10>(10 * i) * D_.middleRows<10>(10 * j).transpose();
+      if (kind_ == FilterKind::kKalman)
+        out.block<10, 10>(10 * i, 10 * j) = Pij;
+      else
+        out.block<10, 10>(10 * i, 10 * j).noalias() =
+            G_.block<10, 10>(0, 10 * i) * Pij * G_.block<10, 10>(0, 10 * j).transpose();
+    }
 }
 
 }  // namespace heft::estimator

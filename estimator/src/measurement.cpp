@@ -6,6 +6,7 @@
 #include <string>
 
 #include "heft/estimator/inertial_estimator.hpp"
+#include "heft/estimator/nominal_uncertainty.hpp"
 
 namespace heft::estimator {
 namespace {
@@ -165,15 +166,18 @@ Measurement::Measurement(const dynamics::Model& model,
   torque_scale_ = config.joint_torque_scale;
   first_joint_ = model_.floating_base ? 6 : 0;
 
+  if (config.consider_nominal) ReadConsiderBodies(model_, selection_, config);
   Y_.resize(nv_, n_);
-  H_.resize(nv_, n_);
+  H_.resize(nv_, n_ + nc_);
+  C_.setZero(nv_, nc_);
+  consider_bias_.setZero(nv_, nc_);
   tau_nom_.resize(nv_);
   r_.resize(nv_);
   contact_.resize(nv_);
   z_.resize(nv_);
   row_scale_.setOnes(nv_);
   jac_.resize(6, nv_);
-  qy_.resize(nv_, std::max(n_, nv_) + 1);
+  qy_.resize(nv_, std::max(n_ + nc_, nv_) + 1);
   rfull_.resize(nv_, nv_);
   if (config.acceleration_sigma.size() != 0) {
     if (config.acceleration_sigma.size() != nv_ ||
@@ -186,7 +190,7 @@ Measurement::Measurement(const dynamics::Model& model,
     mass_scaled_.setZero(nv_, nv_);
   }
   const Eigen::Index k_max = 6 * std::max<Eigen::Index>(contact_frames_.size(), 1);
-  const Eigen::Index cols_max = std::max(n_, nv_) + 1;
+  const Eigen::Index cols_max = std::max(n_ + nc_, nv_) + 1;
   wy_v_.setZero(nv_, k_max);
   wy_t_.setZero(k_max, k_max);
   wy_s_.setZero(k_max);
@@ -198,10 +202,47 @@ Measurement::Measurement(const dynamics::Model& model,
   SizeNullSpaceFactorisations(nv_, static_cast<int>(contact_frames_.size()), jct_, qr_, rllt_);
 }
 
+void Measurement::ReadConsiderBodies(const dynamics::Model& model,
+                                     const dynamics::RegressorSelection& selection,
+                                     const EstimatorConfig& config) {
+  const EstimatorConfig::NominalUncertainty& u = config.nominal_uncertainty;
+  for (int b = 0; b < model.num_bodies(); ++b) {
+    const dynamics::Vector10 pi = model.bodies[b].parameters;
+    if (selection.mask()[b] || !(pi[0] > 0.0)) continue;  // estimated, or massless
+    const Eigen::Matrix4d factor =
+        NominalFactor(pi, u.mass, u.com, u.inertia).topLeftCorner<4, 4>();
+    if (!factor.allFinite() || factor.isZero()) continue;
+    consider_bodies_.push_back(b);
+    consider_factors_.push_back(factor);
+  }
+  nc_others_ = 4 * static_cast<int>(consider_bodies_.size());
+  // A torque sensor's scale error is the same on every tick: τ_sensed = (1 + g) τ.
+  nc_gain_ = config.joint_torque_scale > 0.0 ? model.nv - (model.floating_base ? 6 : 0) : 0;
+  for (const int b : selection.bodies())
+    own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
+  nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
+}
+
+void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept {
+  if (nc_ == 0) return;
+  sum.leftCols(nc_others_ + nc_gain_) += C_.leftCols(nc_others_ + nc_gain_);
+  for (std::size_t k = 0; k < own_factors_.size(); ++k)
+    sum.middleCols<7>(own_column(static_cast<int>(k))).noalias() +=
+        Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
+}
+
 void Measurement::Residual(const TickInput& in) noexcept {
   dropped_rows_ = 0;  // StictionBand sets dropped_ anew when it runs
   // Y_est and τ_nom (the nominal model of every other link, and its friction), r = τ_obs − τ_nom.
   dynamics::CondensedRegressor(model_, ws_, selection_, in.q, in.v, in.a, Y_, tau_nom_);
+  if (nc_ > 0)
+    dynamics::MassFirstMomentColumns(model_, ws_, consider_bodies_, consider_factors_,
+                                     C_.leftCols(nc_others_));
+  if (nc_gain_ > 0) {
+    C_.middleCols(nc_others_, nc_gain_).setZero();
+    for (int j = 0; j < nc_gain_; ++j)
+      C_(first_joint_ + j, nc_others_ + j) = torque_scale_ * in.tau[first_joint_ + j];
+  }
   // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
     const double qd = in.v[friction_v_[j]];
@@ -226,6 +267,7 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.
       Y_.row(v).setZero();
+      C_.row(v).setZero();
       r_[v] = 0.0;
       ++dropped_rows_;
     } else {
@@ -281,7 +323,11 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
       row_scale_[i] =
           std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
   }
-  H_ = Y_;
+  H_.leftCols(n_) = Y_;
+  if (nc_ > 0) {
+    H_.rightCols(nc_) = C_;
+    if (bias != nullptr) H_.rightCols(nc_) -= consider_bias_;
+  }
   z_ = r_;
   Whiten(H_);
   Whiten(z_);
@@ -321,9 +367,14 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   }
   rows_ = nv_ - 6 * c;
   if (rows_ <= 0) return false;  // the contacts hold every joint: no null space to measure in
-  auto qy = qy_.leftCols(n_ + 1);
+  const int cols = n_ + nc_;
+  auto qy = qy_.leftCols(cols + 1);
   qy.leftCols(n_) = Y_;
-  qy.col(n_) = r_;
+  if (nc_ > 0) {
+    qy.middleCols(n_, nc_) = C_;
+    if (bias != nullptr) qy.middleCols(n_, nc_) -= consider_bias_;
+  }
+  qy.col(cols) = r_;
   rfull_.setZero();
   SetRowVariances(in.tau);
   AddAccelerationNoise(in.q);
@@ -338,8 +389,8 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   auto& llt = rllt_[c];
   llt.compute(rfull_.bottomRightCorner(rows_, rows_));
   if (llt.info() != Eigen::Success) return false;
-  H_.topRows(rows_) = qy.bottomRows(rows_).leftCols(n_);
-  z_.head(rows_) = qy.bottomRows(rows_).col(n_);
+  H_.topRows(rows_) = qy.bottomRows(rows_).leftCols(cols);
+  z_.head(rows_) = qy.bottomRows(rows_).col(cols);
   llt.matrixL().solveInPlace(H_.topRows(rows_));
   llt.matrixL().solveInPlace(z_.head(rows_));
   return true;

@@ -50,6 +50,7 @@ Telemetry::Telemetry(const std::string& path, drivers::RotationPolicy rotation,
     const std::string n = plugin_.link_name(k);
     for (const char* q : kInertialColumns) header_ += "," + n + "_" + q;
     for (const char* q : kInertialColumns) header_ += "," + n + "_est_" + q;
+    for (const char* q : kInertialColumns) header_ += "," + n + "_sd_" + q;
     for (const std::string& c : per_link) header_ += "," + n + "_" + c;
   }
   for (const std::string& c : extra) header_ += "," + c;
@@ -93,6 +94,7 @@ void Telemetry::Drain() {
     for (std::size_t k = 0; k < rec.num_links; ++k) {
       for (double v : rec.handed[k]) fmt::format_to(out, ",{:.9g}", v);
       for (double v : rec.estimate[k]) fmt::format_to(out, ",{:.9g}", v);
+      for (double v : rec.handed_sd[k]) fmt::format_to(out, ",{:.9g}", v);
       for (std::size_t i = 0; i < link_columns_; ++i) {
         const std::size_t at = link_columns_ * k + i;
         fmt::format_to(out, ",{:.9g}", at < link_values_.size() ? link_values_[at] : 0.0);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -182,6 +183,8 @@ class EstimatorPlugin final : public ControllerInterface {
     rec.num_links = out_.num_links;
     for (std::size_t k = 0; k < out_.num_links; ++k) {
       rec.handed[k] = out_.links[k].parameters;
+      for (std::size_t i = 0; i < 10; ++i)
+        rec.handed_sd[k][i] = std::sqrt(std::max(0.0, out_.links[k].covariance[11 * i]));
       for (int i = 0; i < 10; ++i)
         rec.estimate[k][i] = estimator_->estimate()[10 * static_cast<int>(k) + i];
     }

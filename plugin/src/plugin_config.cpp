@@ -227,11 +227,14 @@ void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
   }
 }
 
-// estimator.handoff_confidence and estimator.nominal_uncertainty: when the hand-off moves.
+// estimator.handoff_confidence, nominal_uncertainty and consider_nominal: when the hand-off
+// moves, and what its covariance owns up to.
 constexpr double kHandOffConfidence = 0.999;
 void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   // The service's default is on (EstimatorConfig's, for a program of its own, off).
   ec.handoff_confidence = e.Get<double>("handoff_confidence", kHandOffConfidence, {0.0, 0.999999});
+  // The other bodies' nominal error in the handed covariance (the service's default: on).
+  ec.consider_nominal = e.Get<bool>("consider_nominal", true, {});
   if (auto u = e.Optional("nominal_uncertainty")) {
     u->AllowOnly(config::schema::kEstimatorNominalUncertainty);
     estimator::EstimatorConfig::NominalUncertainty& n = ec.nominal_uncertainty;

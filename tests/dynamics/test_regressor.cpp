@@ -75,6 +75,47 @@ TEST_P(Regressor, CondensedRegressorReproducesRnea) {
   }
 }
 
+// Fails if a column is not the torque one standard deviation of that body's mass or first moment
+// moves (RNEA is linear in π: the difference of two RNEAs is exact), or if it allocates.
+TEST_P(Regressor, MassFirstMomentColumnsAreRneaDifferences) {
+  Model model = Reference(GetParam());
+  Workspace ws(model);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n(0.0, 1.0);
+  std::vector<int> bodies;
+  std::vector<Eigen::Matrix4d> factors;
+  for (int b = 0; b < model.num_bodies(); b += 3) {
+    if (!(model.bodies[b].parameters[0] > 0.0)) continue;
+    bodies.push_back(b);
+    Eigen::Matrix4d f = Eigen::Matrix4d::Zero();
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j <= i; ++j) f(i, j) = n(rng);
+    factors.push_back(f);
+  }
+  Eigen::MatrixXd C(model.nv, 4 * static_cast<Eigen::Index>(bodies.size()));
+  Eigen::VectorXd tau0(model.nv), tau1(model.nv);
+  for (int trial = 0; trial < 10; ++trial) {
+    const test::State s = test::RandomState(model, rng);
+    Rnea(model, ws, s.q, s.v, s.a, tau0);
+    {
+      heft::test::AllocationScope scope;
+      MassFirstMomentColumns(model, ws, bodies, factors, C);
+      EXPECT_EQ(scope.count(), 0u);
+    }
+    for (std::size_t k = 0; k < bodies.size(); ++k)
+      for (int c = 0; c < 4; ++c) {
+        Model moved = model;
+        moved.bodies[bodies[k]].parameters.head<4>() += factors[k].col(c);
+        Rnea(moved, ws, s.q, s.v, s.a, tau1);
+        const Eigen::VectorXd expected = tau1 - tau0;
+        EXPECT_LT((C.col(4 * static_cast<Eigen::Index>(k) + c) - expected).norm(),
+                  1e-9 * (1.0 + expected.norm()))
+            << "body " << bodies[k] << " column " << c << " trial " << trial;
+      }
+    Rnea(model, ws, s.q, s.v, s.a, tau0);  // the workspace of this state again
+  }
+}
+
 TEST_P(Regressor, MassMatrixMatchesRneaColumns) {
   const Model model = Reference(GetParam());
   Workspace ws(model);

@@ -5,6 +5,7 @@
 // τ_nom is one RNEA pass with the chosen bodies' inertias taken as zero.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,16 @@ void CondensedRegressor(const Model& model, Workspace& ws, const RegressorSelect
                         const Eigen::Ref<const Eigen::VectorXd>& a,
                         Eigen::Ref<Eigen::MatrixXd> Y_est,
                         Eigen::Ref<Eigen::VectorXd> tau_nom) noexcept;
+
+// The sensitivity of the nominal torque to other bodies' mass and first moment, for a consider
+// analysis of the nominal model's error (estimator::Measurement): column block k (4 columns) is
+// ∂τ/∂(m, h)_b of body b = bodies[k] times factors[k], a 4×4 matrix (a Cholesky factor of that
+// body's covariance of (m, h), so that the columns are the torques of its errors at one standard
+// deviation). Reads the poses, velocities and accelerations that the last Rnea or
+// CondensedRegressor left in `ws` (call it after one of them, at the same state). `out`:
+// nv × 4·bodies.size().
+void MassFirstMomentColumns(const Model& model, const Workspace& ws, std::span<const int> bodies,
+                            std::span<const Eigen::Matrix4d> factors,
+                            Eigen::Ref<Eigen::MatrixXd> out) noexcept;
 
 }  // namespace heft::dynamics

@@ -140,6 +140,14 @@ struct EstimatorConfig {
     double inertia = 0.1;
   };
   NominalUncertainty nominal_uncertainty;
+  // The other bodies' nominal error in the estimate's covariance (a consider analysis; Bierman's
+  // "consider covariance"): every body not estimated keeps its nominal mass and first moment, whose
+  // errors (nominal_uncertainty, per body) bias the estimate through the rows they load alike on
+  // every tick, so that averaging does not shrink them. The filter tracks the estimate's
+  // sensitivity D to those errors (InertialFilter, "Consider parameters") and the covariance it
+  // reports is P + D Dᵀ: what the filter learns is unchanged, what it claims to know is not more
+  // than the nominal model allows. false: P alone (the paper's).
+  bool consider_nominal = false;
   // The hand-off policy (HandOn): a link's handed parameters leave the nominal only when the data
   // show a change of the link: when the estimate differs from the nominal by more than the
   // estimate's and the nominal's own errors explain, d² = δᵀ (Σ + Σ_nominal)⁻¹ δ beyond χ² at this
@@ -300,11 +308,13 @@ class InertialEstimator {
   EstimatorConfig config_;
   dynamics::RegressorSelection selection_;
   int nv_, n_;
-  InertialFilter filter_;
+  Measurement measurement_;  // eq. (14)-(15) and the null-space rows (measurement.hpp)
+  InertialFilter filter_;    // its consider columns: the measurement's
   InnovationGate gate_;
   BiasCalibrator calibrator_;
-  Measurement measurement_;     // eq. (14)-(15) and the null-space rows (measurement.hpp)
-  MeasurementLowPass lowpass_;  // EstimatorConfig::measurement_lowpass
+  MeasurementLowPass lowpass_;     // EstimatorConfig::measurement_lowpass
+  Eigen::MatrixXd calibration_c_;  // the consider columns averaged with the calibration's residual
+  Eigen::MatrixXd sensitivity_;    // one link's ∂π̂/∂c (10 × consider columns; HandOnTarget)
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;

@@ -49,6 +49,16 @@
 // again is not new information, so P keeps what the data made of it, and where it holds the
 // estimate a variance above the prior's (the random walk's, a gate release's) relaxes back to it.
 //
+// Consider parameters. The measurement may carry, after H_π's columns, columns C of parameters c
+// the filter does not estimate but whose error it must own up to (the other bodies' nominal mass
+// and first moment, scaled to one standard deviation each: c ~ N(0, 1)): z = H x + C c + v. The
+// gain stays the filter's own (the estimate is what it would be without them); the sensitivity of
+// the estimate to c, D = ∂x̂/∂c, follows every step taken, D ← D − s·K (H D − C), and the pull
+// (D ← (1 − A⁻¹W) D), so that the error's covariance is P + D Dᵀ (Bierman's consider
+// covariance): the part of the error that averaging never removes, since c is the same on every
+// tick. The covariances handed out (BodyCovariance, ParameterCovariance) are that sum; P alone
+// still drives the gain and the NIS.
+//
 // Set-up allocates; Predict, Evaluate, Nis, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
 #pragma once
@@ -67,11 +77,13 @@ enum class FilterKind { kKalman, kLogCholesky };
 
 class InertialFilter {
  public:
-  // `bodies` bodies; `rows` the largest measurement size that will be passed.
-  InertialFilter(FilterKind kind, int bodies, int rows);
+  // `bodies` bodies; `rows` the largest measurement size that will be passed; `consider` consider
+  // parameters (header: "Consider parameters"), 0 for none.
+  InertialFilter(FilterKind kind, int bodies, int rows, int consider = 0);
 
   FilterKind kind() const { return kind_; }
   int states() const { return n_; }
+  int consider() const { return nc_; }
 
   // The EKF's coordinates for one body taken in a frame translated by `offset` from the body's own
   // (its nominal centre of mass, typically): θ is the log-Cholesky vector of the body described in
@@ -131,8 +143,9 @@ class InertialFilter {
   // renewal time.
   [[nodiscard]] bool PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noexcept;
 
-  // Evaluates the update for the whitened measurement z = H_π π + noise (unit variance), where
-  // H_π (m × 10k) and z (m) are already multiplied by the whitening W. Nothing is applied yet.
+  // Evaluates the update for the whitened measurement z = H_π π + C c + noise (unit variance),
+  // where H_π (m × 10k, then the m × consider() columns C) and z (m) are already multiplied by the
+  // whitening W. Nothing is applied yet.
   // Returns false when the numbers are not usable (non-finite, factorisation failed).
   struct Candidate {
     double nis = 0.0;   // normalised innovation squared, χ²(m) under the model
@@ -175,11 +188,15 @@ class InertialFilter {
   void UndoInflate() noexcept { P_ = P_before_inflation_; }
   std::uint64_t covariance_resets() const { return covariance_resets_; }
 
-  // Current estimate in π (10k) and its covariance in π (ParameterCovariance: first order, G P Gᵀ
-  // for the EKF, every body and their cross terms).
+  // Current estimate in π (10k) and its covariance in π (ParameterCovariance: first order,
+  // G (P + D Dᵀ) Gᵀ for the EKF, every body and their cross terms).
   const Eigen::VectorXd& parameters() const { return pi_; }
   const Eigen::VectorXd& state() const { return x_; }
   const Eigen::MatrixXd& covariance() const { return P_; }
+  // ∂x̂/∂c: the estimate's sensitivity to the consider parameters (states × consider()).
+  const Eigen::MatrixXd& consider_sensitivity() const { return D_; }
+  // The same for one body's π, to first order: G D's rows of that body (10 × consider()).
+  void ParameterSensitivity(int body, Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
   void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
   // The 10×10 covariance of one body's π (what the hand-off carries): for the EKF the second
   // moment of π about the estimate under θ ~ N(x, P), by a Gauss–Hermite rule along P's Cholesky
@@ -200,6 +217,8 @@ class InertialFilter {
   int StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, double& nis) noexcept;
   bool InformationUpdate(int m, double& nis) noexcept;
+  // D_candidate_ from the evaluated step on the m staged rows (header: "Consider parameters").
+  void ConsiderStep(int m, bool covariance_form, double fraction) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
   // Their first halves, all Nis needs: the NIS of the staged rows. The information form's leaves
   // llt_ = chol(A), b_ and dx_ = A⁻¹ b; the covariance form's leaves S's factor L in S_'s lower
@@ -214,7 +233,7 @@ class InertialFilter {
                   const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
 
   FilterKind kind_;
-  int k_, n_;
+  int k_, n_, nc_;
   Eigen::VectorXd x_, x0_, pi_, x_candidate_, b_, dx_, x_previous_, p0_diagonal_;
   Eigen::VectorXd pull_w_;                 // PullToPrior(double)'s weights, one per state
   Eigen::VectorXd prior_mask_;             // 1 where PullToPrior pulls (the EKF: not α)
@@ -224,6 +243,9 @@ class InertialFilter {
   Eigen::VectorXd yc_, w_, pi_trial_, res_;
   double prior_cost_ = 0.0;  // dxᵀ P⁻¹ dx of the last evaluated step
   std::uint64_t covariance_resets_ = 0;
+  // Consider analysis: D (its candidate and the state before the last Apply), the staged rows' C,
+  // and scratch.
+  Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 

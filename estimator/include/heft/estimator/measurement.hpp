@@ -40,8 +40,14 @@ class Measurement {
   [[nodiscard]] bool TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
                                      const Eigen::VectorXd* estimate = nullptr) noexcept;
 
-  // The last measurement's whitened rows.
+  // The last measurement's whitened rows. H has the 10k columns of the estimated links and then
+  // consider_columns() more: the nominal torque's sensitivity to the other bodies' mass and first
+  // moment, one standard deviation of their nominal error each (EstimatorConfig::consider_nominal;
+  // dynamics::MassFirstMomentColumns), then each joint torque sensor's scale error (one column per
+  // joint: τ_obs times joint_torque_scale on its own row), then the estimated links' own nominal
+  // error (AccumulateConsider), through the same projection and whitening as the rest.
   int rows() const { return rows_; }
+  int consider_columns() const { return nc_; }
   auto H() const { return H_.topRows(rows_); }
   auto z() const { return z_.head(rows_); }
   // v ← W v (each column) with the last full-wrench measurement's whitening (that tick's R).
@@ -50,12 +56,31 @@ class Measurement {
   // calibration averages r − Y_est π̂ over the full rows.
   const Eigen::MatrixXd& regressor() const { return Y_; }
   Eigen::VectorXd& residual() { return r_; }
+  // Its consider columns, not whitened (nv × consider_columns()), and the part of them a bias
+  // calibration took with the residual: subtracted from them wherever the bias is from the
+  // residual (the calibration averaged both over the same ticks, InertialEstimator::Calibrate).
+  const Eigen::MatrixXd& consider() const { return C_; }
+  // sum += what a calibration tick adds to the consider columns' average: the other bodies' columns
+  // as they are, and for the estimated links' own nominal error (the last 7k columns, zero on every
+  // tick: the links are estimated) Y_est F, F the links' nominal factors (NominalFactor) — the
+  // calibration's bias takes Ȳ_est ε with the residual, ε the links' own nominal error, so that
+  // after it the rows read Y_est π − Ȳ_est ε: a constant error in the directions the calibration
+  // pose sees, which the estimate keeps.
+  void AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept;
+  // Estimated link k's own nominal error: its first consider column and its factor F (10 × 7).
+  int own_column(int k) const { return nc_others_ + nc_gain_ + 7 * k; }
+  const Eigen::Matrix<double, 10, 7>& own_factor(int k) const { return own_factors_[k]; }
+  void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
   // Rows the last measurement dropped inside their stiction band: they are in H and z as zeros
   // and carry no degree of freedom of the innovation.
   int dropped_rows() const { return dropped_rows_; }
 
  private:
+  // consider_bodies_ and their factors: every body not estimated that has a mass (set-up).
+  void ReadConsiderBodies(const dynamics::Model& model,
+                          const dynamics::RegressorSelection& selection,
+                          const EstimatorConfig& config);
   // τ_nom and r = τ − τ_nom with the regressor Y_est (both forms start here).
   void Residual(const TickInput& in) noexcept;
   // Stiction: a joint at rest is held by its static friction, anywhere in ±F_c, and the model's
@@ -92,6 +117,12 @@ class Measurement {
   // rfull_'s diagonal: σ² per row plus each joint row's scale term (scale · τ_obs)².
   void SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept;
   Eigen::MatrixXd Y_, H_;
+  // Consider columns: the bodies, their (m, h) covariance factors, the columns and their bias.
+  std::vector<int> consider_bodies_;
+  std::vector<Eigen::Matrix4d> consider_factors_;
+  std::vector<Eigen::Matrix<double, 10, 7>> own_factors_;  // per estimated link
+  int nc_ = 0, nc_others_ = 0, nc_gain_ = 0;
+  Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   Eigen::VectorXd row_scale_;   // the last full-wrench rows' σ when whitened row by row
   bool whitened_full_ = false;  // the last full-wrench rows were whitened by R's factor

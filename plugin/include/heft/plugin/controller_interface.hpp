@@ -68,6 +68,8 @@ struct TelemetryRecord {
   std::uint16_t num_links = 0;
   std::array<hal::InertialParameters, hal::kMaxEstimatedLinks> handed{};
   std::array<hal::InertialParameters, hal::kMaxEstimatedLinks> estimate{};
+  // The standard deviation of each handed parameter: √diag of the handed covariance.
+  std::array<hal::InertialParameters, hal::kMaxEstimatedLinks> handed_sd{};
 };
 
 class PluginError : public std::runtime_error {
