@@ -8,8 +8,9 @@
 #                          /etc/heft/heft.yaml (conffile), the robot files
 #   tools      heft-tools  heft-sim, heft-scenario, heft-identify, heft-report, heft-handoff-reader,
 #                          the simulated configurations
-#   dev        heft-dev    hal + plugin interface headers, CMake package heft::hal, heft-hal.pc,
-#                          the C framework example
+#   dev        heft-dev    hal, plugin interface, dynamics and estimator headers; the static
+#                          libraries of dynamics and estimator; CMake package heft (heft::hal,
+#                          heft::dynamics, heft::estimator), heft-hal.pc, the examples
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -118,29 +119,44 @@ foreach(cfg IN LISTS _sim_configs)
   install(FILES ${_pkgdir}/sim/${name} DESTINATION ${HEFT_INSTALL_SIM_DIR} COMPONENT tools)
 endforeach()
 
-# --- development files: headers, CMake package, pkg-config, example ------------------------------
-# heft-dev is architecture-independent (headers only), so its CMake and pkg-config files live in
-# /usr/share, not in the multiarch library directory.
-set(HEFT_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_DATADIR}/cmake/heft)
+# --- development files: headers, libraries, CMake package, pkg-config, examples -------------------
+# heft-dev holds static libraries (heft::dynamics, heft::estimator), so it is architecture-dependent
+# and its CMake package lives in the multiarch library directory; heft-hal.pc (headers only) stays
+# in /usr/share.
+set(HEFT_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/heft)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/hal/include/heft/hal DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft
         COMPONENT dev FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 # The plugin interface only (plugin/include/heft/plugin/plugin_config.hpp is heftd's private
 # configuration; the interface only forward-declares PluginConfig, which a framework leaves null).
 install(FILES ${CMAKE_SOURCE_DIR}/plugin/include/heft/plugin/controller_interface.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft/plugin COMPONENT dev)
-if(TARGET heft_hal)
-  install(TARGETS heft_hal EXPORT heftTargets INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The estimator as a library: its headers and the dynamics core's (which they include).
+foreach(lib dynamics estimator)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/${lib}/include/heft/${lib} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/heft
+          COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+if(TARGET heft_hal AND TARGET heft_dynamics AND TARGET heft_estimator)
+  install(TARGETS heft_hal heft_dynamics heft_estimator EXPORT heftTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(EXPORT heftTargets NAMESPACE heft:: DESTINATION ${HEFT_INSTALL_CMAKE_DIR} COMPONENT dev)
+  # heftConfig.cmake names the installed plugin (heft_PLUGIN) for a framework that loads it.
+  set(HEFT_INSTALL_PLUGIN_FILE ${HEFT_INSTALL_PLUGIN_DIR}/heft_estimator_plugin.so)
   configure_package_config_file(${CMAKE_SOURCE_DIR}/packaging/heftConfig.cmake.in
-                                ${_pkgdir}/heftConfig.cmake INSTALL_DESTINATION ${HEFT_INSTALL_CMAKE_DIR})
-  write_basic_package_version_file(${_pkgdir}/heftConfigVersion.cmake COMPATIBILITY SameMinorVersion
-                                   ARCH_INDEPENDENT)
+                                ${_pkgdir}/heftConfig.cmake INSTALL_DESTINATION ${HEFT_INSTALL_CMAKE_DIR}
+                                PATH_VARS HEFT_INSTALL_PLUGIN_FILE)
+  write_basic_package_version_file(${_pkgdir}/heftConfigVersion.cmake COMPATIBILITY SameMinorVersion)
   install(FILES ${_pkgdir}/heftConfig.cmake ${_pkgdir}/heftConfigVersion.cmake
           DESTINATION ${HEFT_INSTALL_CMAKE_DIR} COMPONENT dev)
 endif()
 configure_file(${CMAKE_SOURCE_DIR}/packaging/heft-hal.pc.in ${_pkgdir}/heft-hal.pc @ONLY)
 install(FILES ${_pkgdir}/heft-hal.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig COMPONENT dev)
+# The examples' sources and the CMake project that builds them from the installed files
+# (tools/examples/README.md).
 install(FILES ${CMAKE_SOURCE_DIR}/tools/examples/framework_example.c
+              ${CMAKE_SOURCE_DIR}/tools/examples/estimator_example.cpp
+              ${CMAKE_SOURCE_DIR}/tools/examples/plugin_host_example.cpp
+              ${CMAKE_SOURCE_DIR}/tools/examples/CMakeLists.txt
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/heft-dev/examples COMPONENT dev)
 
 # Per-package copyright, changelog (Debian policy 12.5, 12.7) and the lintian tags accepted, with why.
@@ -159,7 +175,7 @@ endforeach()
 # What `tools/heft package` builds before cpack (cpack itself does not build: see HeftPackage.cmake).
 add_custom_target(heft_packaged_targets)
 foreach(t heftd heftctl heft_estimator_plugin heft-sim heft-scenario heft-identify heft-report
-          heft-handoff-reader)
+          heft-handoff-reader heft_dynamics heft_estimator)
   if(TARGET ${t})
     add_dependencies(heft_packaged_targets ${t})
   endif()

@@ -79,19 +79,24 @@ configurations, batch identification of the nominal model from recordings
 (heft-identify), the report of simulated runs (heft-report) and an example
 reader of the shared-memory hand-off (heft-handoff-reader).")
 
-# heft-dev: headers, CMake package heft::hal, pkg-config heft-hal.
+# heft-dev: headers, the static libraries of dynamics and estimator, CMake package heft,
+# pkg-config heft-hal. Its Depends are what the exported package finds (heftConfig.cmake.in).
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME heft-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libeigen3-dev (>= 3.4), liburdfdom-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "heft")  # the plugin the C++ framework example loads
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "online inertial parameter estimation for humanoid robots (headers)
+    "online inertial parameter estimation for humanoid robots (development)
 heft estimates, online and on the robot, the inertial parameters of chosen
 links of a humanoid robot and hands them to the whole-body controller.
 .
 This package contains what a robot's controller framework builds against:
 the C and C++ headers of the shared-memory hand-off and framework input
-segment, the plugin interface, the CMake package heft (target heft::hal),
-the pkg-config file heft-hal and a C example of the framework's side.")
+segments, the plugin interface, the estimator and its rigid-body core as
+static libraries with their headers, the CMake package heft (targets
+heft::hal, heft::dynamics, heft::estimator), the pkg-config file heft-hal
+and examples: the framework's side in C, a framework hosting the plugin in
+its own loop, and the estimator driven directly.")
 
 include(CPack)

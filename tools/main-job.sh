@@ -232,6 +232,14 @@ if [ -z "$SHORT" ] && [ -f "$CFGDIR/standing-curl.yaml" ]; then
   run standing-curl nominal "${IDENT[@]}" "$NO_ADAPT"
   run standing-curl-noft adaptive "${IDENT[@]}"
 fi
+# Joints from the framework's joint-state segment (docs/framework.md): heft-sim's stand-in framework
+# writes the simulated sensors' readings there, no joint frames go on the buses; the F/T cells and
+# the IMU stay on CAN. Beside the CAN path's adaptive runs, checked on the same targets.
+FRAMEWORK=('s|^\(    - {name: [A-Za-z0-9_]*\), bus: [A-Za-z0-9]*, node: [0-9]*}|\1}|'
+  's|^drivers:|&\n  joints_from: framework|')
+echo "[framework] forearm-load and torso-load with the joints from the framework (the procedure's runs)"
+run forearm-load framework "${PROCEDURE[@]}" "${FRAMEWORK[@]}"
+run torso-load framework "${PROCEDURE[@]}" "${FRAMEWORK[@]}"
 NO_GATE='s/  gating: {enabled: true/  gating: {enabled: false/'
 echo "[extra] stepping without gating (Fig. 8; the procedure's run, against step-in-place's adaptive one)"
 # With gating: step-in-place's adaptive run above (the procedure's); without: the same, gating off.

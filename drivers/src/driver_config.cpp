@@ -43,7 +43,6 @@ BusIndex ParseBuses(const config::Node& node, DriverConfig& cfg) {
     bus_index[name] = static_cast<int>(cfg.buses.size());
     cfg.buses.push_back(name);
   }
-  if (cfg.buses.empty()) node["buses"].Fail("at least one bus is needed");
   return bus_index;
 }
 
@@ -59,6 +58,23 @@ int BusOf(const config::Node& entry, const BusIndex& bus_index,
     b.Fail("unknown bus '" + name + "'; allowed: " + known);
   }
   return it->second;
+}
+
+// drivers.joints_from / ft_cells_from: true for `framework`.
+bool FromFramework(const config::Node& node, const char* key) {
+  return node.Enum(key, {"can", "framework"}, "can") == 1;
+}
+
+// An entry of drivers.joints or drivers.ft_cells whose values come from the framework: its name
+// alone (the CAN keys would describe a device heft does not read).
+std::string ParseFrameworkDevice(const config::Node& entry, const char* name_key,
+                                 const char* source_key) {
+  for (const auto& key : entry.Keys())
+    if (key != name_key)
+      entry[key].Fail(
+          std::string("drivers.") + source_key + " is framework: an entry has only '" + name_key +
+          "' (the framework's joint-state segment carries its values); allowed: " + name_key);
+  return entry.Get<std::string>(name_key);
 }
 
 // One entry of drivers.joints: its encoder and torque sensor.
@@ -131,15 +147,40 @@ DriverConfig ParseDriverConfig(const config::Node& node) {
   DriverConfig cfg;
   const double default_timeout = TimeoutSeconds(node, 3.0);
   ParsePlausibility(node, cfg.plausibility);
-  const BusIndex bus_index = ParseBuses(node, cfg);
-  for (const config::Node& j : node["joints"].Elements())
-    cfg.joints.push_back(ParseJoint(j, bus_index, cfg.buses, default_timeout));
+  cfg.joints_from_framework = FromFramework(node, "joints_from");
+  cfg.ft_cells_from_framework = FromFramework(node, "ft_cells_from");
+  const BusIndex bus_index = node.Has("buses") ? ParseBuses(node, cfg) : BusIndex{};
+  for (const config::Node& j : node["joints"].Elements()) {
+    if (!cfg.joints_from_framework) {
+      cfg.joints.push_back(ParseJoint(j, bus_index, cfg.buses, default_timeout));
+      continue;
+    }
+    JointDevice d;
+    d.joint = ParseFrameworkDevice(j, "name", "joints_from");
+    d.bus = -1;
+    cfg.joints.push_back(d);
+  }
   if (auto cells = node.Optional("ft_cells")) {
-    for (const config::Node& c : cells->Elements())
-      cfg.ft_cells.push_back(ParseFtCell(c, bus_index, cfg.buses, default_timeout));
+    for (const config::Node& c : cells->Elements()) {
+      if (!cfg.ft_cells_from_framework) {
+        cfg.ft_cells.push_back(ParseFtCell(c, bus_index, cfg.buses, default_timeout));
+        continue;
+      }
+      FtDevice d;
+      d.frame = ParseFrameworkDevice(c, "frame", "ft_cells_from");
+      d.bus = -1;
+      cfg.ft_cells.push_back(d);
+    }
   }
   if (auto imu = node.Optional("imu"))
     cfg.imu = ParseImu(*imu, bus_index, cfg.buses, default_timeout);
+  const bool on_can = !cfg.joints_from_framework || cfg.imu ||
+                      (!cfg.ft_cells_from_framework && !cfg.ft_cells.empty());
+  if (on_can && cfg.buses.empty())
+    (node.Has("buses") ? node["buses"] : node)
+        .Fail(
+            "drivers.buses lists no bus, and devices are read from CAN; list at least one bus "
+            "(or take joints_from and ft_cells_from the framework)");
   return cfg;
 }
 

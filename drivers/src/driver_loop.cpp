@@ -27,11 +27,11 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
       throw std::invalid_argument("driver loop: identifier clash on bus " + config.buses[bus]);
     s = Slot{kind, static_cast<std::uint16_t>(index)};
   };
-  for (std::size_t i = 0; i < config.joints.size(); ++i) {
+  for (std::size_t i = 0; i < config.joints.size() && !config.joints_from_framework; ++i) {
     claim(config.joints[i].bus, config.joints[i].encoder.id(), Kind::kEncoder, i);
     claim(config.joints[i].bus, config.joints[i].torque.id(), Kind::kTorque, i);
   }
-  for (std::size_t i = 0; i < config.ft_cells.size(); ++i) {
+  for (std::size_t i = 0; i < config.ft_cells.size() && !config.ft_cells_from_framework; ++i) {
     claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id, Kind::kFtA, i);
     claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id + 1, Kind::kFtB, i);
   }
@@ -254,7 +254,8 @@ void DriverLoop::Age(Channel& ch, double timeout, std::int64_t now_ns,
   ch.last_state = health.state;
 }
 
-void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept {
+void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base,
+                      const hal::RobotStateSample* framework) noexcept {
   for (int b = 0; b < static_cast<int>(buses_.size()); ++b) {
     ErrorRate(b, now_ns);
     hal::CanFrame frame;
@@ -272,12 +273,20 @@ void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base) noexcept
       break;
     }
   }
-  for (std::size_t i = 0; i < encoders_.size(); ++i) {
-    Age(encoders_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].encoder);
-    Age(torques_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].torque_sensor);
+  if (config_.joints_from_framework) {
+    FromFramework(framework, sample_.joints, encoders_.size());
+  } else {
+    for (std::size_t i = 0; i < encoders_.size(); ++i) {
+      Age(encoders_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].encoder);
+      Age(torques_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].torque_sensor);
+    }
   }
-  for (std::size_t i = 0; i < cells_.size(); ++i)
-    Age(cells_[i], config_.ft_cells[i].timeout, now_ns, sample_.wrenches[i].health);
+  if (config_.ft_cells_from_framework) {
+    FromFramework(framework, sample_.wrenches, cells_.size());
+  } else {
+    for (std::size_t i = 0; i < cells_.size(); ++i)
+      Age(cells_[i], config_.ft_cells[i].timeout, now_ns, sample_.wrenches[i].health);
+  }
   if (config_.imu) {
     Age(imu_, config_.imu->timeout, now_ns, sample_.base.health);  // `base` is ignored
   } else {

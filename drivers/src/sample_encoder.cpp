@@ -18,6 +18,7 @@ ImuValues ImuValuesFromBase(const ImuDevice& imu, const hal::BaseSample& base) n
 
 SampleEncoder::SampleEncoder(const DriverConfig& config) : config_(config) {
   for (const FtDevice& c : config.ft_cells) {
+    if (config.ft_cells_from_framework) break;  // no gauges to encode
     Eigen::FullPivLU<Matrix6> lu(c.ft.calibration);
     if (!lu.isInvertible())
       throw std::invalid_argument("F/T cell '" + c.frame + "': calibration matrix is singular");
@@ -36,7 +37,8 @@ int SampleEncoder::Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
   auto enabled = [](std::span<const unsigned char> mask, std::size_t i) {
     return mask.empty() || mask[i];
   };
-  for (std::size_t i = 0; i < config_.joints.size(); ++i) {
+  // Devices that come from the framework (drivers.joints_from, ft_cells_from) send no frames.
+  for (std::size_t i = 0; i < config_.joints.size() && !config_.joints_from_framework; ++i) {
     const JointDevice& d = config_.joints[i];
     const hal::JointSample& j = truth.joints[i];
     if (enabled(opt.encoder_enabled, i))
@@ -50,7 +52,7 @@ int SampleEncoder::Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
       put(d.bus, f);
     }
   }
-  for (std::size_t k = 0; k < config_.ft_cells.size(); ++k) {
+  for (std::size_t k = 0; k < config_.ft_cells.size() && !config_.ft_cells_from_framework; ++k) {
     if (!enabled(opt.ft_enabled, k)) continue;
     const FtDevice& c = config_.ft_cells[k];
     Vector6 w;

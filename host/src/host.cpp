@@ -85,6 +85,7 @@ struct Service {
   std::string model_hash;
   std::unique_ptr<SharedHandOffSegment> shared;
   std::unique_ptr<FrameworkInput> input;
+  std::unique_ptr<FrameworkJoints> joints;  // drivers.joints_from / ft_cells_from: framework
   std::optional<dynamics::Model> model;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<CandumpTap> tap;
@@ -181,8 +182,11 @@ void LoadPlugin(Service& s) {
 // --check's verdict, once the plugin accepted the configuration.
 int ReportCheck(Service& s) {
   const plugin::PluginConfig& pcfg = s.pcfg;
-  std::printf("%s: configuration OK (%zu joints, %zu F/T cells, %s, %zu estimated link(s))\n",
-              s.cli.config_path.c_str(), pcfg.drivers.joints.size(), pcfg.drivers.ft_cells.size(),
+  const drivers::DriverConfig& d = pcfg.drivers;
+  std::printf("%s: configuration OK (%zu joints%s, %zu F/T cells%s, %s, %zu estimated link(s))\n",
+              s.cli.config_path.c_str(), d.joints.size(),
+              d.joints_from_framework ? " from the framework" : "", d.ft_cells.size(),
+              d.ft_cells_from_framework && !d.ft_cells.empty() ? " from the framework" : "",
               pcfg.drivers.imu    ? "base IMU on CAN"
               : s.host.input_base ? "base state from the framework"
                                   : "no base source (fixed base)",
@@ -231,6 +235,25 @@ void OpenCandumpTap(Service& s) {
   }
 }
 
+// The framework's joint-state segment, when joints or wrenches come from the framework: its names
+// are the configuration's, its limits the URDF's.
+void OpenFrameworkJoints(Service& s, const dynamics::Model& model) {
+  const drivers::DriverConfig& d = s.pcfg.drivers;
+  if (!d.joints_from_framework && !d.ft_cells_from_framework) return;
+  FrameworkJointsLayout layout;
+  for (const auto& j : d.joints) layout.joints.push_back(j.joint);
+  layout.limits = JointLimitsOf(model, layout.joints);
+  if (d.ft_cells_from_framework)
+    for (const auto& c : d.ft_cells) layout.wrench_frames.push_back(c.frame);
+  FrameworkJointsLimits limits;
+  limits.timeout_ns = static_cast<std::int64_t>(s.host.joints_timeout * 1e9);
+  s.joints = std::make_unique<FrameworkJoints>(s.host.joints_name, layout, limits);
+  s.log->info("framework joint state: /dev/shm/{} ({} joints{}, layout {})", s.host.joints_name,
+              layout.joints.size(), d.ft_cells_from_framework ? " and the wrenches" : "",
+              HEFT_JOINTS_LAYOUT_VERSION);
+  s.backend->AttachFrameworkJoints(s.host.joints_name);
+}
+
 // Backend, drivers, recorder, bus supervisor and telemetry.
 void WireDrivers(Service& s) {
   const HostConfig& host = s.host;
@@ -239,6 +262,7 @@ void WireDrivers(Service& s) {
       pcfg.urdf_path, dynamics::ModelOptions{pcfg.floating_base, pcfg.repair_inertia}));
   s.backend = s.factory.Create(host, pcfg, model, *s.log);
   if (s.input) s.backend->AttachFrameworkInput(host.input_name);
+  OpenFrameworkJoints(s, model);
   OpenCandumpTap(s);
   s.buses = s.tap ? s.tap->buses() : s.backend->buses();
   s.loop.emplace(pcfg.drivers, s.buses, s.state);
@@ -299,6 +323,7 @@ void StartThreads(Service& s) {
                          ThreadSettings{host.priority, host.driver_cpus, host.control_cpus,
                                         host.lock_memory ? kPrefaultStackBytes : 0, s.period_ms},
                          s.log);
+  schedule.SetFrameworkJoints(s.joints.get());
 
   OpenCommandServer(s);
 
@@ -425,6 +450,34 @@ void LogLastHandOff(Service& s) {
   }
 }
 
+// The framework joint-state segment's counters in the log (a warning when anything was refused)
+// and in the summary's JSON ("framework_joints").
+void LogFrameworkJoints(spdlog::logger& log, const FrameworkJointsCounters& c, Json& summary) {
+  std::string reasons;
+  for (std::size_t i = 1; i < kNumJointsRejects; ++i)
+    if (c.rejected[i] > 0)
+      reasons +=
+          fmt::format(" {} {}", JointsRejectName(static_cast<JointsReject>(i)), c.rejected[i]);
+  for (std::size_t i = 0; i < kNumChannelRejects; ++i)
+    if (c.channel_rejected[i] > 0)
+      reasons += fmt::format(" channel {} {}", ChannelRejectName(static_cast<ChannelReject>(i)),
+                             c.channel_rejected[i]);
+  log.log(c.rejected_total() + c.channel_rejected_total() > 0 ? spdlog::level::warn
+                                                              : spdlog::level::info,
+          "framework joint state: {} reads, {} accepted, {} empty, {} refused{}", c.reads,
+          c.accepted, c.empty, c.rejected_total(), reasons.empty() ? "" : ":" + reasons);
+  Json& j = summary["framework_joints"];
+  j["reads"] = Json::Of(static_cast<double>(c.reads));
+  j["accepted"] = Json::Of(static_cast<double>(c.accepted));
+  j["empty"] = Json::Of(static_cast<double>(c.empty));
+  for (std::size_t i = 1; i < kNumJointsRejects; ++i)
+    j[JointsRejectName(static_cast<JointsReject>(i))] =
+        Json::Of(static_cast<double>(c.rejected[i]));
+  for (std::size_t i = 0; i < kNumChannelRejects; ++i)
+    j[std::string("channel_") + ChannelRejectName(static_cast<ChannelReject>(i))] =
+        Json::Of(static_cast<double>(c.channel_rejected[i]));
+}
+
 // The summary: drivers, backend, hand-off, outputs and framework input in the log, and beside the
 // telemetry in JSON.
 void Summarize(Service& s) {
@@ -460,6 +513,7 @@ void Summarize(Service& s) {
     log.info("framework input: {} reads, {} accepted, {} refused, {} commands", ic.reads,
              ic.accepted, ic.rejected_total(), ic.commands);
   }
+  if (s.joints) LogFrameworkJoints(log, s.joints->counters(), summary);
 }
 
 // The shared-memory segments released (heft-sim's framework input removed) and the log flushed.
@@ -469,6 +523,10 @@ void Release(Service& s) {
   if (s.program.simulator && s.input) {
     s.input.reset();
     InputMapping::Unlink(s.host.input_name);
+  }
+  if (s.program.simulator && s.joints) {
+    s.joints.reset();
+    JointsMapping::Unlink(s.host.joints_name);
   }
   s.log->flush();
 }

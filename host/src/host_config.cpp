@@ -53,6 +53,7 @@ void ParseCpus(const config::Node& realtime, const char* key, std::vector<int>& 
 HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
   HostConfig h;
   h.input_name = simulator ? fmt::format("heft-sim-{}", getpid()) : kDefaultInputName;
+  h.joints_name = simulator ? fmt::format("heft-sim-joints-{}", getpid()) : kDefaultJointsName;
   h.control_socket = simulator ? std::string() : std::string(kDefaultCommandSocket);
   h.telemetry_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
   h.candump_rotation = {kDefaultMaxBytes, kDefaultKeep, !simulator};
@@ -77,6 +78,15 @@ HostConfig ParseHostConfig(const config::Node& root, bool simulator) {
         (*in)["name"].Fail("a shared-memory name has no '/' and at most 200 characters");
       h.input_base = in->Get<bool>("base", h.input_base, {});
       h.input_timeout = 1e-3 * in->Get<double>("timeout_ms", 1e3 * h.input_timeout, {1.0, 1000.0});
+    }
+    if (auto js = n->Optional("framework_joints")) {
+      js->AllowOnly(config::schema::kHostFrameworkJoints);
+      h.joints_name = js->Get<std::string>("name", h.joints_name, {});
+      if (h.joints_name.empty() || h.joints_name.find('/') != std::string::npos ||
+          h.joints_name.size() > 200)
+        (*js)["name"].Fail("a shared-memory name has 1 to 200 characters and no '/'");
+      h.joints_timeout =
+          1e-3 * js->Get<double>("timeout_ms", 1e3 * h.joints_timeout, {1.0, 1000.0});
     }
     if (n->Has("control_socket")) {
       h.control_socket = n->Get<std::string>("control_socket", std::string(), {});

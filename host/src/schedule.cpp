@@ -166,7 +166,12 @@ void Schedule::DriverThread() {
       edges.ForEach([this](plugin::Command c) { plugin_.command(c); });
       if (input_base_) base = &input_sample_;
     }
-    loop_.Tick(now, base);
+    const hal::RobotStateSample* framework = nullptr;
+    if (joints_) {
+      joints_->Read(now, joints_sample_);
+      framework = &joints_sample_;
+    }
+    loop_.Tick(now, base, framework);
     driver_counters_.publish(loop_.counters());
     for (std::size_t b = 0; b < bus_counters_.size(); ++b)
       bus_counters_[b]->publish(loop_.bus(static_cast<int>(b)));

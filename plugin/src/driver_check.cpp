@@ -104,14 +104,15 @@ void Check(DriverConfig& cfg, const dynamics::Model& model, const std::string& u
                      "' is used by both " + it->second + " and " + who);
     }
   };
-  for (std::size_t i = 0; i < cfg.joints.size(); ++i) {
+  // Devices that come from the framework (drivers.joints_from, ft_cells_from) have no identifiers.
+  for (std::size_t i = 0; i < cfg.joints.size() && !cfg.joints_from_framework; ++i) {
     const JointDevice& j = cfg.joints[i];
     claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'", "joints", i,
           {"encoder_node", "node"});
     claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'", "joints", i,
           {"torque_node", "node"});
   }
-  for (std::size_t k = 0; k < cfg.ft_cells.size(); ++k) {
+  for (std::size_t k = 0; k < cfg.ft_cells.size() && !cfg.ft_cells_from_framework; ++k) {
     const FtDevice& c = cfg.ft_cells[k];
     claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'", "ft_cells", k, {"base_id"});
     claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)", "ft_cells", k,

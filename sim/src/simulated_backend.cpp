@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "heft/host/telemetry_table.hpp"  // the telemetry schema: π's column names
+#include "heft/sim/framework_standin.hpp"
 #include "heft/sim/nees.hpp"
 
 namespace heft::sim {
@@ -29,6 +30,11 @@ void SimulatedBackend::AttachFrameworkInput(const std::string& name) {
       std::make_unique<host::FrameworkInputWriter>(name);  // its own mapping of /dev/shm/<name>
 }
 
+void SimulatedBackend::AttachFrameworkJoints(const std::string& name) {
+  joints_ = std::make_unique<host::FrameworkJointsWriter>(name);
+  joints_wrenches_ = joints_->segment()->header.num_wrenches > 0;
+}
+
 void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept {
   // The millisecond after a control tick: the hand-off it published.
   const std::int64_t period = context.control_period_ms;
@@ -44,6 +50,13 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
   const double t = static_cast<double>(k - 1) * 1e-3;  // the robot's time during this step
   const bool stale = robot_->FaultActive(SimFault::Kind::kInputStale, t);
   if (input_ && !stale) WriteFrameworkInput(k, t);
+  // The stand-in framework that owns the joints writes what its sensors read (a stale framework
+  // writes nothing here either).
+  if (joints_ && !stale) {
+    FillFrameworkJoints(*robot_, k * 1'000'000 + robot_->clock_offset_ns(), ++joints_sequence_,
+                        joints_wrenches_, joints_sample_);
+    joints_->Write(joints_sample_);
+  }
   if (!walking_sent_ && input_ && !stale &&
       static_cast<double>(k) * 1e-3 >= config_.walking_after) {
     input_->Command(plugin::Command::kRobotWalking);

@@ -7,7 +7,9 @@
 #      exposure <= 1.5 on the installed unit, and the udev rule for /dev/cpu_dma_latency;
 #   4. lintian (when installed): no error tags;
 #   5. consumers of heft-dev: the C framework example with pkg-config heft-hal, a C++ project with
-#      find_package(heft) → heft::hal, both from the scratch root only;
+#      find_package(heft) → heft::hal, and the installed examples' project (find_package(heft) →
+#      heft::estimator, the plugin's path) built and run: the estimator through TickInput, and a
+#      framework hosting the installed plugin in its own 333 Hz loop; all from the scratch root only;
 #   6. the installed heftd starts (--help) and defaults to the installed plugin;
 #   7. as root with mount namespaces: dpkg install/reinstall/purge in a throwaway overlay
 #      (install_in_namespace.sh): the user heft, the conffile kept, the unit not enabled.
@@ -41,7 +43,7 @@ if ! cpack --config "$BUILD/CPackConfig.cmake" -B "$WORK/debs" >"$WORK/cpack.log
 fi
 declare -A deb=([heft]="heft_${version}-${release}_${arch}.deb"
                 [heft-tools]="heft-tools_${version}-${release}_${arch}.deb"
-                [heft-dev]="heft-dev_${version}-${release}_all.deb")
+                [heft-dev]="heft-dev_${version}-${release}_${arch}.deb")
 for p in heft heft-tools heft-dev; do
   f=$WORK/debs/${deb[$p]}
   if [ -f "$f" ]; then ok "package file ${deb[$p]}"; else fail "no ${deb[$p]} (cpack made: $(cd "$WORK/debs" && ls ./*.deb))"; continue; fi
@@ -179,6 +181,31 @@ if cmake -S "$SRC/tests/package/consumer" -B "$WORK/cxx" -DCMAKE_PREFIX_PATH="$R
   ok "C++ consumer: find_package(heft) → heft::hal"
 else
   cat "$WORK/cxx.log"; fail "C++ consumer with find_package(heft)"
+fi
+
+# The installed examples' own CMake project (tools/examples/CMakeLists.txt), built against the root
+# and run: heft::estimator through TickInput on the installed URDF, and the installed plugin hosted
+# in the example framework's loop on the installed configuration (its paths moved into the root).
+examples=$ROOT/usr/share/doc/heft-dev/examples
+if cmake -S "$examples" -B "$WORK/examples" -DCMAKE_PREFIX_PATH="$ROOT/usr" -DCMAKE_BUILD_TYPE=Release \
+     >"$WORK/examples.log" 2>&1 && cmake --build "$WORK/examples" -j1 >>"$WORK/examples.log" 2>&1; then
+  heft_dir=$(sed -n 's/^heft_DIR:PATH=//p' "$WORK/examples/CMakeCache.txt")
+  [[ "$heft_dir" == "$ROOT"/* ]] && ok "examples build from heft-dev (heft_DIR $heft_dir)" ||
+    fail "the examples found heft in '$heft_dir', not in the root under test"
+  if "$WORK/examples/heft-estimator-example" >"$WORK/estimator-example.txt" 2>&1; then
+    ok "estimator example: $(tail -1 "$WORK/estimator-example.txt")"
+  else
+    cat "$WORK/estimator-example.txt"; fail "estimator example (heft::estimator through TickInput)"
+  fi
+  sed "s#^\( *urdf: *\)/#\1$ROOT/#" "$ROOT/etc/heft/heft.yaml" >"$WORK/examples/heft.yaml"
+  if "$WORK/examples/heft-plugin-host-example" --config "$WORK/examples/heft.yaml" --seconds 3 \
+       >"$WORK/plugin-host-example.txt" 2>&1; then
+    ok "plugin host example: $(sed -n 2p "$WORK/plugin-host-example.txt")"
+  else
+    cat "$WORK/plugin-host-example.txt"; fail "plugin host example (the installed plugin in a framework's loop)"
+  fi
+else
+  cat "$WORK/examples.log"; fail "the installed examples do not build against heft-dev"
 fi
 
 echo "== dpkg install, reinstall, purge (throwaway mount namespace)"

@@ -22,6 +22,8 @@ inline constexpr const char* kDrivers[] = {"timeout_ms",
                                            "joints",
                                            "ft_cells",
                                            "imu",
+                                           "joints_from",
+                                           "ft_cells_from",
                                            "torque_stuck_ms",
                                            "torque_stuck_velocity",
                                            "error_frame_window_ms",
@@ -83,13 +85,15 @@ inline constexpr const char* kEstimatorCalibration[] = {"enabled", "window", "ma
                                                         "max_motion", "timeout"};
 // host: (config/src/host_config.cpp)
 inline constexpr const char* kHost[] = {
-    "plugin",          "telemetry",      "log_file",    "shm",     "realtime",        "recording",
-    "framework_input", "control_socket", "persistence", "candump", "counters_period", "allow_root"};
+    "plugin",          "telemetry",       "log_file",        "shm",         "realtime",
+    "recording",       "framework_input", "control_socket",  "persistence", "candump",
+    "counters_period", "allow_root",      "framework_joints"};
 inline constexpr const char* kHostRotatingFile[] = {"path", "max_bytes", "keep", "append"};
 inline constexpr const char* kHostRealtime[] = {
     "priority", "cpus", "driver_cpus", "control_cpus", "lock_memory", "cpu_dma_latency_us"};
 inline constexpr const char* kHostRecording[] = {"enabled", "path"};
 inline constexpr const char* kHostFrameworkInput[] = {"name", "base", "timeout_ms"};
+inline constexpr const char* kHostFrameworkJoints[] = {"name", "timeout_ms"};
 inline constexpr const char* kHostPersistence[] = {"file", "max_age", "interval",
                                                    "covariance_inflation"};
 // simulation: (sim/src/sim_config.cpp; heft-sim only)
@@ -144,6 +148,7 @@ inline constexpr Section kSections[] = {
     {"host.realtime", kHostRealtime},
     {"host.recording", kHostRecording},
     {"host.framework_input", kHostFrameworkInput},
+    {"host.framework_joints", kHostFrameworkJoints},
     {"host.persistence", kHostPersistence},
     {"simulation", kSimulation},
     {"simulation.noise", kSimulationNoise},

@@ -56,7 +56,13 @@ struct PlausibilityConfig {
 };
 
 struct DriverConfig {
-  std::vector<std::string> buses;  // interface names (can0, ...)
+  std::vector<std::string> buses;  // interface names (can0, ...); empty when nothing is on CAN
+  // Where the joints and the F/T cells' wrenches come from (drivers.joints_from, ft_cells_from):
+  // heft's CAN devices, or the controller framework's joint-state segment
+  // (hal/framework_joints.h), read by the host and handed to DriverLoop::Tick. A device that comes
+  // from the framework has only its name (bus -1, no identifiers).
+  bool joints_from_framework = false;
+  bool ft_cells_from_framework = false;
   PlausibilityConfig plausibility;
   std::vector<JointDevice> joints;
   std::vector<FtDevice> ft_cells;

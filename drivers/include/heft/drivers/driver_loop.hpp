@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "heft/drivers/codecs.hpp"
@@ -73,7 +74,11 @@ class DriverLoop {
   // simulator) is copied into the sample when given, and has_base says whether it was. With an IMU
   // configured the IMU is the base source: `base` is ignored and has_base is always true (the
   // base's health says whether it is usable).
-  void Tick(std::int64_t now_ns, const hal::BaseSample* base = nullptr) noexcept;
+  // With drivers.joints_from (ft_cells_from) framework, the joints (wrenches) and their health are
+  // copied from `framework` (the host's validated read of the framework's joint-state segment,
+  // in configuration order); without it they are never seen.
+  void Tick(std::int64_t now_ns, const hal::BaseSample* base = nullptr,
+            const hal::RobotStateSample* framework = nullptr) noexcept;
 
   const DriverCounters& counters() const { return counters_; }
   const BusCounters& bus(int i) const { return bus_counters_[i]; }
@@ -101,6 +106,25 @@ class DriverLoop {
     hal::ChannelState last_state = hal::ChannelState::kNeverSeen;
   };
   void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  // The first n channels of `to` from the framework's sample (never seen without one).
+  template <typename Sample, std::size_t N>
+  static void FromFramework(const hal::RobotStateSample* framework, std::array<Sample, N>& to,
+                            std::size_t n) noexcept {
+    const std::array<Sample, N>* from = nullptr;
+    if (framework) {
+      if constexpr (std::is_same_v<Sample, hal::JointSample>)
+        from = &framework->joints;
+      else
+        from = &framework->wrenches;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (from) {
+        to[i] = (*from)[i];
+      } else {
+        to[i] = Sample{};
+      }
+    }
+  }
   void Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
            hal::ChannelHealth& health) noexcept;
   // An assembler abandoned the sample `counter` (its other frames will never come): the gap up

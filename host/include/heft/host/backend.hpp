@@ -61,6 +61,9 @@ class Backend {
   // Set-up: the name of the framework input segment heftd created (/dev/shm/<name>), for a backend
   // that plays the robot's controller framework (the simulator: its commands, e.g. "walking").
   virtual void AttachFrameworkInput(const std::string& /*name*/) {}
+  // Set-up: the name of the framework joint-state segment heftd created (drivers.joints_from:
+  // framework), for a backend that plays the framework owning the joints (the simulator).
+  virtual void AttachFrameworkJoints(const std::string& /*name*/) {}
 
   // Telemetry extras. Per estimated link, after its handed and estimated π: columns
   // "<link>_<suffix>" for each suffix; then, at the end of the row, `ExtraColumns()`.

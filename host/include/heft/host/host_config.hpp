@@ -50,7 +50,11 @@ struct HostConfig {
   std::string input_name;   // /dev/shm/<name>; empty: none
   bool input_base = false;  // the base state comes from the framework (robots without drivers.imu)
   double input_timeout = 0.02;  // s: older stamp, or a sequence frozen this long: stale
-  std::string control_socket;   // host.control_socket: heftctl's socket; empty: none
+  // host.framework_joints: the framework's joint-state segment (hal/framework_joints.h), opened
+  // when drivers.joints_from or drivers.ft_cells_from is `framework`.
+  std::string joints_name;       // /dev/shm/<name>
+  double joints_timeout = 0.02;  // s: older stamp, or a sequence frozen this long: stale
+  std::string control_socket;    // host.control_socket: heftctl's socket; empty: none
   PersistenceConfig persistence;
   RecordingConfig recording;  // host.recording: the raw state at 1 kHz (heft/host/recorder.hpp)
 };

@@ -12,6 +12,7 @@ namespace heft::host {
 // configured. heftd's telemetry and candump files append (a restart continues them); heft-sim's
 // runs each start a file of their own (simulated time starts at 0 again), the previous one rotated.
 inline constexpr const char* kDefaultInputName = "heft_input";
+inline constexpr const char* kDefaultJointsName = "heft_joints";  // hal/framework_joints.h
 inline constexpr const char* kDefaultCommandSocket = "/run/heft/heftd.sock";
 inline constexpr const char* kDefaultPersistenceFile = "/var/lib/heft/estimate.yaml";  // heftd
 inline constexpr std::uint64_t kDefaultMaxBytes = 100'000'000;  // per file: 100 MB

@@ -27,6 +27,7 @@
 #include "heft/hal/seqlock_ring.hpp"
 #include "heft/host/backend.hpp"
 #include "heft/host/framework_input.hpp"
+#include "heft/host/framework_joints.hpp"
 #include "heft/host/recorder.hpp"
 #include "heft/host/shared_memory.hpp"
 #include "heft/plugin/controller_interface.hpp"
@@ -92,6 +93,10 @@ class Schedule {
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
 
+  // Before Start(): the driver thread reads the framework's joint-state segment every millisecond
+  // and hands its joints and wrenches to the driver loop (drivers.joints_from: framework).
+  void SetFrameworkJoints(FrameworkJoints* joints) noexcept { joints_ = joints; }
+
   // Starts the threads and, once each is set up, the clock (start_ns()); they run until `stop` is
   // set or the stepping backend's duration is over.
   void Start(const std::atomic<bool>& stop);
@@ -142,6 +147,8 @@ class Schedule {
   FrameworkInput* input_;
   const bool input_base_;
   hal::BaseSample input_sample_;  // driver thread
+  FrameworkJoints* joints_ = nullptr;
+  hal::RobotStateSample joints_sample_;  // driver thread: the framework's joints and wrenches
   hal::SeqlockRing<drivers::DriverCounters, 2> driver_counters_;
   std::vector<std::unique_ptr<hal::SeqlockRing<drivers::BusCounters, 2>>> bus_counters_;
   hal::SeqlockRing<ControlCounters, 2> control_counters_;

@@ -193,6 +193,13 @@ class SimulatedRobot {
   // The state after the last step as MuJoCo has it (truth; the base is not on the buses: with
   // drivers.imu the IMU's frames carry it, see imu_truth()).
   const hal::RobotStateSample& truth() const { return truth_; }
+  // What the sensors reported of the last step (noise, gains, offsets; before the CAN devices'
+  // quantisation), and which devices spoke (the faults), in drivers order: what a framework that
+  // owns the joints would have (framework_standin.hpp).
+  const hal::RobotStateSample& measured() const { return measured_; }
+  std::span<const unsigned char> encoders_on() const { return encoder_on_; }
+  std::span<const unsigned char> torques_on() const { return torque_on_; }
+  std::span<const unsigned char> ft_cells_on() const { return ft_on_; }
   // What the IMU measured of the last step before noise and quantisation (drivers.imu only).
   const sim::ImuTruth& imu_truth() const { return imu_truth_; }
   // The candump log (when configured): finishes writing it; throws on an I/O error. Idempotent.

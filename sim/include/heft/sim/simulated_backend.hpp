@@ -13,6 +13,7 @@
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/host/backend.hpp"
 #include "heft/host/framework_input.hpp"
+#include "heft/host/framework_joints.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
 
@@ -32,6 +33,7 @@ class SimulatedBackend final : public host::Backend {
   double duration() const noexcept override { return duration_; }
   void Step(std::int64_t k, host::StepContext& context) noexcept override;
   void AttachFrameworkInput(const std::string& name) override;
+  void AttachFrameworkJoints(const std::string& name) override;
   double time() const noexcept override { return robot_->time(); }
 
   std::vector<std::string> LinkColumns() const override;
@@ -74,6 +76,12 @@ class SimulatedBackend final : public host::Backend {
   hal::InertialEstimate estimate_;                     // stepper thread: the latest hand-off
   bool walking_sent_ = false;                          // stepper thread
   std::unique_ptr<host::FrameworkInputWriter> input_;  // the simulated framework's side
+  // The stand-in framework that owns the joints (framework_standin.hpp): its writer, whether the
+  // segment takes the wrenches, its counter and its sample (stepper thread).
+  std::unique_ptr<host::FrameworkJointsWriter> joints_;
+  bool joints_wrenches_ = false;
+  std::uint64_t joints_sequence_ = 0;
+  heft_joints_sample joints_sample_{};
   Eigen::VectorXd true_pi_;  // stepper thread: the payloads' true π (sized at set-up)
   std::unique_ptr<hal::SpscQueue<Truth, 8192>> truth_queue_;
   Truth truth_{};  // telemetry thread: the latest truth popped
