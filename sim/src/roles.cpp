@@ -84,6 +84,13 @@ bool AtOrBelow(const mjModel* m, int b, int top) {
   return b == top;
 }
 
+// The body below `from` on the way to `to` (`to` below `from`); -1 when `to` is `from`.
+int NextOnTheWay(const mjModel* m, int from, int to) {
+  int b = to;
+  while (b > 0 && m->body_parentid[b] != from) b = m->body_parentid[b];
+  return b > 0 && b != from ? b : -1;
+}
+
 // The joints from body `top` (exclusive) down to body `bottom` (inclusive), top first; false when
 // `bottom` is not below `top`.
 bool Chain(const mjModel* m, int top, int bottom, std::vector<std::string>& joints) {
@@ -179,6 +186,14 @@ void ResolveArm(RobotRoles& r, int side, int torso, const mjModel* m, const mjDa
   if (!AtOrBelow(m, forearm, m->jnt_bodyid[elbow]) || !AtOrBelow(m, hand, forearm))
     throw std::invalid_argument(Role(map, k + "forearm") + ": '" + arm.forearm +
                                 "' is not between '" + arm.elbow + "' and '" + arm.hand + "'");
+  // The forearm's direction: from the elbow to the next body on the way to the hand (none: the
+  // hand is the forearm, taken as hanging).
+  const int wrist = NextOnTheWay(m, forearm, hand);
+  if (wrist > 0) {
+    const double* e = d->xanchor + 3 * elbow;
+    const double* w = d->xpos + 3 * wrist;
+    r.forearm_angle[side] = std::atan2(w[0] - e[0], e[2] - w[2]);
+  }
 }
 
 // The payload arm's wrist: the origin of the next body on the way from the forearm to the hand.
@@ -186,9 +201,8 @@ Eigen::Vector3d Wrist(const RoleMap& map, const mjModel* m, const std::string& u
   const ArmRoles& arm = map.arms[map.payload_arm];
   const int forearm = mj_name2id(m, mjOBJ_BODY, arm.forearm.c_str());
   const int hand = mj_name2id(m, mjOBJ_BODY, arm.hand.c_str());
-  int b = hand;
-  while (b > 0 && m->body_parentid[b] != forearm) b = m->body_parentid[b];
-  if (b <= 0 || b == forearm)
+  const int b = NextOnTheWay(m, forearm, hand);
+  if (b <= 0)
     throw std::invalid_argument(Role(map, std::string(kSides[map.payload_arm]) + "_arm.forearm") +
                                 ": '" + arm.forearm + "' carries no wrist on the way to '" +
                                 arm.hand + "' in '" + urdf + "' (the payload sits at the wrist)");

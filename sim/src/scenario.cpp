@@ -160,10 +160,11 @@ Legs MeasureLegs(const mjModel* m, const std::string& urdf, const RoleMap& roles
 // The pelvis stands this far below its straight-legged height (the reference humanoid: 1.0 m).
 constexpr double kStandingCrouch = 0.09;  // [m]
 
-// Arms: elbows bent 90° (forearms forward, the "home pose"), everything else straight.
+// Arms: forearms forward (the "home pose"; the reference's elbows bent 90°), everything else at
+// zero.
 std::vector<std::pair<std::string, double>> ArmHome(const RobotRoles& roles) {
-  return {{roles.map.arms[0].elbow, -kPi / 2 * roles.elbow_sense[0]},
-          {roles.map.arms[1].elbow, -kPi / 2 * roles.elbow_sense[1]}};
+  return {{roles.map.arms[0].elbow, roles.ElbowAt(0, kPi / 2)},
+          {roles.map.arms[1].elbow, roles.ElbowAt(1, kPi / 2)}};
 }
 
 // Standing with bent knees so that the pelvis is at `height`, the ankles straight below the hips
@@ -190,7 +191,7 @@ std::vector<std::pair<std::string, double>> StandingPose(double height, const Le
                              {leg.ankle_pitch, -b * sense[2]}});
   }
   for (int side = 0; side < 2; ++side)
-    pose.emplace_back(roles.map.arms[side].elbow, -0.5 * roles.elbow_sense[side]);
+    pose.emplace_back(roles.map.arms[side].elbow, roles.ElbowAt(side, 0.5));  // 0.5 rad forward
   return pose;
 }
 
@@ -348,7 +349,7 @@ void StandingCurlScenario(Scenario& s, BalanceConfig& config, const Robot& robot
   const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), arm.elbow);
   if (elbow == s.joint_names.end())
     throw std::invalid_argument("standing-curl: the state has no joint '" + arm.elbow + "'");
-  s.initial_joints[elbow - s.joint_names.begin()] = -kPi / 2 * robot.roles.elbow_sense[side];
+  s.initial_joints[elbow - s.joint_names.begin()] = robot.roles.ElbowAt(side, kPi / 2);
   config.posture = s.initial_joints;
   config.curl_amplitude = 0.7 * robot.roles.elbow_sense[side];  // flexing first
   config.curl_frequency = 0.333;

@@ -63,10 +63,18 @@ struct RobotRoles {
   /// +x, forward).
   std::array<std::array<double, 3>, 2> leg_sense{};
   std::array<double, 2> elbow_sense{}, shoulder_roll_sense{};
+  /// Each forearm's direction with every joint at zero (elbow to wrist, in the x-z plane): its
+  /// angle from straight down toward forward [rad] (the reference humanoid's hang: 0; a robot
+  /// whose zero pose holds the forearms forward: about π/2).
+  std::array<double, 2> forearm_angle{};
   /// Where the payload arm's wrist sits on its forearm (the forearm's frame): the origin of the
   /// next body on the way to the hand.
   Eigen::Vector3d wrist = Eigen::Vector3d::Zero();
   [[nodiscard]] const ArmRoles& payload_arm() const noexcept { return map.arms[map.payload_arm]; }
+  /// The elbow angle that holds arm `side`'s forearm `from_down` [rad] forward of straight down.
+  [[nodiscard]] double ElbowAt(int side, double from_down) const noexcept {
+    return -(from_down - forearm_angle[side]) * elbow_sense[side];
+  }
 };
 
 /// Checks the role map against the model loaded from `urdf` (every link a moving body, every joint
