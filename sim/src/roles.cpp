@@ -33,9 +33,11 @@ std::string Role(const RoleMap& map, const std::string& key) {
   return it != map.where.end() ? it->second : "simulation.roles." + key;
 }
 
+// The names of objects first..count-1 (joints: the revolute ones only).
 std::string Names(const mjModel* m, mjtObj type, int first, int count) {
   std::string out;
   for (int i = first; i < count; ++i) {
+    if (type == mjOBJ_JOINT && m->jnt_type[i] != mjJNT_HINGE) continue;
     const char* name = mj_id2name(m, type, i);
     if (name != nullptr) out += (out.empty() ? "" : ", ") + std::string(name);
   }
@@ -73,7 +75,7 @@ int Hinge(const RoleMap& map, const std::string& key, const std::string& joint, 
   const int id = mj_name2id(m, mjOBJ_JOINT, joint.c_str());
   if (id < 0 || m->jnt_type[id] != mjJNT_HINGE)
     throw std::invalid_argument(Role(map, key) + ": '" + joint + "' is not a revolute joint of '" +
-                                urdf + "'; joints: " + Names(m, mjOBJ_JOINT, 0, m->njnt));
+                                urdf + "'; revolute joints: " + Names(m, mjOBJ_JOINT, 0, m->njnt));
   return id;
 }
 

@@ -182,8 +182,9 @@ TEST(Roles, ResolveErrorsNameTheRoleAndWhatTheRobotHas) {
               HasSubstr("must turn about the lateral axis (y)"));
   EXPECT_THAT(error("shoulder_roll: left_shoulder_roll", "shoulder_roll: left_shoulder_pitch"),
               HasSubstr("must turn about the forward axis (x)"));
-  EXPECT_THAT(error("elbow: left_elbow", "elbow: left_elbw"),
-              HasSubstr("'left_elbw' is not a revolute joint"));
+  const std::string joint = error("elbow: left_elbow", "elbow: left_elbw");
+  EXPECT_THAT(joint, HasSubstr("'left_elbw' is not a revolute joint"));
+  EXPECT_THAT(joint, HasSubstr("revolute joints: waist_yaw, waist_roll"));  // not floating_base
   EXPECT_THAT(error("forearm: left_forearm", "forearm: left_upper_arm"),
               HasSubstr("'left_upper_arm' is not between 'left_elbow' and 'left_hand'"));
   EXPECT_THAT(error("hand: left_hand", "hand: right_hand"),
