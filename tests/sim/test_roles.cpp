@@ -19,6 +19,7 @@
 #include "heft/sim/scenario.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/test/config_builder.hpp"
+#include "heft/test/heftd_run.hpp"
 #include "roles_yaml.hpp"
 
 namespace heft::sim {
@@ -127,6 +128,20 @@ TEST(Roles, TheSimulationSectionRequiresTheRoleMap) {
                           text + test::RolesYaml(kRobots + "/heft_humanoid_roles.yaml"), "sim.yaml")
                           .root());
   EXPECT_EQ(sim.options.roles.legs[0].knee, "left_knee");
+}
+
+// `heft-sim --check` checks the role map against robot.urdf as a run does: a joint the URDF has not
+// is refused with exit 78 (EX_CONFIG) naming the role and the robot's joints; the configuration as
+// generated passes. Fails if --check accepted what the run would refuse.
+TEST(Roles, HeftSimCheckResolvesTheRoleMapOnTheUrdf) {
+  const std::string walk = kRobots + "/../sim/walk.yaml";
+  EXPECT_EQ(heft::test::RunHeftSim({"--config", walk, "--check"}).code, 0);
+  heft::test::ConfigBuilder config(walk);
+  config.SetYaml("simulation.roles.left_leg.knee", "left_knee_jnt");
+  const heft::test::HeftdResult r = heft::test::RunHeftSim({"--config", config.Write(), "--check"});
+  EXPECT_EQ(r.code, 78) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("simulation.roles.left_leg.knee: 'left_knee_jnt' is not a "
+                                  "revolute joint"));
 }
 
 // On the reference humanoid (tools/gen_humanoid.py): each leg is its six joints from the hip's yaw
