@@ -110,8 +110,10 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/config/heft.yaml)
   heft_installed_config(${CMAKE_SOURCE_DIR}/config/heft.yaml ${_pkgdir}/etc/heft.yaml)
   install(FILES ${_pkgdir}/etc/heft.yaml DESTINATION ${HEFT_INSTALL_CONFIG_DIR} COMPONENT service)
 endif()
+# Published robots' models (config/robots/unitree_g1: its own licence beside it) stay in the source
+# tree: the simulator's work on them is a developer's.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/config/robots/ DESTINATION ${HEFT_INSTALL_ROBOTS_DIR}
-        COMPONENT service FILES_MATCHING PATTERN "*.urdf" PATTERN "*.yaml")
+        COMPONENT service FILES_MATCHING PATTERN "*.urdf" PATTERN "*.yaml" PATTERN "unitree_g1" EXCLUDE)
 file(GLOB _sim_configs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/config/sim/*.yaml)
 foreach(cfg IN LISTS _sim_configs)
   get_filename_component(name ${cfg} NAME)

@@ -1,6 +1,7 @@
 // heft-scenario: runs one named scenario standalone on the scenarios' plant and writes a CSV.
 //   heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] [--scale S] [--csv PATH]
-//                 [--urdf PATH]   (the robot; default: the reference humanoid)
+//                 [--urdf PATH --roles FILE]   (the robot and its role-map file, `roles:` as in
+//                 simulation.roles; default: the reference humanoid)
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -13,7 +14,7 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] "
-               "[--scale S] [--csv PATH] [--urdf PATH]\nscenarios:");
+               "[--scale S] [--csv PATH] [--urdf PATH --roles FILE]\nscenarios:");
   for (const auto& name : heft::sim::ScenarioNames()) std::fprintf(stderr, " %s", name.c_str());
   std::fprintf(stderr, "\n");
   return 2;
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
         run.csv_path = value;
       } else if (arg == "--urdf") {
         options.urdf_path = value;
+      } else if (arg == "--roles") {
+        options.roles = LoadRoles(value);
       } else {
         return Usage();
       }

@@ -11,6 +11,8 @@
 #include "heft/dynamics/model.hpp"
 #include "heft/host/host.hpp"
 #include "heft/plugin/plugin_config.hpp"
+#include "heft/sim/mujoco_model.hpp"
+#include "heft/sim/roles.hpp"
 #include "heft/sim/sim_config.hpp"
 #include "heft/sim/simulated_backend.hpp"
 
@@ -23,6 +25,7 @@ class SimulatedFactory final : public host::BackendFactory {
                  host::HostConfig& host) override {
     // backend: simulated is checked by host::LoadConfiguration (Reader::kSimulator).
     config_ = ParseSimulation(root);
+    CheckRoles(root, config_.options.roles);
     deviations_ = root["simulation"].Has("deviations");
     if (cli.lockstep >= 0) config_.lockstep = cli.lockstep == 1;
     config_.options.base_from_input = host.input_base;  // the simulated framework writes it
@@ -79,6 +82,14 @@ class SimulatedFactory final : public host::BackendFactory {
   }
 
  private:
+  // The role map against the robot's URDF (robot.urdf, found by the host's reading before this):
+  // what a run would refuse, --check refuses too.
+  static void CheckRoles(const config::Node& root, const RoleMap& roles) {
+    std::filesystem::path urdf = root["robot"].Get<std::string>("urdf");
+    if (urdf.is_relative()) urdf = std::filesystem::path(root.file()).parent_path() / urdf;
+    const MjModelPtr model = LoadMujocoModel(urdf.string(), MujocoLoadOptions{});
+    (void)ResolveRoles(roles, model.get(), urdf.string());
+  }
   // The simulated robot is the configuration's URDF (config/robots in the source tree,
   // /usr/share/heft/robots installed), never a path fixed at build time: the estimator and the
   // plant see the same robot.

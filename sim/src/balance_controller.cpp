@@ -56,9 +56,8 @@ BalanceController::BalanceController(const std::string& urdf_path,
     // With the pelvis and both feet held, the legs have no freedom left: a posture task on them
     // would only fight the pelvis task.
     const auto& name = state_joint_names[i];
-    const bool leg =
-        std::any_of(config_.leg_joint_markers.begin(), config_.leg_joint_markers.end(),
-                    [&](const std::string& m) { return name.find(m) != std::string::npos; });
+    const bool leg = std::find(config_.leg_joints.begin(), config_.leg_joints.end(), name) !=
+                     config_.leg_joints.end();
     posture_weight_[joint_v_[i]] = leg ? 0.0 : config_.w_posture;
     if (!config_.curl_joint.empty() && name == config_.curl_joint) {
       curl_v_ = joint_v_[i];

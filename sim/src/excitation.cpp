@@ -36,8 +36,8 @@ Signal Times(const Signal& e, const Signal& s) noexcept {
   return {e.x * s.x, e.dx * s.x + e.x * s.dx, e.ddx * s.x + 2.0 * e.dx * s.dx + e.x * s.ddx};
 }
 
-bool Has(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
+bool Has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace
@@ -80,8 +80,10 @@ Signal Excitation::Wave(std::size_t i, double t) const noexcept {
   return Times(e, s);
 }
 
-Excitation TrainingMotion(const std::vector<std::string>& joints, std::uint64_t seed, double start,
-                          double end, double waves_end) {
+Excitation TrainingMotion(const std::vector<std::string>& joints,
+                          const std::vector<std::string>& arm_joints,
+                          const std::vector<std::string>& waist_joints, std::uint64_t seed,
+                          double start, double end, double waves_end) {
   Excitation x;
   x.start = start;
   x.end = end;
@@ -95,8 +97,8 @@ Excitation TrainingMotion(const std::vector<std::string>& joints, std::uint64_t 
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const std::string& name : joints) {
-    const bool arm = Has(name, "shoulder") || Has(name, "elbow") || Has(name, "wrist");
-    const bool waist = Has(name, "waist");
+    const bool arm = Has(arm_joints, name);
+    const bool waist = Has(waist_joints, name);
     if (!arm && !waist) continue;
     const double total = arm ? 0.35 : 0.12;
     JointWave wave;

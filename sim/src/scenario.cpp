@@ -1,12 +1,9 @@
 #include "heft/sim/scenario.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <fstream>
 #include <numbers>
 #include <random>
-#include <span>
 #include <stdexcept>
 
 #include "heft/sim/plant.hpp"
@@ -41,17 +38,27 @@ std::vector<double> Pose(const std::vector<std::string>& names,
   return q;
 }
 
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The joints of both legs (the role map's chains from the pelvis to the feet).
+std::vector<std::string> LegJoints(const RobotRoles& roles) {
+  std::vector<std::string> joints = roles.leg_joints[0];
+  joints.insert(joints.end(), roles.leg_joints[1].begin(), roles.leg_joints[1].end());
+  return joints;
+}
+
 // Seeded variants start away from the reference: every joint outside the legs moved by up to
 // ±0.05 rad (the legs stay as they are so that the feet start flat on the floor).
-void PerturbStart(const std::vector<std::string>& names, std::vector<double>& q,
-                  std::uint64_t seed) {
+void PerturbStart(const std::vector<std::string>& names, std::vector<double>& q, std::uint64_t seed,
+                  const RobotRoles& roles) {
   if (seed == 0) return;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> offset(-0.05, 0.05);
+  const std::vector<std::string> legs = LegJoints(roles);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto& n = names[i];
-    const bool leg = n.find("hip_") != std::string::npos || n.find("knee") != std::string::npos ||
-                     n.find("ankle_") != std::string::npos;
+    const bool leg = Contains(legs, names[i]);
     const double d = offset(rng);
     if (!leg) q[i] += d;
   }
@@ -63,10 +70,24 @@ std::string RobotUrdf(const ScenarioOptions& options, const std::string& dir, bo
   return dir + (floating ? "/heft_humanoid.urdf" : "/heft_humanoid_fixed.urdf");
 }
 
+// The scenario's role map: the configured one, or with the reference humanoid its own.
+RoleMap RobotRoleMap(const ScenarioOptions& options, const std::string& dir) {
+  if (!options.roles.empty()) return options.roles;
+  if (options.urdf_path.empty()) return LoadRoles(dir + "/heft_humanoid_roles.yaml");
+  throw std::invalid_argument("'" + options.urdf_path +
+                              "': no role map (simulation.roles, config/README.md)");
+}
+
+// The scenario's robot: its MuJoCo model and its role map resolved on it.
+struct Robot {
+  MjModelPtr model;
+  RobotRoles roles;
+};
+
 // The head of every scenario: its name, its robot (`floating_base`: what the scenario needs; a
-// configured URDF of the other kind is refused) and the joints of the state. Returns the model.
-MjModelPtr StartScenario(Scenario& s, std::string_view name, const ScenarioOptions& options,
-                         const std::string& dir, bool floating_base) {
+// configured URDF of the other kind is refused), its roles and the joints of the state.
+Robot StartScenario(Scenario& s, std::string_view name, const ScenarioOptions& options,
+                    const std::string& dir, bool floating_base) {
   s.name = std::string(name);
   s.urdf_path = RobotUrdf(options, dir, floating_base);
   s.floating_base = floating_base;
@@ -82,7 +103,8 @@ MjModelPtr StartScenario(Scenario& s, std::string_view name, const ScenarioOptio
   } else {
     s.joint_names = options.state_joint_names;
   }
-  return model;
+  RobotRoles roles = ResolveRoles(RobotRoleMap(options, dir), model.get(), s.urdf_path);
+  return {std::move(model), std::move(roles)};
 }
 
 // Micrometres, the URDFs' precision: lengths measured on a model are rounded to it, so that a sum
@@ -100,21 +122,22 @@ struct Legs {
   Sole sole;
 };
 
-Legs MeasureLegs(const mjModel* m, const std::string& urdf, const BalanceConfig& config) {
+Legs MeasureLegs(const mjModel* m, const std::string& urdf, const RoleMap& roles) {
   const MjDataPtr d(mj_makeData(m));
   mj_kinematics(m, d.get());
-  auto anchor_z = [&](const char* joint) {
-    const int j = mj_name2id(m, mjOBJ_JOINT, joint);
+  const LegRoles& leg = roles.legs[0];
+  auto anchor_z = [&](const std::string& joint) {
+    const int j = mj_name2id(m, mjOBJ_JOINT, joint.c_str());
     if (j < 0) throw std::invalid_argument("'" + urdf + "' has no joint '" + joint + "'");
     return d->xanchor[3 * j + 2];
   };
-  const int foot = MujocoBodyId(m, config.left_foot, urdf);
+  const int foot = MujocoBodyId(m, leg.foot, urdf);
   int box = -1;
   for (int g = 0; g < m->ngeom; ++g) {
     if (m->geom_bodyid[g] == foot && m->geom_type[g] == mjGEOM_BOX) box = g;
   }
   if (box < 0 || m->geom_quat[4 * box] != 1.0)
-    throw std::invalid_argument("'" + urdf + "': link '" + config.left_foot +
+    throw std::invalid_argument("'" + urdf + "': link '" + leg.foot +
                                 "' needs an axis-aligned box collision (its sole)");
   Legs legs;
   const double* size = m->geom_size + 3 * box;
@@ -125,9 +148,9 @@ Legs MeasureLegs(const mjModel* m, const std::string& urdf, const BalanceConfig&
   legs.sole.half_width = Micrometres(size[1]);
   const Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>> R(d->xmat + 9 * foot);
   const double sole_z = d->xpos[3 * foot + 2] + R.row(2).dot(legs.sole.centre);
-  const double hip = anchor_z("left_hip_pitch"), knee = anchor_z("left_knee");
-  const double ankle = anchor_z("left_ankle_pitch");
-  legs.hip_drop = Micrometres(d->xpos[3 * MujocoBodyId(m, config.pelvis, urdf) + 2] - hip);
+  const double hip = anchor_z(leg.hip_pitch), knee = anchor_z(leg.knee);
+  const double ankle = anchor_z(leg.ankle_pitch);
+  legs.hip_drop = Micrometres(d->xpos[3 * MujocoBodyId(m, roles.pelvis, urdf) + 2] - hip);
   legs.thigh = Micrometres(hip - knee);
   legs.shin = Micrometres(knee - ankle);
   legs.ankle_height = Micrometres(ankle - sole_z);
@@ -137,15 +160,18 @@ Legs MeasureLegs(const mjModel* m, const std::string& urdf, const BalanceConfig&
 // The pelvis stands this far below its straight-legged height (the reference humanoid: 1.0 m).
 constexpr double kStandingCrouch = 0.09;  // [m]
 
-// Arms: elbows bent 90° (forearms forward, the "home pose"), everything else straight.
-std::vector<std::pair<std::string, double>> ArmHome() {
-  return {{"left_elbow", -kPi / 2}, {"right_elbow", -kPi / 2}};
+// Arms: forearms forward (the "home pose"; the reference's elbows bent 90°), everything else at
+// zero.
+std::vector<std::pair<std::string, double>> ArmHome(const RobotRoles& roles) {
+  return {{roles.map.arms[0].elbow, roles.ElbowAt(0, kPi / 2)},
+          {roles.map.arms[1].elbow, roles.ElbowAt(1, kPi / 2)}};
 }
 
 // Standing with bent knees so that the pelvis is at `height`, the ankles straight below the hips
 // and the soles flat: thigh and shin at a and b from the vertical (a triangle with the hip-ankle
 // line).
-std::vector<std::pair<std::string, double>> StandingPose(double height, const Legs& legs) {
+std::vector<std::pair<std::string, double>> StandingPose(double height, const Legs& legs,
+                                                         const RobotRoles& roles) {
   const double l1 = legs.thigh, l2 = legs.shin;
   const double D = std::clamp(height - Micrometres(legs.hip_drop + legs.ankle_height),
                               std::abs(l1 - l2), l1 + l2);
@@ -156,30 +182,28 @@ std::vector<std::pair<std::string, double>> StandingPose(double height, const Le
     a = std::acos(std::clamp((l1 * l1 + D * D - l2 * l2) / (2 * l1 * D), -1.0, 1.0));
     b = std::acos(std::clamp((l2 * l2 + D * D - l1 * l1) / (2 * l2 * D), -1.0, 1.0));
   }
-  auto pose = std::vector<std::pair<std::string, double>>{
-      {"left_hip_pitch", -a},  {"left_knee", a + b},  {"left_ankle_pitch", -b},
-      {"right_hip_pitch", -a}, {"right_knee", a + b}, {"right_ankle_pitch", -b},
-      {"left_elbow", -0.5},    {"right_elbow", -0.5}};
+  std::vector<std::pair<std::string, double>> pose;
+  for (int side = 0; side < 2; ++side) {  // each joint's angle in its own sense (RobotRoles)
+    const LegRoles& leg = roles.map.legs[side];
+    const auto& sense = roles.leg_sense[side];
+    pose.insert(pose.end(), {{leg.hip_pitch, -a * sense[0]},
+                             {leg.knee, (a + b) * sense[1]},
+                             {leg.ankle_pitch, -b * sense[2]}});
+  }
+  for (int side = 0; side < 2; ++side)
+    pose.emplace_back(roles.map.arms[side].elbow, roles.ElbowAt(side, 0.5));  // 0.5 rad forward
   return pose;
 }
 
 // A 5.44 kg (12 lb) dumbbell: a 0.25 m bar of radius 0.04 m across the wrist (along y), its centre
-// at the wrist joint (π in the forearm's frame; heft_humanoid's wrist is 0.25 m down the forearm).
+// at the wrist joint (π in the forearm's frame; the reference humanoid's wrist is 0.25 m down the
+// forearm).
 Vector10 DumbbellParameters(const Eigen::Vector3d& wrist) {
   const double m = 5.44, r = 0.04, L = 0.25;
   Eigen::Matrix3d Ic = Eigen::Matrix3d::Zero();
   Ic(0, 0) = Ic(2, 2) = m * (3 * r * r + L * L) / 12.0;
   Ic(1, 1) = m * r * r / 2.0;
   return ParametersFromCom(m, wrist, Ic);
-}
-
-// Where the forearm's child (the wrist) is joined to it, in the forearm's frame.
-Eigen::Vector3d WristOf(const mjModel* m, int forearm, const std::string& urdf) {
-  for (int b = forearm + 1; b < m->nbody; ++b) {
-    if (m->body_parentid[b] == forearm)
-      return Eigen::Vector3d(m->body_pos[3 * b], m->body_pos[3 * b + 1], m->body_pos[3 * b + 2]);
-  }
-  throw std::invalid_argument("'" + urdf + "': the forearm carries no wrist");
 }
 
 // A payload slot on `link` with the link's nominal parameters; the scenario sets the load.
@@ -190,12 +214,13 @@ Payload PayloadOn(const mjModel* m, const std::string& link, const std::string& 
   return p;
 }
 
-// A 5.44 kg dumbbell at the left wrist, attached at `attach_time` (the arm scenarios' hardware test
-// and the standing curl).
-Payload DumbbellOnLeftForearm(const mjModel* m, const std::string& urdf, double attach_time) {
-  Payload p = PayloadOn(m, "left_forearm", urdf);
+// A 5.44 kg dumbbell at the payload arm's wrist, attached at `attach_time` (the arm scenarios'
+// hardware test and the standing curl).
+Payload DumbbellOnForearm(const mjModel* m, const std::string& urdf, double attach_time,
+                          const RobotRoles& roles) {
+  Payload p = PayloadOn(m, roles.payload_arm().forearm, urdf);
   p.mass = {MassWaveform::Shape::kConstant, p.nominal[0], 0.0, 0.0, 0.0};
-  p.attached = DumbbellParameters(WristOf(m, MujocoBodyId(m, "left_forearm", urdf), urdf));
+  p.attached = DumbbellParameters(roles.wrist);
   p.attach_time = attach_time;
   return p;
 }
@@ -203,31 +228,33 @@ Payload DumbbellOnLeftForearm(const mjModel* m, const std::string& urdf, double 
 Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
-  const MjModelPtr model = StartScenario(s, name, options, dir, false);
-  s.initial_joints = Pose(s.joint_names, ArmHome());
-  s.estimated_links = {"left_forearm"};
-  s.scored_error = "left_elbow_error_rad";
-  Payload payload = PayloadOn(model.get(), "left_forearm", s.urdf_path);
+  const Robot robot = StartScenario(s, name, options, dir, false);
+  const MjModelPtr& model = robot.model;
+  const ArmRoles& arm = robot.roles.payload_arm();
+  const std::string side = robot.roles.map.payload_arm == 0 ? "left" : "right";
+  s.initial_joints = Pose(s.joint_names, ArmHome(robot.roles));
+  s.estimated_links = {arm.forearm};
+  s.scored_error = arm.elbow + "_error_rad";
+  Payload payload = PayloadOn(model.get(), arm.forearm, s.urdf_path);
   JointTaskConfig config;
   config.home = s.initial_joints;
-  config.task_joint = "left_elbow";
+  config.task_joint = arm.elbow;
   if (name == "forearm-load") {
     // Table I: sine, then square; 3 kg amplitude, 1 Hz; the switch near 8 s (Fig. 5). Its 4.5 kg
     // offset is the reference forearm's 1.5 kg + 3 kg: the load on the forearm swings 0-6 kg.
     s.description =
-        "Table I forearm mass waveform (sine, then square, nominal + 3±3 kg, 1 Hz) on the left "
-        "forearm; elbow joint-space task holding the home pose (fixed base)";
+        "Table I forearm mass waveform (sine, then square, nominal + 3±3 kg, 1 Hz) on the " + side +
+        " forearm; elbow joint-space task holding the home pose (fixed base)";
     s.duration = 16.0 * options.duration_scale;
     payload.mass = {MassWaveform::Shape::kSineThenSquare, payload.nominal[0] + 3.0, 3.0, 1.0,
                     0.5 * s.duration};
   } else {
     // Hardware test: 12 lb (5.44 kg) dumbbell at the wrist; elbow curl 0.7 rad, 0.333 Hz.
-    s.description =
-        "5.44 kg dumbbell at the left wrist; elbow curl, 0.7 rad sine at 0.333 Hz about "
-        "the home pose (fixed base)";
+    s.description = "5.44 kg dumbbell at the " + side +
+                    " wrist; elbow curl, 0.7 rad sine at 0.333 Hz about the home pose (fixed base)";
     s.duration = 15.0 * options.duration_scale;
-    payload = DumbbellOnLeftForearm(model.get(), s.urdf_path, 0.0);
-    config.amplitude = 0.7;
+    payload = DumbbellOnForearm(model.get(), s.urdf_path, 0.0, robot.roles);
+    config.amplitude = 0.7 * robot.roles.elbow_sense[robot.roles.map.payload_arm];  // flexing first
     config.frequency = 0.333;
   }
   // The operator's procedure: unloaded and holding home for load_after seconds, then the load.
@@ -235,7 +262,7 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
   config.start = options.load_after;
   s.duration += options.load_after;
   s.payloads = {payload};
-  PerturbStart(s.joint_names, s.initial_joints, options.seed);
+  PerturbStart(s.joint_names, s.initial_joints, options.seed, robot.roles);
   s.controller = std::make_unique<JointTaskController>(
       s.urdf_path, s.joint_names, s.estimated_links, options.adaptation, config);
   return s;
@@ -245,22 +272,27 @@ Scenario ArmScenario(std::string_view name, const ScenarioOptions& options,
 // place (weight shifts and foot lifts), the waist and arms moving throughout (Mistry et al.'s
 // training motion, TrainingMotion). 60 s × duration_scale (at least 12 s); the steps take their
 // share at the end, one step per 10 s of the whole (at least two).
-void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& options) {
+void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& options,
+                    const RobotRoles& roles) {
   const double total = std::max(12.0, 60.0 * options.duration_scale);
   config.steps = std::max(2, static_cast<int>(std::lround(total / 10.0)));
   config.touchdown_speed = 0.25;
   const double per_step = config.shift_time + config.lift_time + 0.3;
   const double squat_start = 1.0;
   const double squat_end = total - 1.5 - config.steps * per_step - 0.5;
-  config.settle = squat_end + 0.5;  // the first weight shift
-  for (std::size_t i = 0; i < s.joint_names.size(); ++i) {
-    if (s.joint_names[i] == "left_shoulder_roll") config.posture[i] = 0.25;  // arms off the torso
-    if (s.joint_names[i] == "right_shoulder_roll") config.posture[i] = -0.25;
+  config.settle = squat_end + 0.5;        // the first weight shift
+  for (int side = 0; side < 2; ++side) {  // the arms off the torso: each hand 0.25 rad outward
+    const double outward = (side == 0 ? 0.25 : -0.25) * roles.shoulder_roll_sense[side];
+    const std::string& roll = roles.map.arms[side].shoulder_roll;
+    for (std::size_t i = 0; i < s.joint_names.size(); ++i)
+      if (s.joint_names[i] == roll) config.posture[i] = outward;
   }
   s.initial_joints = config.posture;
   s.duration = config.settle + config.steps * per_step + 1.5;
-  config.excitation =
-      TrainingMotion(s.joint_names, options.seed + 1, squat_start, squat_end, s.duration - 0.5);
+  std::vector<std::string> arms = roles.arm_joints[0];
+  arms.insert(arms.end(), roles.arm_joints[1].begin(), roles.arm_joints[1].end());
+  config.excitation = TrainingMotion(s.joint_names, arms, roles.waist_joints, options.seed + 1,
+                                     squat_start, squat_end, s.duration - 0.5);
   s.description =
       "identification recording: squats (0.12 m at 0.25/0.5/1 Hz) with ±3 cm sway, then " +
       std::to_string(config.steps) +
@@ -270,9 +302,14 @@ void ExciteScenario(Scenario& s, BalanceConfig& config, const ScenarioOptions& o
 // The head of every standing scenario: the legs measured on the URDF, the sole, the pelvis's
 // standing height and pose, the foot sensors (or contact from the feet's kinematics) and the torso
 // estimated.
-void StandingScenario(Scenario& s, BalanceConfig& config, const mjModel* model,
+void StandingScenario(Scenario& s, BalanceConfig& config, const Robot& robot,
                       const ScenarioOptions& options) {
-  const Legs legs = MeasureLegs(model, s.urdf_path, config);
+  const RoleMap& roles = robot.roles.map;
+  config.pelvis = roles.pelvis;
+  config.left_foot = roles.legs[0].foot;
+  config.right_foot = roles.legs[1].foot;
+  config.leg_joints = LegJoints(robot.roles);
+  const Legs legs = MeasureLegs(robot.model.get(), s.urdf_path, roles);
   s.sole = legs.sole;
   config.sole_B = legs.sole.centre;
   config.sole_half_length = legs.sole.half_length;
@@ -280,40 +317,44 @@ void StandingScenario(Scenario& s, BalanceConfig& config, const mjModel* model,
   config.pelvis_height =
       Micrometres(legs.hip_drop + legs.thigh + legs.shin + legs.ankle_height - kStandingCrouch);
   s.fall_height = 0.6 * config.pelvis_height;
-  s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height, legs));
+  s.initial_joints = Pose(s.joint_names, StandingPose(config.pelvis_height, legs, robot.roles));
   config.posture = s.initial_joints;
   if (options.foot_sensors) {
-    s.wrench_links = {"left_foot", "right_foot"};
+    s.wrench_links = {roles.legs[0].foot, roles.legs[1].foot};
   } else {
     config.left_wrench = config.right_wrench = -1;  // contact from the feet's kinematics
   }
-  s.estimated_links = {"torso"};
+  s.estimated_links = {roles.torso};
   s.scored_error = "pelvis_height_error_m";
 }
 
 // The operator's procedure on a standing robot: it stands still, unloaded, while the estimator
 // calibrates; then the left hand takes the 5.44 kg dumbbell of the hardware test and curls it
 // (0.7 rad at 0.333 Hz about the home pose), balancing all the while.
-void StandingCurlScenario(Scenario& s, BalanceConfig& config, const mjModel* model,
+void StandingCurlScenario(Scenario& s, BalanceConfig& config, const Robot& robot,
                           const ScenarioOptions& options) {
+  const ArmRoles& arm = robot.roles.payload_arm();
+  const int side = robot.roles.map.payload_arm;
+  const std::string hand = side == 0 ? "left" : "right";
   s.description =
       "standing (floating base, both feet down): still and unloaded for 3 s, then a 5.44 kg "
-      "dumbbell in the left hand, curled 0.7 rad at 0.333 Hz; left forearm estimated";
+      "dumbbell in the " +
+      hand + " hand, curled 0.7 rad at 0.333 Hz; " + hand + " forearm estimated";
   s.duration = std::max(8.0, 15.0 * options.duration_scale);
-  s.estimated_links = {"left_forearm"};
-  s.scored_error = "left_elbow_error_rad";
-  config.curl_joint = "left_elbow";
+  s.estimated_links = {arm.forearm};
+  s.scored_error = arm.elbow + "_error_rad";
+  config.curl_joint = arm.elbow;
   // The forearm forward (elbow at 90°, the arm scenarios' home), so that the curl stays well
   // inside the elbow's range.
-  const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
+  const auto elbow = std::find(s.joint_names.begin(), s.joint_names.end(), arm.elbow);
   if (elbow == s.joint_names.end())
-    throw std::invalid_argument("standing-curl: the robot has no left_elbow joint");
-  s.initial_joints[elbow - s.joint_names.begin()] = -kPi / 2;
+    throw std::invalid_argument("standing-curl: the state has no joint '" + arm.elbow + "'");
+  s.initial_joints[elbow - s.joint_names.begin()] = robot.roles.ElbowAt(side, kPi / 2);
   config.posture = s.initial_joints;
-  config.curl_amplitude = 0.7;
+  config.curl_amplitude = 0.7 * robot.roles.elbow_sense[side];  // flexing first
   config.curl_frequency = 0.333;
   config.curl_start = 3.5;
-  s.payloads = {DumbbellOnLeftForearm(model, s.urdf_path, 3.0)};
+  s.payloads = {DumbbellOnForearm(robot.model.get(), s.urdf_path, 3.0, robot.roles)};
 }
 
 // The operator's procedure: standing still and unloaded for load_after seconds, then the rest.
@@ -331,10 +372,10 @@ void StartAfterLoad(Scenario& s, BalanceConfig& config, double load_after) {
 Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
                      const std::string& dir) {
   Scenario s;
-  const MjModelPtr model = StartScenario(s, name, options, dir, true);
+  const Robot robot = StartScenario(s, name, options, dir, true);
   BalanceConfig config;
-  StandingScenario(s, config, model.get(), options);
-  Payload payload = PayloadOn(model.get(), "torso", s.urdf_path);
+  StandingScenario(s, config, robot, options);
+  Payload payload = PayloadOn(robot.model.get(), robot.roles.map.torso, s.urdf_path);
   payload.mass = {MassWaveform::Shape::kConstant, payload.nominal[0], 0.0, 0.0, 0.0};
   if (name == "torso-load") {
     s.description =
@@ -350,9 +391,9 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
     config.steps = std::max(2, static_cast<int>(std::lround(10 * options.duration_scale)));
     s.duration = config.settle + config.steps * (config.shift_time + config.lift_time + 0.3) + 1.5;
   } else if (name == "standing-curl") {
-    StandingCurlScenario(s, config, model.get(), options);
+    StandingCurlScenario(s, config, robot, options);
   } else if (name == "excite") {
-    ExciteScenario(s, config, options);
+    ExciteScenario(s, config, options, robot.roles);
   } else {
     s.description =
         "slow forward walk, 8 cm steps (poor excitation of the torso's inertia, Fig. 3); "
@@ -363,7 +404,7 @@ Scenario LegScenario(std::string_view name, const ScenarioOptions& options,
   }
   if (s.payloads.empty()) s.payloads = {payload};
   StartAfterLoad(s, config, options.load_after);
-  PerturbStart(s.joint_names, s.initial_joints, options.seed);
+  PerturbStart(s.joint_names, s.initial_joints, options.seed, robot.roles);
   s.controller = std::make_unique<BalanceController>(s.urdf_path, s.joint_names, s.estimated_links,
                                                      options.adaptation, config);
   return s;
@@ -415,171 +456,6 @@ Scenario MakeScenario(std::string_view name, const ScenarioOptions& options) {
   std::string known;
   for (const auto& n : ScenarioNames()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown scenario '" + std::string(name) + "'; known: " + known);
-}
-
-namespace {
-
-// The run's CSV (options.csv_path; none when empty) and its header: t, the task errors, each
-// payload's true and modelled mass, each foot cell's vertical force.
-void OpenRunCsv(std::ofstream& csv, const Scenario& scenario, std::span<const std::string> names,
-                const RunOptions& options) {
-  if (options.csv_path.empty()) return;
-  csv.open(options.csv_path);
-  if (!csv) throw std::runtime_error("cannot write '" + options.csv_path + "'");
-  csv << "t";
-  for (const auto& n : names) csv << ',' << n;
-  for (const auto& p : scenario.payloads)
-    csv << ',' << p.link << "_mass_true," << p.link << "_mass_model";
-  for (const auto& w : scenario.wrench_links) csv << ',' << w << "_fz";
-  csv << '\n';
-}
-
-// The hand-off of the truth (HandOff::kTruth): estimating, one link per payload, named.
-void NameTruthEstimate(const Scenario& scenario, hal::InertialEstimate& estimate) {
-  estimate.status.state = hal::EstimatorState::kEstimating;
-  estimate.num_links = static_cast<std::uint16_t>(scenario.payloads.size());
-  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-    const auto& link = scenario.payloads[i].link;
-    std::copy_n(link.c_str(), std::min(link.size(), hal::kLinkNameLength - 1),
-                estimate.links[i].name.begin());
-  }
-}
-
-// The truth handed to the controller: every payload's π at t.
-void HandTruth(const Scenario& scenario, double t, const hal::RobotStateSample& state,
-               hal::InertialEstimate& estimate, Controller& controller) {
-  estimate.sequence += 1;
-  estimate.stamp_ns = state.stamp_ns;
-  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-    const Vector10 pi = scenario.payloads[i].At(t);
-    std::copy(pi.data(), pi.data() + 10, estimate.links[i].parameters.begin());
-  }
-  controller.OnInertialEstimate(estimate);
-}
-
-// One tick's task errors into their sums of squares and largest magnitudes.
-void ScoreErrors(std::span<const double> errors, std::vector<double>& sum_sq, RunResult& result) {
-  for (std::size_t e = 0; e < errors.size(); ++e) {
-    sum_sq[e] += errors[e] * errors[e];
-    result.max_abs[e] = std::max(result.max_abs[e], std::abs(errors[e]));
-  }
-}
-
-// One tick's foot wrenches: peak vertical force, its peak rise and the centre of pressure on the
-// sole (after the robot has settled). `last_fz`: each foot's force of the previous tick.
-void ScoreFeet(const Scenario& scenario, const hal::RobotStateSample& state, double t,
-               double timestep, std::vector<double>& last_fz, RunResult& result) {
-  for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w) {
-    const double fz = state.wrenches[w].wrench[2];
-    result.peak_foot_force = std::max(result.peak_foot_force, fz);
-    if (t > 0.5) {  // after the robot has settled on the floor
-      result.peak_foot_force_rate =
-          std::max(result.peak_foot_force_rate, (fz - last_fz[w]) / timestep);
-    }
-    last_fz[w] = fz;
-    if (t > 0.5 && fz > 100.0) {
-      // Wrench at the foot origin in the foot frame → centre of pressure on the sole plane.
-      const auto& wr = state.wrenches[w].wrench;
-      const Sole& sole = scenario.sole;
-      const double zs = sole.centre.z();
-      const double px = (zs * wr[0] - wr[4]) / fz, py = (wr[3] + zs * wr[1]) / fz;
-      result.max_cop_fraction =
-          std::max({result.max_cop_fraction, std::abs(px - sole.centre.x()) / sole.half_length,
-                    std::abs(py - sole.centre.y()) / sole.half_width});
-    }
-  }
-}
-
-// One row of the run's CSV (the header's columns).
-void WriteRunCsvRow(std::ofstream& csv, double t, std::span<const double> errors,
-                    const Scenario& scenario, const Controller& controller,
-                    const hal::RobotStateSample& state) {
-  csv << t;
-  for (const double e : errors) csv << ',' << e;
-  for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-    csv << ',' << scenario.payloads[i].At(t)[0] << ',' << controller.model_parameters(i)[0];
-  }
-  for (std::size_t w = 0; w < scenario.wrench_links.size(); ++w)
-    csv << ',' << state.wrenches[w].wrench[2];
-  csv << '\n';
-}
-
-// After the run: where it ended, the errors' RMSE (over `ticks`) and the balance's touchdowns.
-void SummariseRun(const Scenario& scenario, const Plant& plant, const Controller& controller,
-                  const std::vector<double>& sum_sq, long ticks, std::size_t scored,
-                  RunResult& result) {
-  result.simulated = plant.time();
-  if (scenario.floating_base) {
-    for (int k = 0; k < 3; ++k) result.final_base_position[k] = plant.data()->qpos[k];
-  }
-  const std::size_t errors = sum_sq.size();
-  result.rmse.resize(errors);
-  for (std::size_t e = 0; e < errors; ++e) {
-    result.rmse[e] = std::sqrt(sum_sq[e] / static_cast<double>(std::max<long>(ticks, 1)));
-  }
-  result.scored_rmse = scored < errors ? result.rmse[scored] : 0.0;
-  if (const auto* balance = dynamic_cast<const BalanceController*>(&controller)) {
-    result.touchdowns = balance->touchdowns();
-  }
-}
-
-}  // namespace
-
-RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
-  Plant plant(scenario.urdf_path, scenario.wrench_links);
-  if (plant.joint_names() != scenario.joint_names) {
-    throw std::invalid_argument("scenario '" + scenario.name +
-                                "': the plant's joint order differs from the scenario's");
-  }
-  plant.Reset(scenario.initial_joints, scenario.floating_base);
-  std::vector<int> payload_bodies;
-  for (const auto& p : scenario.payloads) payload_bodies.push_back(plant.body(p.link));
-
-  Controller& controller = *scenario.controller;
-  const auto names = controller.task_error_names();
-  RunResult result;
-  result.error_names.assign(names.begin(), names.end());
-  std::vector<double> sum_sq(names.size(), 0.0);
-  result.max_abs.assign(names.size(), 0.0);
-  const auto scored_it = std::find(names.begin(), names.end(), scenario.scored_error);
-  const std::size_t scored = scored_it - names.begin();
-
-  std::ofstream csv;
-  OpenRunCsv(csv, scenario, names, options);
-
-  hal::RobotStateSample state;
-  hal::InertialEstimate estimate;
-  NameTruthEstimate(scenario, estimate);
-  std::vector<double> tau(plant.num_joints(), 0.0);
-  std::vector<double> last_fz(scenario.wrench_links.size(), 0.0);
-  const auto ticks = static_cast<long>(std::lround(scenario.duration / plant.timestep()));
-  const auto wall_start = std::chrono::steady_clock::now();
-  for (long k = 0; k < ticks; ++k) {
-    const double t = plant.time();
-    for (std::size_t i = 0; i < scenario.payloads.size(); ++i) {
-      plant.SetLinkParameters(payload_bodies[i], scenario.payloads[i].At(t));
-    }
-    plant.Sample(state);
-    if (options.hand_off == HandOff::kTruth && k % 3 == 0)
-      HandTruth(scenario, t, state, estimate, controller);
-    if (!controller.Compute(t, state, tau)) result.controller_failed = true;
-    const auto errors = controller.task_errors();
-    ScoreErrors(errors, sum_sq, result);
-    ScoreFeet(scenario, state, t, plant.timestep(), last_fz, result);
-    if (scenario.floating_base && state.base.position[2] < scenario.fall_height) result.fell = true;
-    if (csv.is_open() && k % std::max(1, options.csv_decimation) == 0)
-      WriteRunCsvRow(csv, t, errors, scenario, controller, state);
-    plant.Step(tau);
-    if (plant.unstable()) {
-      result.fell = true;
-      result.controller_failed = true;
-      break;
-    }
-  }
-  result.wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  SummariseRun(scenario, plant, controller, sum_sq, ticks, scored, result);
-  return result;
 }
 
 }  // namespace heft::sim

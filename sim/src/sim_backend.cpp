@@ -136,6 +136,7 @@ sim::ScenarioOptions ScenarioOptionsOf(const SimOptions& options,
   so.seed = options.seed;
   so.robots_dir = options.robots_dir;
   so.urdf_path = options.urdf;
+  so.roles = options.roles;
   so.load_after = options.load_after;
   so.foot_sensors = !drivers.ft_cells.empty();
   return so;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "heft/config/schema.hpp"
+#include "heft/sim/roles.hpp"
 #include "heft/sim/scenario.hpp"
 
 namespace heft::sim {
@@ -125,6 +126,8 @@ SimulationConfig ParseSimulation(const config::Node& root) {
     for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
     s["scenario"].Fail("unknown scenario '" + sim.options.scenario + "'; allowed: " + allowed);
   }
+  // The robot's role map: which links and joints the scenarios and controllers use (roles.hpp).
+  sim.options.roles = ParseRoles(s["roles"]);
   sim.options.adaptation = s.Get<bool>("adaptation", sim.options.adaptation, {});
   sim.options.duration_scale =
       s.Get<double>("duration_scale", sim.options.duration_scale, {0.001, 1000.0});

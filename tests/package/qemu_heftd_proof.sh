@@ -168,7 +168,9 @@ if [ "${P[sim-config]}" = shipped ]; then
   # they are under the unpacked root.
   without_section host <"$ROOT/etc/heft/heft.yaml" | absolute_paths "$ROOT/etc/heft" |
     sed -E -e 's/^backend: .*/backend: simulated/' -e "s#^(  (urdf|parameters): )/usr/#\\1$ROOT/usr/#" >"$SIM_YAML"
-  printf 'simulation:\n  scenario: %s\n  lockstep: true\n' "${P[scenario]}" >>"$SIM_YAML"
+  printf 'simulation:\n  scenario: %s\n  lockstep: true\n  roles:\n' "${P[scenario]}" >>"$SIM_YAML"
+  # The reference humanoid's role map (installed beside its URDF), under simulation.roles.
+  sed -n -E 's/^(  [a-z_]+: .*)$/  \1/p' "$ROOT/usr/share/heft/robots/heft_humanoid_roles.yaml" >>"$SIM_YAML"
 else
   [ -f "${P[sim-config]}" ] || die "no simulator configuration '${P[sim-config]}'"
   without_section host <"${P[sim-config]}" |

@@ -19,6 +19,7 @@ const std::string kRobots = HEFT_TEST_ROBOTS_DIR;
 ScenarioOptions Compact(bool floating, bool adaptation = true, double scale = 1.0) {
   ScenarioOptions options;
   options.urdf_path = kRobots + (floating ? "/heft_compact.urdf" : "/heft_compact_fixed.urdf");
+  options.roles = LoadRoles(kRobots + "/heft_compact_roles.yaml");
   options.adaptation = adaptation;
   options.duration_scale = scale;
   return options;

@@ -20,6 +20,7 @@
 #include "heft/sim/deviations.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
+#include "roles_yaml.hpp"
 #include "sim_rig.hpp"
 
 namespace heft::sim {
@@ -32,6 +33,8 @@ using test::SimLoop;
 using test::SimRig;
 
 const std::string kRobots = kConfigDir + "/robots/";
+// The reference humanoid's role map (simulation.roles, required) for the configurations below.
+const std::string kRoles = test::RolesYaml(kRobots + "heft_humanoid_roles.yaml");
 
 DeviationConfig Preset(bool default_preset, std::uint64_t seed) {
   DeviationConfig c;
@@ -452,7 +455,8 @@ TEST(Deviations, FrictionIsTheConfiguredTorqueOnAMovingJoint) {
 // file:line:col, the key path and what is allowed. Fails if the key is silently ignored.
 TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
   auto parse = [](const std::string& deviations) {
-    const std::string text = "simulation:\n  scenario: dumbbell-curl\n  seed: 4\n" + deviations;
+    const std::string text =
+        "simulation:\n  scenario: dumbbell-curl\n  seed: 4\n" + deviations + kRoles;
     return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
   };
   const SimulationConfig none = parse("");
@@ -494,7 +498,7 @@ TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
 // model it names); anything else refused with the allowed values. Fails if a value is ignored.
 TEST(Deviations, TheControllersModelIsTheUrdfUnlessParametersAreAskedForAndGiven) {
   auto parse = [](const std::string& robot, const std::string& simulation) {
-    const std::string text = robot + "simulation:\n  scenario: torso-load\n" + simulation;
+    const std::string text = robot + "simulation:\n  scenario: torso-load\n" + simulation + kRoles;
     return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
   };
   const std::string with_parameters = "robot:\n  parameters: identified.yaml\n";

@@ -11,12 +11,17 @@
 #include "heft/config/yaml.hpp"
 #include "heft/sim/sim_backend.hpp"
 #include "heft/sim/sim_config.hpp"
+#include "roles_yaml.hpp"
 
 namespace heft::sim {
 namespace {
 
 using K = SimFault::Kind;
 using ::testing::HasSubstr;
+
+// The reference humanoid's role map (simulation.roles, required), after the faults.
+const std::string kRoles =
+    test::RolesYaml(std::string(HEFT_TEST_ROBOTS_DIR) + "/heft_humanoid_roles.yaml");
 
 // Each rule is named by the key it concerns; a sound fault passes. Fails if a rule is dropped
 // (nothing reported) or reports another key.
@@ -50,7 +55,8 @@ TEST(FaultCheck, EachRuleNamesItsKey) {
 TEST(FaultCheck, TheConfigurationReportsTheSameRuleAtItsLine) {
   const std::string text =
       "simulation:\n  scenario: dumbbell-curl\n  faults:\n"
-      "    - {device: torque, name: left_elbow, from: 2.0, to: 1.0}\n";
+      "    - {device: torque, name: left_elbow, from: 2.0, to: 1.0}\n" +
+      kRoles;
   try {
     (void)ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
     ADD_FAILURE() << "accepted";
@@ -65,7 +71,8 @@ TEST(FaultCheck, TheConfigurationReportsTheSameRuleAtItsLine) {
   no_imu.buses = {"can0"};
   SimulationConfig sim =
       ParseSimulation(config::Document::Parse("simulation:\n  scenario: dumbbell-curl\n  faults:\n "
-                                              "   - {device: imu, from: 1, to: 2}\n",
+                                              "   - {device: imu, from: 1, to: 2}\n" +
+                                                  kRoles,
                                               "sim.yaml")
                           .root());
   try {

@@ -20,7 +20,8 @@ namespace {
 // window.
 TEST(ScenariosExcitation, SignalsAndTheirDerivativesAgreeAndStayInTheirWindows) {
   std::vector<std::string> joints = {"waist_yaw", "left_elbow", "right_shoulder_roll", "left_knee"};
-  const Excitation x = TrainingMotion(joints, 7, 1.0, 20.0, 25.0);
+  const Excitation x = TrainingMotion(joints, {"left_elbow", "right_shoulder_roll"}, {"waist_yaw"},
+                                      7, 1.0, 20.0, 25.0);
   ASSERT_EQ(x.waves.size(), 3u);  // the knee is a leg joint: no wave
   const double h = 1e-5;
   double worst_d = 0, worst_dd = 0, deepest = 0, widest = 0;

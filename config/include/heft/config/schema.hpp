@@ -99,10 +99,17 @@ inline constexpr const char* kHostPersistence[] = {"file", "max_age", "interval"
 // simulation: (sim/src/sim_config.cpp; heft-sim only)
 inline constexpr const char* kSimulation[] = {
     "scenario", "adaptation", "duration_scale", "lockstep", "seed",       "walking_after",
-    "noise",    "deviations", "faults",         "candump",  "load_after", "controller_model"};
+    "noise",    "deviations", "faults",         "candump",  "load_after", "controller_model",
+    "roles"};
 inline constexpr const char* kSimulationNoise[] = {
     "joint_torque", "torque_bias", "velocity",  "force",      "moment",  "force_bias",
     "gyro",         "accel",       "gyro_bias", "accel_bias", "attitude"};
+// simulation.roles: the robot's role map (sim/src/roles.cpp)
+inline constexpr const char* kSimulationRoles[] = {"pelvis",   "torso",     "left_leg", "right_leg",
+                                                   "left_arm", "right_arm", "payload"};
+inline constexpr const char* kSimulationRolesLeg[] = {"hip_pitch", "knee", "ankle_pitch", "foot"};
+inline constexpr const char* kSimulationRolesArm[] = {"shoulder_roll", "elbow", "forearm", "hand"};
+inline constexpr const char* kSimulationRolesPayload[] = {"arm"};
 inline constexpr const char* kSimulationDeviations[] = {"preset",
                                                         "seed",
                                                         "mass",
@@ -154,6 +161,12 @@ inline constexpr Section kSections[] = {
     {"simulation.noise", kSimulationNoise},
     {"simulation.deviations", kSimulationDeviations},
     {"simulation.faults[]", kSimulationFault},
+    {"simulation.roles", kSimulationRoles},
+    {"simulation.roles.left_leg", kSimulationRolesLeg},
+    {"simulation.roles.right_leg", kSimulationRolesLeg},
+    {"simulation.roles.left_arm", kSimulationRolesArm},
+    {"simulation.roles.right_arm", kSimulationRolesArm},
+    {"simulation.roles.payload", kSimulationRolesPayload},
 };
 
 }  // namespace heft::config::schema

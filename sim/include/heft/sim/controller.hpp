@@ -130,8 +130,8 @@ class Controller {
 /// acceleration from its trajectory and a weak PD in torque units, tau_task = task_kp e + task_kd
 /// ė. The model's feed-forward carries the load: the paper's low-gain joint task.
 struct JointTaskConfig {
-  std::vector<double> home;  ///< reference of every joint, sample order
-  std::string task_joint = "left_elbow";
+  std::vector<double> home;             ///< reference of every joint, sample order
+  std::string task_joint;               ///< the joint with the low-gain task (the role map's elbow)
   double amplitude = 0.0;               ///< task joint reference: home + amplitude sin(2π f t)
   double frequency = 0.0;               ///< [Hz]
   double fade_in = 1.5;                 ///< [s] the amplitude grows smoothly from 0 over this
@@ -197,10 +197,11 @@ class JointTaskController final : public Controller {
 /// touchdown), then shift again.
 struct BalanceConfig {
   std::vector<double> posture;  ///< joint posture reference, sample order
-  std::string left_foot = "left_foot", right_foot = "right_foot";
-  std::string pelvis = "pelvis";
-  /// Joints whose name contains one of these get no posture task (the legs).
-  std::vector<std::string> leg_joint_markers{"hip_", "knee", "ankle_"};
+  /// The robot's links (its role map, RoleMap): the feet and the pelvis.
+  std::string left_foot, right_foot;
+  std::string pelvis;
+  /// These joints get no posture task (the legs: the role map's chains from pelvis to feet).
+  std::vector<std::string> leg_joints;
   Eigen::Vector3d sole_B{0.03, 0.0, -0.07};  ///< sole centre in the foot frame
   int left_wrench = 0, right_wrench = 1;     ///< wrench sensor index in the sample (-1: none)
   double pelvis_height = 1.0;                ///< [m]

@@ -52,11 +52,14 @@ struct Excitation {
   [[nodiscard]] Signal Wave(std::size_t i, double t) const noexcept;
 };
 
-/// The training motion on the reference humanoid's joints: squats (0.12 m deep at 0.25, 0.5 and
-/// 1 Hz in turn) and ±3 cm sway at 0.25 Hz from `start` to `end`; from `start` to `waves_end`,
-/// every waist, shoulder, elbow and wrist joint in `joints` moves by a sum of three sines (arms
-/// 0.35 rad, waist 0.12 rad in all; frequencies 0.2–0.8 Hz and phases drawn from `seed`).
-Excitation TrainingMotion(const std::vector<std::string>& joints, std::uint64_t seed, double start,
-                          double end, double waves_end);
+/// The training motion: squats (0.12 m deep at 0.25, 0.5 and 1 Hz in turn) and ±3 cm sway at
+/// 0.25 Hz from `start` to `end`; from `start` to `waves_end`, every joint of `joints` (the
+/// state's, in its order) that is in `arm_joints` or `waist_joints` (the role map's chains,
+/// RobotRoles) moves by a sum of three sines (arms 0.35 rad, waist 0.12 rad in all; frequencies
+/// 0.2–0.8 Hz and phases drawn from `seed`, joint by joint in the order of `joints`).
+Excitation TrainingMotion(const std::vector<std::string>& joints,
+                          const std::vector<std::string>& arm_joints,
+                          const std::vector<std::string>& waist_joints, std::uint64_t seed,
+                          double start, double end, double waves_end);
 
 }  // namespace heft::sim

@@ -12,6 +12,7 @@
 
 #include "heft/sim/controller.hpp"
 #include "heft/sim/mujoco_model.hpp"
+#include "heft/sim/roles.hpp"
 
 namespace heft::sim {
 
@@ -49,6 +50,10 @@ struct ScenarioOptions {
   /// dumbbell-curl, floating for the others. Empty: robots_dir's heft_humanoid_fixed.urdf /
   /// heft_humanoid.urdf. Its proportions (legs, sole, wrist, link masses) are measured on it.
   std::string urdf_path;
+  /// The robot's role map (simulation.roles: its pelvis, torso, legs, arms and payload arm).
+  /// Empty: with urdf_path empty, robots_dir's heft_humanoid_roles.yaml (the reference
+  /// humanoid's); otherwise refused.
+  RoleMap roles;
   /// Joint order of the state samples the controller will receive; empty: the URDF's order as
   /// MuJoCo loads it (the scenarios' Plant).
   std::vector<std::string> state_joint_names;

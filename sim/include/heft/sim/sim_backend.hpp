@@ -122,6 +122,7 @@ struct SimOptions {
   std::string scenario;
   std::string robots_dir;  // the scenarios' URDFs; empty: the source tree's config/robots
   std::string urdf;        // the robot (robot.urdf); empty: heft_humanoid*.urdf in robots_dir
+  RoleMap roles;           // simulation.roles; empty (with urdf empty): the reference humanoid's
   bool adaptation = true;
   double duration_scale = 1.0;
   double load_after = 0.0;  // s: the scenario holds still, unloaded, this long first
