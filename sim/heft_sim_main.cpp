@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "heft/dynamics/model.hpp"
+#include "heft/hal/model_identity.hpp"
 #include "heft/host/host.hpp"
 #include "heft/plugin/plugin_config.hpp"
 #include "heft/sim/mujoco_model.hpp"
@@ -59,6 +60,7 @@ class SimulatedFactory final : public host::BackendFactory {
       for (const std::string& body : config.estimator.bodies)
         sim.options.hand_off_reference.push_back(
             {body, dynamics::GetBodyParameters(nominal, nominal.body_index(body))});
+      sim.options.hand_off_model = hal::ModelIdentity(config.urdf_path, config.parameters_path);
     }
     const std::size_t friction_joints = sim.options.controller_friction.size();
     const std::size_t identified_bodies = sim.options.controller_parameters.size();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "heft/drivers/driver_loop.hpp"
+#include "heft/hal/model_identity.hpp"
 #include "heft/hal/state_buffer.hpp"
 #include "heft/host/candump_tap.hpp"
 #include "heft/host/command_server.hpp"
@@ -166,11 +167,13 @@ void LoadPlugin(Service& s) {
   log.info("plugin {} loaded from {}: estimating {} link(s)", plug->name(), s.plugin_path,
            plug->num_links());
   // The hand-off is right together with this model (README, "On your robot").
+  // Its identity is in every hand-off (InertialEstimate::nominal_model, hal/model_identity.hpp).
+  const std::uint32_t identity = hal::ModelIdentity(pcfg.urdf_path, pcfg.parameters_path);
   if (pcfg.parameters_path.empty())
-    log.info("nominal model: {} (the URDF's inertial parameters)", pcfg.urdf_path);
+    log.info("nominal model {:08x}: {} (the URDF's inertial parameters)", identity, pcfg.urdf_path);
   else
-    log.info("nominal model: {} with the parameters of {} (the hand-off is relative to it)",
-             pcfg.urdf_path, pcfg.parameters_path);
+    log.info("nominal model {:08x}: {} with the parameters of {} (the hand-off is relative to it)",
+             identity, pcfg.urdf_path, pcfg.parameters_path);
   // host.persistence: start from an earlier run's last settled estimate when it is usable.
   if (!s.cli.check && !s.host.persistence.file.empty()) {
     s.model_hash = NominalModelHash(pcfg);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include "heft/config/schema.hpp"
 #include "heft/config/yaml.hpp"
+#include "heft/hal/model_identity.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "heft/plugin/plugin_config.hpp"
@@ -35,6 +37,12 @@ PluginConfig ReadOwnSections(const std::string& path) {
   const config::Document document = config::Document::Load(path);
   document.root().AllowOnly(config::schema::kRoot);
   return ReadPluginConfig(document.root());
+}
+
+std::string Hex(std::uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", v);
+  return text;
 }
 
 class EstimatorPlugin final : public ControllerInterface {
@@ -66,9 +74,16 @@ class EstimatorPlugin final : public ControllerInterface {
       throw PluginError(e.what());
     }
     warnings_ = model_->warnings;
+    std::uint32_t identity = 0;
+    try {
+      identity = hal::ModelIdentity(cfg_.urdf_path, cfg_.parameters_path);
+    } catch (const std::exception& e) {
+      throw PluginError(e.what());
+    }
     // The hand-off template: names and nominal parameters.
     out_ = hal::InertialEstimate{};
     out_.num_links = static_cast<std::uint16_t>(cfg_.estimator.bodies.size());
+    out_.nominal_model = identity;
     for (std::size_t k = 0; k < cfg_.estimator.bodies.size(); ++k) {
       auto& name = out_.links[k].name;
       std::strncpy(name.data(), cfg_.estimator.bodies[k].c_str(), name.size() - 1);
@@ -83,6 +98,14 @@ class EstimatorPlugin final : public ControllerInterface {
     if (e.num_links != out_.num_links)
       throw PluginError("start_from: the estimate has " + std::to_string(e.num_links) +
                         " link(s), this configuration estimates " + std::to_string(out_.num_links));
+    // A change of another nominal model is not a change of this one (0: a file from before the
+    // identity was written, taken as it is).
+    if (e.nominal_model != 0 && e.nominal_model != out_.nominal_model)
+      throw PluginError(
+          "start_from: the estimate was made against another nominal model "
+          "(identity " +
+          Hex(e.nominal_model) + ", this configuration's " + Hex(out_.nominal_model) +
+          "): the URDF or the parameters file changed since");
     const int n = 10 * static_cast<int>(out_.num_links);
     Eigen::VectorXd pi(n);
     Eigen::MatrixXd cov(10, n);

@@ -40,7 +40,12 @@ void SimulatedBackend::Step(std::int64_t k, host::StepContext& context) noexcept
   const std::int64_t period = context.control_period_ms;
   const bool fresh = (k - 1) % period == 0 && context.hand_off.read_latest(estimate_);
   if (fresh) UpdateNees();
-  robot_->Step(fresh ? &estimate_ : nullptr);
+  // A hand-off of another nominal model than the controllers' reference is not theirs to apply.
+  const bool foreign = fresh && config_.options.hand_off_model != 0 &&
+                       estimate_.nominal_model != config_.options.hand_off_model;
+  if (fresh) seen_model_ = estimate_.nominal_model;
+  foreign_hand_offs_ += foreign;
+  robot_->Step(fresh && !foreign ? &estimate_ : nullptr);
 
   // The simulated controller framework writes the floating base's state into its input segment
   // every millisecond (heftd takes it with host.framework_input.base) and tells the estimator
@@ -147,6 +152,13 @@ void SimulatedBackend::TelemetryValues(std::int64_t t_ns, std::vector<double>& l
 }
 
 void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::string>& bus_names) {
+  if (foreign_hand_offs_ > 0)
+    log.error(
+        "simulated controllers: {} hand-offs named nominal model {:08x}, theirs is {:08x} "
+        "(robot.urdf and robot.parameters): not applied",
+        foreign_hand_offs_, seen_model_, config_.options.hand_off_model);
+  else if (config_.options.hand_off_model != 0 && seen_model_ != 0)
+    log.info("simulated controllers: every hand-off named their nominal model {:08x}", seen_model_);
   if (robot_->unstable_at() >= 0.0) {
     log.error(
         "simulated robot: MuJoCo found the simulation unstable at t = {:.3f} s and reset it; the "

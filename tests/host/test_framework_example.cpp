@@ -42,6 +42,7 @@ hal::InertialEstimate Estimate(std::uint64_t i) {
   e.sequence = i;
   e.stamp_ns = static_cast<std::int64_t>(i) * 3;
   e.num_links = 2;
+  e.nominal_model = 0x9e3779b9U ^ static_cast<std::uint32_t>(i);
   e.status.state = hal::EstimatorState::kEstimating;
   e.status.hold_reason = static_cast<std::uint32_t>(i);
   e.status.last_nis = static_cast<double>(i) * 0.5;
@@ -65,6 +66,7 @@ TEST(SharedHandOffC, ReadsWhatTheCppRingPublished) {
     EXPECT_EQ(got.sequence, i);
     EXPECT_EQ(got.stamp_ns, static_cast<std::int64_t>(i) * 3);
     EXPECT_EQ(got.num_links, 2U);
+    EXPECT_EQ(got.nominal_model, 0x9e3779b9U ^ static_cast<std::uint32_t>(i));
     EXPECT_EQ(got.status.state, HEFT_STATE_ESTIMATING);
     EXPECT_EQ(got.status.hold_reason, i);
     EXPECT_EQ(got.status.last_nis, static_cast<double>(i) * 0.5);

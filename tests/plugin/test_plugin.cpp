@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 
 #include "heft/drivers/driver_config.hpp"
+#include "heft/hal/shared_hand_off.h"
 #include "heft/host/configuration.hpp"
 #include "heft/plugin/controller_interface.hpp"
 #include "heft/test/config_builder.hpp"
@@ -184,6 +186,35 @@ TEST(Plugin, StartsFromAGivenEstimate) {
   rig.plugin->activate();
   rig.Tick();
   EXPECT_THROW(rig.plugin->start_from(e, 10.0), PluginError);
+}
+
+// Fails if a hand-off does not name the model it is a change of — FNV-1a over the URDF's bytes, as
+// shared_hand_off.h's C function computes it for a controller — or if start_from accepts an
+// estimate made against another model.
+TEST(Plugin, EveryHandOffNamesItsNominalModel) {
+  Rig rig;
+  hal::InertialEstimate e = rig.Latest();
+  std::ifstream urdf(std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf",
+                     std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(urdf)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty());
+  const std::uint32_t expected =
+      heft_model_identity_update(HEFT_MODEL_IDENTITY_SEED, bytes.data(), bytes.size());
+  EXPECT_EQ(e.nominal_model, expected);
+  rig.plugin->activate();
+  rig.Tick();
+  EXPECT_EQ(rig.Latest().nominal_model, expected);
+  Rig other;
+  e.nominal_model = expected + 1;
+  try {
+    other.plugin->start_from(e, 10.0);
+    ADD_FAILURE() << "an estimate of another nominal model accepted";
+  } catch (const PluginError& err) {
+    EXPECT_NE(std::string(err.what()).find("another nominal model"), std::string::npos)
+        << err.what();
+  }
+  e.nominal_model = 0;  // unknown (a file from before the identity): taken
+  EXPECT_NO_THROW(other.plugin->start_from(e, 10.0));
 }
 
 TEST(Plugin, CalibratesTheBiasBeforeEstimating) {

@@ -47,10 +47,10 @@ void OnSignal(int) {
 }
 
 void Print(const heft_inertial_estimate& e) {
-  std::printf(
-      "seq %llu state %u model %u updates gated %llu:", static_cast<unsigned long long>(e.sequence),
-      static_cast<unsigned>(e.status.state), static_cast<unsigned>(e.status.model),
-      static_cast<unsigned long long>(e.status.gated));
+  std::printf("seq %llu state %u model %u nominal model %08x updates gated %llu:",
+              static_cast<unsigned long long>(e.sequence), static_cast<unsigned>(e.status.state),
+              static_cast<unsigned>(e.status.model), static_cast<unsigned>(e.nominal_model),
+              static_cast<unsigned long long>(e.status.gated));
   for (unsigned k = 0; k < e.num_links; ++k)
     std::printf(" %.*s m=%.3f kg", static_cast<int>(HEFT_HANDOFF_LINK_NAME), e.links[k].name,
                 e.links[k].parameters[0]);

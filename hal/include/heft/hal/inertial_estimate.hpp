@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -57,10 +58,14 @@ struct InertialEstimate {
   std::uint64_t sequence = 0;
   std::int64_t stamp_ns = 0;  ///< time of the state sample the estimate was computed from
   std::uint16_t num_links = 0;
+  /// The nominal model the handed parameters are a change of (hal/model_identity.hpp: FNV-1a over
+  /// the URDF's and the parameters file's bytes); 0: unknown.
+  std::uint32_t nominal_model = 0;
   EstimatorStatus status;
   std::array<LinkEstimate, kMaxEstimatedLinks> links{};
 };
 
 static_assert(std::is_trivially_copyable_v<InertialEstimate>);
+static_assert(offsetof(InertialEstimate, nominal_model) == 20, "in the padding before the status");
 
 }  // namespace heft::hal

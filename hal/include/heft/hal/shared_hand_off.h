@@ -135,7 +135,11 @@ typedef struct heft_inertial_estimate {
   uint64_t sequence;
   int64_t stamp_ns; /* time of the state sample the estimate was computed from */
   uint16_t num_links;
-  uint8_t pad0[6];
+  uint8_t pad0[2];
+  uint32_t
+      nominal_model; /* the nominal model the parameters are a change of: FNV-1a (32 bit) over
+                        the bytes of the URDF file, then of the parameters file (if any);
+                        heft_model_identity_update; 0: unknown (a writer before it was added) */
   heft_estimator_status status;
   heft_link_estimate links[HEFT_HANDOFF_MAX_LINKS];
 } heft_inertial_estimate;
@@ -174,6 +178,8 @@ typedef struct heft_handoff_segment {
 HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_estimator_status) == 64, "status layout");
 HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_link_estimate) == 928, "link layout");
 HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_inertial_estimate) == 3800, "estimate layout");
+HEFT_HANDOFF_STATIC_ASSERT(offsetof(heft_inertial_estimate, nominal_model) == 20,
+                           "estimate layout");
 HEFT_HANDOFF_STATIC_ASSERT((sizeof(heft_inertial_estimate) + 7) / 8 == HEFT_HANDOFF_WORDS,
                            "estimate words");
 HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_handoff_header) == 128, "header layout");
@@ -182,6 +188,19 @@ HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_handoff_slot) == 3840, "slot layout");
 HEFT_HANDOFF_STATIC_ASSERT(offsetof(heft_handoff_segment, head) == 128, "segment layout");
 HEFT_HANDOFF_STATIC_ASSERT(offsetof(heft_handoff_segment, slots) == 192, "segment layout");
 HEFT_HANDOFF_STATIC_ASSERT(sizeof(heft_handoff_segment) == 192 + 8 * 3840, "segment size");
+
+/* The nominal model's identity (heft_inertial_estimate.nominal_model) from the files a controller
+ * was given: start from HEFT_MODEL_IDENTITY_SEED, update with the URDF file's bytes, then with the
+ * parameters file's (when heft was given one), and map a result of 0 to 1. */
+#define HEFT_MODEL_IDENTITY_SEED 2166136261U
+static inline uint32_t heft_model_identity_update(uint32_t hash, const void* bytes, size_t size) {
+  const unsigned char* p = HEFT_HANDOFF_CAST(const unsigned char*, bytes);
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= p[i];
+    hash *= 16777619U;
+  }
+  return hash;
+}
 
 static inline int heft_handoff_compatible(const heft_handoff_segment* seg) {
   /* acquire: pairs with heftd's release store of the magic after the rest of the header. */

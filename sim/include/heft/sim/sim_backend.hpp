@@ -144,6 +144,10 @@ struct SimOptions {
   // controllers apply heft's change to their own model (Controller::SetHandOffReference). Empty:
   // the hand-off replaces their model of the link.
   std::vector<sim::Controller::BodyParameters> hand_off_reference;
+  // The identity of the model hand_off_reference comes from (hal::ModelIdentity of robot.urdf and
+  // robot.parameters; 0: not checked). A hand-off that names another nominal model is not applied:
+  // its change is of a model the controllers do not share (SimulatedBackend counts it).
+  std::uint32_t hand_off_model = 0;
   std::string candump;       // path of a `candump -l` log of every frame; empty: none
   bool candump_wait = true;  // lockstep: the simulation waits for the log writer, never drops
   // The log's time of simulated t = 0 (ns since the epoch); negative: the wall clock's whole second

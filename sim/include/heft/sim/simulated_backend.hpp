@@ -73,8 +73,10 @@ class SimulatedBackend final : public host::Backend {
   SimulationConfig config_;
   std::unique_ptr<SimulatedRobot> robot_;
   double duration_ = 0.0;
-  hal::InertialEstimate estimate_;                     // stepper thread: the latest hand-off
-  bool walking_sent_ = false;                          // stepper thread
+  hal::InertialEstimate estimate_;       // stepper thread: the latest hand-off
+  bool walking_sent_ = false;            // stepper thread
+  std::uint64_t foreign_hand_offs_ = 0;  // stepper thread: hand-offs of another nominal model
+  std::uint32_t seen_model_ = 0;         // stepper thread: the last hand-off's nominal_model
   std::unique_ptr<host::FrameworkInputWriter> input_;  // the simulated framework's side
   // The stand-in framework that owns the joints (framework_standin.hpp): its writer, whether the
   // segment takes the wrenches, its counter and its sample (stepper thread).
