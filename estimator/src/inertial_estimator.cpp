@@ -253,13 +253,18 @@ dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
   Eigen::Matrix<double, 10, 10> S =
       cov_estimate_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
   if (measurement_.consider_columns() > 0) {
-    // With the nominal's own error ε = F c a consider parameter, π̂ − π_nominal = Δ + (F + G D)c +
-    // the rest: where a calibration took Ȳ ε into the bias, the estimate carries −ε there (G D ≈
-    // −F) and the two cancel. The cross terms F (G D)ᵀ + (G D) Fᵀ say so (Σ_nominal = F Fᵀ).
+    // Σ_nominal is counted once: the estimate's covariance holds the nominal's own error too where a
+    // calibration took it into the bias (its consider columns, G D_own), and that part leaves S.
+    // Not the consider model's whole cancellation, (F + G D)(F + G D)ᵀ: the other bodies' errors
+    // the identified model leaves are larger than nominal_uncertainty says (docs/estimator.md,
+    // "What the covariance owns up to"), and with S that small the torso's drift while walking
+    // reads as a load.
     filter_.ParameterSensitivity(k, sensitivity_);
     const auto GD = sensitivity_.middleCols<7>(measurement_.own_column(k));
-    const Eigen::Matrix<double, 10, 10> cross = measurement_.own_factor(k) * GD.transpose();
-    S += cross + cross.transpose();
+    Eigen::Matrix<double, 10, 10> without_own = S;
+    without_own.noalias() -= GD * GD.transpose();
+    if (Eigen::LLT<Eigen::Matrix<double, 10, 10>>(without_own).info() == Eigen::Success)
+      S = without_own;
   }
   const dynamics::Vector10 d = estimate - nominal;
   if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
