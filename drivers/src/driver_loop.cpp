@@ -162,7 +162,12 @@ void DriverLoop::StoreImu(const ImuReading& r) noexcept {
   b.has_linear_velocity = false;
 }
 
-void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) noexcept {
+void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t tick_ns) noexcept {
+  // The frame's time: its receive stamp when the transport gives one on the loop's clock, so that a
+  // sample's age counts from its arrival, not from the tick that drained it; never later than this
+  // tick (a stamp ahead of it is not on the loop's clock). Else the tick itself.
+  const std::int64_t now_ns =
+      (f.flags & hal::CanFrame::kRxStamp) != 0 && f.stamp_ns <= tick_ns ? f.stamp_ns : tick_ns;
   auto reject = [&](Reject r, hal::ChannelHealth* health) {
     ++counters_.rejected[static_cast<std::size_t>(r)];
     if (health) ++health->rejected_frames;

@@ -100,7 +100,9 @@ class DriverLoop {
     bool fault = false;
     hal::ChannelState last_state = hal::ChannelState::kNeverSeen;
   };
-  void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  // One frame drained at tick `tick_ns`; its samples are timed by its receive stamp
+  // (hal::CanFrame::kRxStamp) when it has one.
+  void Handle(int bus, const hal::CanFrame& frame, std::int64_t tick_ns) noexcept;
   void Gap(Channel& ch, std::uint8_t counter, std::int64_t now_ns,
            hal::ChannelHealth& health) noexcept;
   // An assembler abandoned the sample `counter` (its other frames will never come): the gap up
