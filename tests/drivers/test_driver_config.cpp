@@ -213,3 +213,97 @@ TEST(DriverConfigImu, TheShippedRobotConfigResolvesItsImuOnThePelvis) {
 
 }  // namespace
 }  // namespace heft::drivers
+
+namespace heft::drivers {
+namespace {
+
+constexpr const char* kStandard = R"(drivers:
+  buses: [can0, can1]
+  joints:
+    - {name: hip, bus: can0, device: mit, motor_id: 1, p_max: 12.5, v_max: 50, t_max: 18}
+    - {name: knee, bus: can0, device: mit, motor_id: 2, reply_id: 0x10, p_max: 12.5, v_max: 50,
+       t_max: 40, torque_constant: 0.091, gear_ratio: 9, direction: -1}
+    - name: ankle
+      bus: can1
+      device: cia402
+      node: 5
+      tpdos:
+        - {cob_id: 0x185, map: [statusword, position]}
+        - {cob_id: 0x285, map: [velocity, u16, torque]}
+      counts_per_rev: 4096
+      gear_ratio: 50
+      rated_torque: 0.5
+)";
+
+// The standard actuators' keys into their configurations, the conversion's uncertainty default
+// and the identifiers each device sends. Fails if a key is dropped or lands in another field.
+TEST(DriverConfigStandard, MitAndCia402EntriesAreRead) {
+  const DriverConfig cfg = Parse(kStandard);
+  ASSERT_EQ(cfg.joints.size(), 3u);
+  const JointDevice& hip = cfg.joints[0];
+  EXPECT_EQ(hip.protocol, JointProtocol::kMit);
+  EXPECT_EQ(hip.mit.motor_id, 1);
+  EXPECT_EQ(hip.mit.reply_id, 0u);
+  EXPECT_DOUBLE_EQ(hip.mit.v_max, 50.0);
+  EXPECT_FALSE(hip.mit.current.enabled);
+  EXPECT_LT(hip.torque_scale_uncertainty, 0.0);  // the estimator's own
+  const JointDevice& knee = cfg.joints[1];
+  EXPECT_EQ(knee.mit.reply_id, 0x10u);
+  EXPECT_TRUE(knee.mit.current.enabled);
+  EXPECT_DOUBLE_EQ(knee.mit.current.torque_constant, 0.091);
+  EXPECT_DOUBLE_EQ(knee.mit.current.gear_ratio, 9.0);
+  EXPECT_EQ(knee.mit.direction, -1);
+  EXPECT_DOUBLE_EQ(knee.torque_scale_uncertainty, 0.1);
+  const JointDevice& ankle = cfg.joints[2];
+  EXPECT_EQ(ankle.protocol, JointProtocol::kCia402);
+  EXPECT_EQ(ankle.bus, 1);
+  EXPECT_EQ(ankle.cia402.node, 5);
+  ASSERT_EQ(ankle.cia402.num_tpdos, 2);
+  EXPECT_EQ(ankle.cia402.tpdos[1].cob_id, 0x285u);
+  EXPECT_EQ(ankle.cia402.tpdos[1].Bytes(), 8);
+  EXPECT_EQ(ankle.cia402.tpdos[1].map[1], Cia402Object::kUnused16);
+  EXPECT_DOUBLE_EQ(ankle.cia402.gear_ratio, 50.0);
+  EXPECT_DOUBLE_EQ(ankle.cia402.rated_torque, 0.5);
+  std::vector<std::uint32_t> ids;
+  for (const IdClaim& c : JointIdentifiers(ankle)) ids.push_back(c.id);
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{0x185, 0x285, 0x705, 0x085}));
+  EXPECT_TRUE(JointIdentifiers(hip).front().shared);
+}
+
+// Fails if an error lacks the file:line, the key or the allowed values.
+TEST(DriverConfigStandard, BadEntriesNameFileLineKeyAndAllowed) {
+  auto err = [](const std::string& joint) {
+    return ErrorOf([&] { Parse("drivers:\n  buses: [can0]\n  joints:\n    - " + joint + "\n"); });
+  };
+  EXPECT_THAT(err("{name: a, bus: can0, device: canopen}"),
+              AllOf(HasSubstr("test.yaml:4:"), HasSubstr("drivers.joints[0].device"),
+                    HasSubstr("heft, mit, cia402")));
+  EXPECT_THAT(err("{name: a, bus: can0, node: 1, motor_id: 3}"),
+              AllOf(HasSubstr("drivers.joints[0].motor_id"), HasSubstr("only for device: mit")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, motor_id: 1, p_max: 1, v_max: 1}"),
+              HasSubstr("t_max"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, motor_id: 300, p_max: 1, v_max: 1, t_max: 1}"),
+              AllOf(HasSubstr("drivers.joints[0].motor_id"), HasSubstr("255")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, node: 1, motor_id: 1, p_max: 1, v_max: 1, "
+                  "t_max: 1}"),
+              AllOf(HasSubstr("drivers.joints[0].node"), HasSubstr("heft, cia402")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[statusword, angle]}]}"),
+              AllOf(HasSubstr("test.yaml:4:"), HasSubstr("'angle' is not allowed"),
+                    HasSubstr("statusword, position, velocity, torque, current, u8, u16, u32")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position, position, u8]}]}"),
+              HasSubstr("take 9 bytes; a TPDO carries at most 8"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position]}]}"),
+              HasSubstr("no TPDO maps torque (0x6077)"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 0, tpdos: [{cob_id: 0x185, map: "
+                  "[position, torque]}]}"),
+              AllOf(HasSubstr("drivers.joints[0].node"), HasSubstr("1")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position, torque], rate: 1}]}"),
+              AllOf(HasSubstr("rate"), HasSubstr("cob_id, map")));
+}
+
+}  // namespace
+}  // namespace heft::drivers

@@ -99,7 +99,8 @@ def written(case, tmp, args, name="heft.yaml"):
         except (yaml.YAMLError, KeyError, TypeError) as e:
             check(case, False, "not YAML: %s" % e)
     else:
-        check(case, sum(l.startswith("    - {name: ") for l in text.splitlines()) == JOINTS,
+        check(case, sum(l.startswith("    - {name: ") or l.startswith("    - name: ")
+                        for l in text.splitlines()) == JOINTS,
               "not %d joint lines" % JOINTS)
     return text, k
 
@@ -178,6 +179,41 @@ with tempfile.TemporaryDirectory() as tmp:
     _, k = written(case, tmp, ["--urdf", urdf, "--map", noimu, "--links", "torso"], "plain.yaml")
     check(case, k.get("robot.floating_base") == "false", "floating_base %r" % k.get("robot.floating_base"))
     heftd_check(case, tmp, "plain.yaml")
+
+# Standard actuators: two joints as MIT-mode actuators on one bus (motor ids 1, 2) and one as a
+# CiA 402 drive (node 5). Fails unless they are written with their device kinds, the file passes
+# heftd --check, and a motor id used twice on a bus or a CiA 402 node 0 are named by line.
+with tempfile.TemporaryDirectory() as tmp:
+    case = "standard actuators"
+    path = os.path.join(tmp, "map.csv")
+    with open(MAP) as src:
+        lines = src.read().splitlines()
+    joint_rows = [i for i, l in enumerate(lines) if l.startswith("joint,")]
+    first, second, third = joint_rows[:3]
+    for i, kind, ident in ((first, "mit", 1), (second, "mit", 2), (third, "CiA402", 5)):
+        _, name, bus, _ = lines[i].split(",")
+        lines[i] = "%s,%s,%s,%d" % (kind, name, bus, ident)
+    with open(path, "w") as dst:
+        dst.write("\n".join(lines) + "\n")
+    text, k = written(case, tmp, ["--urdf", URDF, "--map", path, "--links", "torso"])
+    if text is not None:
+        check(case, text.count("device: mit, motor_id: ") == 2, "not two MIT joints")
+        check(case, "device: cia402" in text and "{cob_id: 0x185, map: [statusword, position]}" in text,
+              "no CiA 402 joint with its TPDOs")
+        heftd_check(case, tmp, "heft.yaml")
+    case = "standard actuators, bad lines"
+    bad = list(lines)
+    bus = lines[second].split(",")[2]
+    bad[second] = "mit,%s,%s,1" % (lines[second].split(",")[1], bus)
+    bad[third] = "cia402,%s,%s,0" % (lines[third].split(",")[1], lines[third].split(",")[2])
+    with open(path, "w") as dst:
+        dst.write("\n".join(bad) + "\n")
+    rc, out, err = run("--urdf", URDF, "--map", path, "--out", os.path.join(tmp, "bad.yaml"), cwd=tmp)
+    check(case, rc == 1, "exit %d, expected 1" % rc)
+    check(case, "map.csv:%d: MIT motor id 1 on %s is already line %d's" % (second + 1, bus, first + 1)
+          in err, "the motor id clash not named: %r" % err)
+    check(case, "map.csv:%d: node 0 is out of range 1..127" % (third + 1) in err,
+          "node 0 not named: %r" % err)
 
 # --fixed-base on a URDF with a floating joint: fails unless refused (exit 1) with the joint named
 # (the model would float whatever the file says).
