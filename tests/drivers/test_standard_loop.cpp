@@ -7,6 +7,7 @@
 
 #include "heft/drivers/driver_loop.hpp"
 #include "heft/drivers/memory_bus.hpp"
+#include "heft/drivers/sample_encoder.hpp"
 #include "heft/test/alloc_counter.hpp"
 
 namespace heft::drivers {
@@ -170,6 +171,39 @@ TEST(StandardActuators, TickAllocatesNothing) {
   for (int k = 0; k < 3; ++k) rig.Step(0.0, Rig::kEnabled, false);
   EXPECT_EQ(scope.count(), 0u);
   EXPECT_EQ(rig.loop.counters().rejected_total(), 1u);
+}
+
+// The simulated robot's encoder speaks each joint's device: one MIT reply per actuator, the
+// drive's two TPDOs, nothing from a joint whose encoder or torque device is silenced. Fails if a
+// standard joint gets heft's frames, or its values do not decode within one code.
+TEST(StandardActuators, TheSampleEncoderEmitsEachJointsDevice) {
+  Rig rig;
+  SampleEncoder encoder(rig.cfg);
+  hal::RobotStateSample truth;
+  truth.num_joints = 3;
+  truth.joints[0].position = 0.3;
+  truth.joints[0].velocity = -0.4;
+  truth.joints[0].torque = 5.0;
+  truth.joints[1].position = -1.0;
+  truth.joints[1].velocity = 2.0;
+  truth.joints[1].torque = -30.0;
+  truth.joints[2].position = 0.2;
+  truth.joints[2].velocity = 0.1;
+  truth.joints[2].torque = 12.0;
+  EXPECT_EQ(encoder.Emit(truth, kMs, rig.buses), 4);  // 2 replies, 2 TPDOs
+  rig.loop.Tick(kMs);
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_TRUE(rig.Ok(j)) << j;
+    EXPECT_NEAR(rig.joint(j).position, truth.joints[j].position, 25.0 / 65535.0) << j;
+    EXPECT_NEAR(rig.joint(j).velocity, truth.joints[j].velocity, 130.0 / 4095.0) << j;
+  }
+  EXPECT_NEAR(rig.joint(1).torque, -30.0, 80.0 / 4095.0 * 0.091 * 9.0);
+  EXPECT_NEAR(rig.joint(2).torque, 12.0, 0.032);
+  const unsigned char silent_knee[3] = {1, 0, 1};
+  EmitOptions opt;
+  opt.torque_enabled = silent_knee;
+  EXPECT_EQ(encoder.Emit(truth, 2 * kMs, rig.buses, opt), 3);
+  EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
 }
 
 // Fails if two joints claim one MIT motor id on a bus (their replies would be confused).
