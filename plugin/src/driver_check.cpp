@@ -159,4 +159,19 @@ void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
         config_file, nullptr);
 }
 
+std::vector<double> JointTorqueScales(const DriverConfig& cfg, double common,
+                                      const dynamics::Model& model) {
+  bool any = false;
+  for (const auto& j : cfg.joints) any = any || j.torque_scale_uncertainty >= 0.0;
+  if (!any) return {};
+  const int first = model.floating_base ? 6 : 0;
+  std::vector<double> scales(static_cast<std::size_t>(model.nv - first), common);
+  for (const auto& j : cfg.joints) {
+    if (j.torque_scale_uncertainty < 0.0) continue;
+    const int v = model.bodies[static_cast<std::size_t>(model.joint_body_index(j.joint))].v_index;
+    scales[static_cast<std::size_t>(v - first)] = j.torque_scale_uncertainty;
+  }
+  return scales;
+}
+
 }  // namespace heft::plugin

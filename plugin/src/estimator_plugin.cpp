@@ -15,6 +15,7 @@
 #include "heft/config/yaml.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "heft/plugin/driver_check.hpp"
 #include "heft/plugin/plugin_config.hpp"
 
 namespace heft::plugin {
@@ -34,24 +35,6 @@ PluginConfig ReadOwnSections(const std::string& path) {
   const config::Document document = config::Document::Load(path);
   document.root().AllowOnly(config::schema::kRoot);
   return ReadPluginConfig(document.root());
-}
-
-// Per joint in v order: the torque-scale uncertainty of a joint whose torque the drivers convert
-// from a motor current (drivers.joints[].torque_uncertainty), the estimator's own
-// noise.joint_torque_scale for the others; empty when no joint has one of its own.
-std::vector<double> JointTorqueScales(const PluginConfig& cfg, const dynamics::Model& model) {
-  bool any = false;
-  for (const auto& j : cfg.drivers.joints) any = any || j.torque_scale_uncertainty >= 0.0;
-  if (!any) return {};
-  const int first = model.floating_base ? 6 : 0;
-  std::vector<double> scales(static_cast<std::size_t>(model.nv - first),
-                             cfg.estimator.joint_torque_scale);
-  for (const auto& j : cfg.drivers.joints) {
-    if (j.torque_scale_uncertainty < 0.0) continue;
-    const int v = model.bodies[model.joint_body_index(j.joint)].v_index;
-    scales[static_cast<std::size_t>(v - first)] = j.torque_scale_uncertainty;
-  }
-  return scales;
 }
 
 class EstimatorPlugin final : public ControllerInterface {
@@ -77,7 +60,8 @@ class EstimatorPlugin final : public ControllerInterface {
       }
       // An estimated link thinner than the estimator's margin is refused here, naming the file.
       CheckEstimatedNominals(cfg_, from_parameters, *model_);
-      cfg_.estimator.joint_torque_scales = JointTorqueScales(cfg_, *model_);
+      cfg_.estimator.joint_torque_scales =
+          JointTorqueScales(cfg_.drivers, cfg_.estimator.joint_torque_scale, *model_);
       estimator_ = std::make_unique<estimator::InertialEstimator>(*model_, cfg_.estimator);
       mapping_ = std::make_unique<estimator::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {
