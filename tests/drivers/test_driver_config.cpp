@@ -307,3 +307,63 @@ TEST(DriverConfigStandard, BadEntriesNameFileLineKeyAndAllowed) {
 
 }  // namespace
 }  // namespace heft::drivers
+
+namespace heft::drivers {
+namespace {
+
+// Two revolute joints on a fixed base, a foot link for an F/T cell.
+constexpr const char* kTwoJoints = R"(<?xml version="1.0"?>
+<robot name="two">
+  <link name="base"><inertial><mass value="5"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="foot_joint" type="fixed"><parent link="b"/><child link="foot"/></joint>
+  <link name="foot"/>
+</robot>
+)";
+
+// Against the URDF: two MIT actuators share their controller's reply identifier but not a motor id
+// on a bus; a CiA 402 drive's identifiers clash like any device's. Fails if a shared reply
+// identifier is refused, a motor id or an EMCY identifier used twice is accepted, or the error does
+// not name the file, the list and both claimants (this overload has no YAML node: no line).
+TEST(DriverConfigStandard, MotorIdsAndDriveIdentifiersAreCheckedPerBus) {
+  const std::string urdf = (std::filesystem::temp_directory_path() /
+                            ("heft_two_" + std::to_string(::getpid()) + ".urdf"))
+                               .string();
+  std::ofstream(urdf) << kTwoJoints;
+  auto check = [&](const std::string& joints, const std::string& cells = "") {
+    return ErrorOf([&] {
+      DriverConfig cfg = Parse("drivers:\n  buses: [can0, can1]\n  joints:\n" + joints + cells);
+      plugin::CheckDriverConfig(cfg, urdf, "test.yaml");
+    });
+  };
+  const std::string mit = ", device: mit, p_max: 12.5, v_max: 50, t_max: 18}\n";
+  EXPECT_EQ(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                  "    - {name: j2, bus: can0, motor_id: 2" + mit),
+            "(no error)");
+  EXPECT_EQ(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                  "    - {name: j2, bus: can1, motor_id: 1" + mit),
+            "(no error)");  // another bus
+  EXPECT_THAT(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                    "    - {name: j2, bus: can0, motor_id: 1" + mit),
+              AllOf(HasSubstr("test.yaml: drivers.joints"), HasSubstr("motor id 1 on bus 'can0'"),
+                    HasSubstr("'j1' and 'j2'")));
+  const std::string drive =
+      "    - {name: j2, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+      "[statusword, position, torque]}]}\n";
+  const std::string cell =
+      "  ft_cells:\n    - {frame: foot, bus: can0, base_id: 0x084, calibration: [1,0,0,0,0,0, "
+      "0,1,0,0,0,0, 0,0,1,0,0,0, 0,0,0,1,0,0, 0,0,0,0,1,0, 0,0,0,0,0,1]}\n";
+  EXPECT_EQ(check("    - {name: j1, bus: can0, node: 0}\n" + drive), "(no error)");
+  EXPECT_THAT(check("    - {name: j1, bus: can0, node: 0}\n" + drive, cell),
+              AllOf(HasSubstr("0x085"), HasSubstr("EMCY of the drive of 'j2'"),
+                    HasSubstr("F/T cell 'foot'")));
+  std::filesystem::remove(urdf);
+}
+
+}  // namespace
+}  // namespace heft::drivers
