@@ -31,6 +31,7 @@ else()
 endif()
 set(HEFT_SYSTEMD_UNIT_DIR ${_unitdir} CACHE PATH "Where the systemd units are installed")
 set(HEFT_SYSUSERS_DIR ${CMAKE_INSTALL_PREFIX}/lib/sysusers.d)
+set(HEFT_TMPFILES_DIR ${CMAKE_INSTALL_PREFIX}/lib/tmpfiles.d)
 
 # heftd (or, after the host split, the library that looks the plugin up) defaults host.plugin to the
 # installed plugin (a build tree's heftd still prefers the plugin next to it).
@@ -69,6 +70,9 @@ if(TARGET heftd AND EXISTS ${CMAKE_BINARY_DIR}/systemd/heftd.service)  # no unit
   install(FILES ${CMAKE_BINARY_DIR}/systemd/heftd.service ${CMAKE_SOURCE_DIR}/systemd/robot-walking.target
           DESTINATION ${HEFT_SYSTEMD_UNIT_DIR} COMPONENT service)
   install(FILES ${CMAKE_SOURCE_DIR}/systemd/heft.sysusers DESTINATION ${HEFT_SYSUSERS_DIR} RENAME heft.conf
+          COMPONENT service)
+  # /var/log/heft owned by heft, for heftd run by hand (postinst applies it at once).
+  install(FILES ${CMAKE_SOURCE_DIR}/systemd/heft.tmpfiles DESTINATION ${HEFT_TMPFILES_DIR} RENAME heft.conf
           COMPONENT service)
   # Group heft's rw on /dev/cpu_dma_latency (host.realtime.cpu_dma_latency_us).
   install(FILES ${CMAKE_SOURCE_DIR}/systemd/60-heft.rules DESTINATION ${_udevdir}

@@ -249,6 +249,9 @@ CandumpReplay::CandumpReplay(std::string bus, const std::vector<CandumpRecord>& 
                                   BackInTime(*previous, r));
     previous = &r;
     frames_.push_back(r.frame);
+    // The log's stamp is the frame's receive time in the replay's clock (AdvanceTo, the ticks).
+    frames_.back().stamp_ns = r.stamp_ns;
+    frames_.back().flags |= hal::CanFrame::kRxStamp;
   }
 }
 

@@ -57,12 +57,17 @@ T Saturate(double x) {
 }
 
 // In Reject's declaration order.
-constexpr std::array<const char*, 10> kRejectNames{
-    "none",           "unknown identifier",
-    "remote frame",   "extended identifier",
-    "wrong length",   "reserved bits set",
-    "bad CRC",        "raw value out of range",
-    "unpaired frame", "attitude not a unit quaternion"};
+constexpr std::array<const char*, 11> kRejectNames{"none",
+                                                   "unknown identifier",
+                                                   "remote frame",
+                                                   "extended identifier",
+                                                   "wrong length",
+                                                   "reserved bits set",
+                                                   "bad CRC",
+                                                   "raw value out of range",
+                                                   "unpaired frame",
+                                                   "attitude not a unit quaternion",
+                                                   "not an NMT state"};
 static_assert(kRejectNames.size() == static_cast<std::size_t>(Reject::kCount));
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "heft/config/schema.hpp"
+#include "standard_actuator_config.hpp"
 
 namespace heft::drivers {
 
@@ -84,6 +85,12 @@ JointDevice ParseJoint(const config::Node& j, const BusIndex& bus_index,
   JointDevice d;
   d.joint = j.Get<std::string>("name");
   d.bus = BusOf(j, bus_index, buses);
+  d.protocol = ParseJointProtocol(j);
+  d.timeout = TimeoutSeconds(j, default_timeout * 1e3);
+  if (d.protocol != JointProtocol::kHeft) {
+    ParseStandardActuator(j, d);
+    return d;
+  }
   const int node_id = j.Get<int>("node", -1, {-1, 127});
   d.encoder.node = static_cast<std::uint32_t>(j.Get<int>("encoder_node", node_id, {0, 127}));
   d.torque.node = static_cast<std::uint32_t>(j.Get<int>("torque_node", node_id, {0, 127}));
@@ -100,7 +107,6 @@ JointDevice ParseJoint(const config::Node& j, const BusIndex& bus_index,
   d.torque.nm_per_count = j.Get<double>("nm_per_count", d.torque.nm_per_count, {1e-9, 1.0});
   d.torque.direction = j.Get<int>("torque_direction", 1, {-1, 1});
   if (d.torque.direction == 0) j["torque_direction"].Fail("torque_direction must be 1 or -1");
-  d.timeout = TimeoutSeconds(j, default_timeout * 1e3);
   return d;
 }
 

@@ -27,9 +27,18 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
       throw std::invalid_argument("driver loop: identifier clash on bus " + config.buses[bus]);
     s = Slot{kind, static_cast<std::uint16_t>(index)};
   };
+  mit_motors_.resize(buses_.size());
   for (std::size_t i = 0; i < config.joints.size() && !config.joints_from_framework; ++i) {
-    claim(config.joints[i].bus, config.joints[i].encoder.id(), Kind::kEncoder, i);
-    claim(config.joints[i].bus, config.joints[i].torque.id(), Kind::kTorque, i);
+    const JointDevice& j = config.joints[i];
+    if (j.protocol == JointProtocol::kHeft) {
+      claim(j.bus, j.encoder.id(), Kind::kEncoder, i);
+      claim(j.bus, j.torque.id(), Kind::kTorque, i);
+    } else {
+      if (j.bus < 0 || j.bus >= static_cast<int>(buses_.size()))
+        throw std::invalid_argument("driver loop: a device on bus " + std::to_string(j.bus) +
+                                    " of " + std::to_string(buses_.size()));
+      ClaimJoint(i);
+    }
   }
   for (std::size_t i = 0; i < config.ft_cells.size() && !config.ft_cells_from_framework; ++i) {
     claim(config.ft_cells[i].bus, config.ft_cells[i].ft.base_id, Kind::kFtA, i);
@@ -43,6 +52,8 @@ DriverLoop::DriverLoop(const DriverConfig& config, std::span<hal::CanTransport* 
     for (int k = 0; k < 3; ++k) sample_.base.specific_force_point[k] = config.imu->p_BI[k];
     sample_.base.has_specific_force = true;
   }
+  drives_.resize(config.joints.size());
+  status_fault_.resize(config.joints.size());
   encoders_.resize(config.joints.size());
   torques_.resize(config.joints.size());
   torque_tracks_.resize(config.joints.size());
@@ -162,7 +173,12 @@ void DriverLoop::StoreImu(const ImuReading& r) noexcept {
   b.has_linear_velocity = false;
 }
 
-void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) noexcept {
+void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t tick_ns) noexcept {
+  // The frame's time: its receive stamp when the transport gives one on the loop's clock, so that a
+  // sample's age counts from its arrival, not from the tick that drained it; never later than this
+  // tick (a stamp ahead of it is not on the loop's clock). Else the tick itself.
+  const std::int64_t now_ns =
+      (f.flags & hal::CanFrame::kRxStamp) != 0 && f.stamp_ns <= tick_ns ? f.stamp_ns : tick_ns;
   auto reject = [&](Reject r, hal::ChannelHealth* health) {
     ++counters_.rejected[static_cast<std::size_t>(r)];
     if (health) ++health->rejected_frames;
@@ -226,6 +242,11 @@ void DriverLoop::Handle(int bus, const hal::CanFrame& f, std::int64_t now_ns) no
       if (result != ImuAssembler::Result::kComplete) return;
       return Accept(imu_, health, r.counter, r.status, r.usable, now_ns, [&] { StoreImu(r); });
     }
+    case Kind::kMit:
+    case Kind::kTpdo:
+    case Kind::kHeartbeat:
+    case Kind::kEmcy:
+      return HandleStandard(bus, slot, f, now_ns);
     case Kind::kNone:
       return;
   }

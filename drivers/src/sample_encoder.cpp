@@ -4,6 +4,13 @@
 #include <stdexcept>
 
 namespace heft::drivers {
+namespace {
+
+// A CiA 402 drive's statusword in "operation enabled": ready to switch on, switched on, operation
+// enabled, voltage enabled, quick stop not active, remote.
+constexpr std::uint16_t kCia402Enabled = 0x0237;
+
+}  // namespace
 
 ImuValues ImuValuesFromBase(const ImuDevice& imu, const hal::BaseSample& base) noexcept {
   const auto& o = base.orientation;
@@ -41,6 +48,17 @@ int SampleEncoder::Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
   for (std::size_t i = 0; i < config_.joints.size() && !config_.joints_from_framework; ++i) {
     const JointDevice& d = config_.joints[i];
     const hal::JointSample& j = truth.joints[i];
+    if (d.protocol != JointProtocol::kHeft) {
+      // A standard actuator sends its joint's values in one reply (MIT) or its TPDOs (CiA 402):
+      // silent when either of the joint's devices is.
+      if (!enabled(opt.encoder_enabled, i) || !enabled(opt.torque_enabled, i)) continue;
+      if (d.protocol == JointProtocol::kMit)
+        put(d.bus, EncodeMitReply(d.mit, j.position, j.velocity, j.torque));
+      for (int t = 0; d.protocol == JointProtocol::kCia402 && t < d.cia402.num_tpdos; ++t)
+        put(d.bus, EncodeCia402Tpdo(d.cia402.tpdos[t], d.cia402, kCia402Enabled, j.position,
+                                    j.velocity, j.torque));
+      continue;
+    }
     if (enabled(opt.encoder_enabled, i))
       put(d.bus,
           EncodeEncoder(d.encoder, EncoderCounts(d.encoder, j.position),

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,9 @@ SocketCanTransport::SocketCanTransport(std::string interface, std::span<const Ca
   filters_.assign(filters.begin(), filters.end());
   if (!ApplyFilters()) fail("CAN_RAW_FILTER");
   if (setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on)) != 0) fail("SO_RXQ_OVFL");
+  // The kernel's receive stamp of every frame (software, CLOCK_REALTIME): a sample's age counts
+  // from it, not from the tick that drains the queue.
+  if (setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) != 0) fail("SO_TIMESTAMPNS");
   const unsigned index = if_nametoindex(name_.c_str());
   if (index == 0) fail("no such interface");
   sockaddr_can addr{};
@@ -93,10 +97,29 @@ hal::CanBusStats SocketCanTransport::stats() const noexcept {
   return s;
 }
 
+namespace {
+
+std::int64_t Nanoseconds(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// The kernel stamps on CLOCK_REALTIME, the driver loop ticks on CLOCK_MONOTONIC: the frame's age
+// on the first (at most a queue's worth, never negative) carried over to the second.
+std::int64_t MonotonicReceiveTime(const timespec& realtime_stamp) noexcept {
+  timespec real{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  const std::int64_t age =
+      std::max<std::int64_t>(Nanoseconds(real) - Nanoseconds(realtime_stamp), 0);
+  return Nanoseconds(mono) - age;
+}
+
+}  // namespace
+
 hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
   canfd_frame frame{};
   iovec iov{&frame, sizeof(frame)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint32_t))];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint32_t)) + CMSG_SPACE(sizeof(timespec))];
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -118,12 +141,19 @@ hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
     }
     return hal::IoStatus::kError;
   }
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+  timespec stamp{};
+  bool stamped = false;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET) continue;
+    if (c->cmsg_type == SO_RXQ_OVFL) {
       std::uint32_t drops = 0;
       std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
       stats_.kernel_drops = drops;
+    } else if (c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof(stamp))) {
+      std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+      stamped = true;
     }
+  }
   if (n != CAN_MTU && n != CANFD_MTU) {
     ++stats_.io_errors;
     return hal::IoStatus::kError;
@@ -144,6 +174,10 @@ hal::IoStatus SocketCanTransport::receive(hal::CanFrame& out) noexcept {
     out.id = frame.can_id & ((frame.can_id & CAN_EFF_FLAG) ? CAN_EFF_MASK : CAN_SFF_MASK);
     if (out.is_fd() && (frame.flags & CANFD_BRS)) out.flags |= hal::CanFrame::kBrs;
     if (out.is_fd() && (frame.flags & CANFD_ESI)) out.flags |= hal::CanFrame::kEsi;
+  }
+  if (stamped) {
+    out.stamp_ns = MonotonicReceiveTime(stamp);
+    out.flags |= hal::CanFrame::kRxStamp;
   }
   out.len = frame.len;
   std::memcpy(out.data.data(), frame.data, std::min<std::size_t>(frame.len, out.data.size()));

@@ -11,11 +11,30 @@
 namespace heft::estimator {
 namespace {
 
-// One whitened row's noise variance: its σ², plus on a joint row the torque sensor's scale term
-// (scale · τ_obs)² (EstimatorConfig::joint_torque_scale). Both whitening paths read it.
-double RowVariance(double sigma, bool joint, double scale, double tau) noexcept {
-  const double scaled = joint ? scale * tau : 0.0;
+// One whitened row's noise variance: its σ², plus on a joint row the torque's scale term
+// (scale · τ_obs)² (EstimatorConfig::joint_torque_scale(s); 0 on the base's rows). Both whitening
+// paths read it.
+double RowVariance(double sigma, double scale, double tau) noexcept {
+  const double scaled = scale * tau;
   return sigma * sigma + scaled * scaled;
+}
+
+// Each row's torque scale: 0 on the base's rows, the joint's own or the common one on a joint's.
+void ReadRowScales(const dynamics::Model& model, const EstimatorConfig& config,
+                   Eigen::VectorXd& scale) {
+  const int first_joint = model.floating_base ? 6 : 0;
+  const auto joints = static_cast<std::size_t>(model.nv - first_joint);
+  if (!config.joint_torque_scales.empty() && config.joint_torque_scales.size() != joints)
+    throw std::invalid_argument("estimator: joint_torque_scales: one value per joint (" +
+                                std::to_string(joints) + "), not " +
+                                std::to_string(config.joint_torque_scales.size()));
+  scale.setZero(model.nv);
+  for (int i = first_joint; i < model.nv; ++i)
+    scale[i] = config.joint_torque_scales.empty()
+                   ? config.joint_torque_scale
+                   : config.joint_torque_scales[static_cast<std::size_t>(i - first_joint)];
+  if (!((scale.array() >= 0.0).all() && (scale.array() < 1.0).all()))
+    throw std::invalid_argument("estimator: joint_torque_scale(s) must be in [0, 1)");
 }
 
 // Q of a Householder QR (the first k reflectors) as one block reflector, Q = H₀ ⋯ H_{k−1} =
@@ -163,8 +182,7 @@ Measurement::Measurement(const dynamics::Model& model,
   ReadRowSigmas(model_, config, row_sigma_);
   if (!(config.joint_torque_scale >= 0.0 && config.joint_torque_scale < 1.0))
     throw std::invalid_argument("estimator: joint_torque_scale must be in [0, 1)");
-  torque_scale_ = config.joint_torque_scale;
-  first_joint_ = model_.floating_base ? 6 : 0;
+  ReadRowScales(model_, config, torque_scale_);
 
   if (config.consider_nominal) ReadConsiderBodies(model_, selection_, config);
   Y_.resize(nv_, n_);
@@ -320,8 +338,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
   } else {
     whitened_full_ = false;
     for (int i = 0; i < nv_; ++i)
-      row_scale_[i] =
-          std::sqrt(RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, in.tau[i]));
+      row_scale_[i] = std::sqrt(RowVariance(row_sigma_[i], torque_scale_[i], in.tau[i]));
   }
   H_.leftCols(n_) = Y_;
   if (nc_ > 0) {
@@ -343,8 +360,7 @@ void Measurement::Whiten(Eigen::Ref<Eigen::MatrixXd> v) const noexcept {
 }
 
 void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept {
-  for (int i = 0; i < nv_; ++i)
-    rfull_(i, i) = RowVariance(row_sigma_[i], i >= first_joint_, torque_scale_, tau[i]);
+  for (int i = 0; i < nv_; ++i) rfull_(i, i) = RowVariance(row_sigma_[i], torque_scale_[i], tau[i]);
 }
 
 // Rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "heft/hal/forwarding_transport.hpp"
 
 namespace heft::host {
@@ -14,15 +16,24 @@ class CandumpTap::Tapped final : public hal::ForwardingTransport {
   hal::IoStatus receive(hal::CanFrame& frame) noexcept override {
     const hal::IoStatus status = inner_.receive(frame);
     if (status != hal::IoStatus::kOk) return status;
-    if (frame.stamp_ns != 0) {
+    // A simulated robot's frames carry its time (the writer adds the run's start); a robot's
+    // carry their receive time on CLOCK_MONOTONIC (kRxStamp) or none: the line gets the wall clock.
+    if (frame.stamp_ns != 0 && (frame.flags & hal::CanFrame::kRxStamp) == 0) {
       (void)writer_.Log(bus_, frame);  // a full queue counts the frame as dropped
     } else {
       hal::CanFrame stamped = frame;
-      timespec ts{};
-      clock_gettime(CLOCK_REALTIME, &ts);
+      timespec real{}, mono{};
+      clock_gettime(CLOCK_REALTIME, &real);
+      clock_gettime(CLOCK_MONOTONIC, &mono);
+      const auto ns = [](const timespec& t) {
+        return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+      };
+      // The frame's age so far, when it has a receive time: the line carries its arrival.
+      const std::int64_t age = (frame.flags & hal::CanFrame::kRxStamp) != 0
+                                   ? std::max<std::int64_t>(ns(mono) - frame.stamp_ns, 0)
+                                   : 0;
       // The writer adds its offset: take it back out so the line carries the wall clock.
-      stamped.stamp_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec -
-                         writer_.stamp_offset_ns();
+      stamped.stamp_ns = ns(real) - age - writer_.stamp_offset_ns();
       (void)writer_.Log(bus_, stamped);
     }
     return status;

@@ -1,6 +1,7 @@
 #include "heft/plugin/driver_check.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
@@ -44,6 +45,59 @@ void ResolveImuPose(const dynamics::Model& model, const std::string& urdf_path,
   imu.p_BI = frame.p;
 }
 
+// The index of an error at a list (or the imu map) rather than at one of its entries.
+constexpr std::size_t kList = static_cast<std::size_t>(-1);
+
+// The error at drivers.<list>[index].<key>, as Check's `fail` makes it.
+using FailAt = std::function<config::ConfigError(
+    const char*, std::size_t, std::initializer_list<const char*>, const std::string&)>;
+
+// Identifier clashes per bus (the MIT actuators of one controller share their reply identifier,
+// their motor ids must differ); the message sits at the second claimant's identifier.
+void CheckIdentifiers(const DriverConfig& cfg, const FailAt& fail) {
+  std::map<std::pair<int, std::uint32_t>, std::string> ids;
+  std::set<std::pair<int, std::uint32_t>> shared;  // MIT reply identifiers (several actuators)
+  auto claim = [&](int bus, std::uint32_t id, const std::string& who, const char* list,
+                   std::size_t index, std::initializer_list<const char*> keys,
+                   bool is_shared = false) {
+    auto [it, fresh] = ids.emplace(std::make_pair(bus, id), who);
+    if (fresh && is_shared) shared.insert({bus, id});
+    if (!fresh && !(is_shared && shared.count({bus, id}))) {
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "0x%03X", id);
+      throw fail(list, index, keys,
+                 "identifier " + std::string(hex) + " on bus '" + cfg.buses[bus] +
+                     "' is used by both " + it->second + " and " + who);
+    }
+  };
+  std::map<std::pair<int, int>, std::string> mit_motors;  // (bus, motor id) → joint
+  // Devices that come from the framework (drivers.joints_from, ft_cells_from) have no identifiers.
+  for (std::size_t i = 0; i < cfg.joints.size() && !cfg.joints_from_framework; ++i) {
+    const JointDevice& j = cfg.joints[i];
+    for (const drivers::IdClaim& c : drivers::JointIdentifiers(j))
+      claim(j.bus, c.id, c.what, "joints", i,
+            {"encoder_node", "torque_node", "node", "reply_id", "tpdos"}, c.shared);
+    if (j.protocol != drivers::JointProtocol::kMit) continue;
+    const auto [it, fresh] = mit_motors.emplace(std::make_pair(j.bus, j.mit.motor_id), j.joint);
+    if (!fresh)
+      throw fail("joints", i, {"motor_id"},
+                 "MIT motor id " + std::to_string(j.mit.motor_id) + " on bus '" + cfg.buses[j.bus] +
+                     "' is used by both '" + it->second + "' and '" + j.joint + "'");
+  }
+  for (std::size_t k = 0; k < cfg.ft_cells.size() && !cfg.ft_cells_from_framework; ++k) {
+    const FtDevice& c = cfg.ft_cells[k];
+    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'", "ft_cells", k, {"base_id"});
+    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)", "ft_cells", k,
+          {"base_id"});
+  }
+  if (const auto& imu = cfg.imu) {
+    const std::uint32_t id = imu->imu.base_id;
+    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)", "imu", kList, {"base_id"});
+    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)", "imu", kList, {"base_id"});
+    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)", "imu", kList, {"base_id"});
+  }
+}
+
 // `drivers`, when given, is the section `config` was read from: each message then starts with the
 // offending entry's file:line:column and key path; otherwise with `config_file`.
 void Check(DriverConfig& cfg, const dynamics::Model& model, const std::string& urdf_path,
@@ -68,7 +122,6 @@ void Check(DriverConfig& cfg, const dynamics::Model& model, const std::string& u
     }
     return config::ConfigError(where + "drivers." + list + ": " + what);
   };
-  constexpr std::size_t kList = static_cast<std::size_t>(-1);
   // The URDF's 1-DoF joints (a fixed joint is merged away, the floating one has six).
   std::set<std::string> moving;
   for (const dynamics::Body& b : model.bodies)
@@ -91,39 +144,7 @@ void Check(DriverConfig& cfg, const dynamics::Model& model, const std::string& u
       throw fail("ft_cells", k, {"frame"},
                  "frame '" + cfg.ft_cells[k].frame + "' is not a link of " + urdf_path);
   if (cfg.imu) ResolveImuPose(model, urdf_path, where, *cfg.imu);
-  // Identifier clashes per bus; the message sits at the second claimant's identifier.
-  std::map<std::pair<int, std::uint32_t>, std::string> ids;
-  auto claim = [&](int bus, std::uint32_t id, const std::string& who, const char* list,
-                   std::size_t index, std::initializer_list<const char*> keys) {
-    auto [it, fresh] = ids.emplace(std::make_pair(bus, id), who);
-    if (!fresh) {
-      char hex[16];
-      std::snprintf(hex, sizeof(hex), "0x%03X", id);
-      throw fail(list, index, keys,
-                 "identifier " + std::string(hex) + " on bus '" + cfg.buses[bus] +
-                     "' is used by both " + it->second + " and " + who);
-    }
-  };
-  // Devices that come from the framework (drivers.joints_from, ft_cells_from) have no identifiers.
-  for (std::size_t i = 0; i < cfg.joints.size() && !cfg.joints_from_framework; ++i) {
-    const JointDevice& j = cfg.joints[i];
-    claim(j.bus, j.encoder.id(), "the encoder of '" + j.joint + "'", "joints", i,
-          {"encoder_node", "node"});
-    claim(j.bus, j.torque.id(), "the torque sensor of '" + j.joint + "'", "joints", i,
-          {"torque_node", "node"});
-  }
-  for (std::size_t k = 0; k < cfg.ft_cells.size() && !cfg.ft_cells_from_framework; ++k) {
-    const FtDevice& c = cfg.ft_cells[k];
-    claim(c.bus, c.ft.base_id, "the F/T cell '" + c.frame + "'", "ft_cells", k, {"base_id"});
-    claim(c.bus, c.ft.base_id + 1, "the F/T cell '" + c.frame + "' (frame B)", "ft_cells", k,
-          {"base_id"});
-  }
-  if (const auto& imu = cfg.imu) {
-    const std::uint32_t id = imu->imu.base_id;
-    claim(imu->bus, id, "the IMU '" + imu->frame + "' (frame A)", "imu", kList, {"base_id"});
-    claim(imu->bus, id + 1, "the IMU '" + imu->frame + "' (frame B)", "imu", kList, {"base_id"});
-    claim(imu->bus, id + 2, "the IMU '" + imu->frame + "' (frame C)", "imu", kList, {"base_id"});
-  }
+  CheckIdentifiers(cfg, fail);
 }
 
 }  // namespace
@@ -137,6 +158,21 @@ void CheckDriverConfig(DriverConfig& cfg, const std::string& urdf_path,
                        const std::string& config_file) {
   Check(cfg, dynamics::LoadModelFromUrdfFile(urdf_path, dynamics::ModelOptions{}), urdf_path,
         config_file, nullptr);
+}
+
+std::vector<double> JointTorqueScales(const DriverConfig& cfg, double common,
+                                      const dynamics::Model& model) {
+  bool any = false;
+  for (const auto& j : cfg.joints) any = any || j.torque_scale_uncertainty >= 0.0;
+  if (!any) return {};
+  const int first = model.floating_base ? 6 : 0;
+  std::vector<double> scales(static_cast<std::size_t>(model.nv - first), common);
+  for (const auto& j : cfg.joints) {
+    if (j.torque_scale_uncertainty < 0.0) continue;
+    const int v = model.bodies[static_cast<std::size_t>(model.joint_body_index(j.joint))].v_index;
+    scales[static_cast<std::size_t>(v - first)] = j.torque_scale_uncertainty;
+  }
+  return scales;
 }
 
 }  // namespace heft::plugin

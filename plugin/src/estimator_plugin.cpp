@@ -18,6 +18,7 @@
 #include "heft/hal/model_identity.hpp"
 #include "heft/hal/spsc_queue.hpp"
 #include "heft/plugin/controller_interface.hpp"
+#include "heft/plugin/driver_check.hpp"
 #include "heft/plugin/plugin_config.hpp"
 
 namespace heft::plugin {
@@ -68,6 +69,8 @@ class EstimatorPlugin final : public ControllerInterface {
       }
       // An estimated link thinner than the estimator's margin is refused here, naming the file.
       CheckEstimatedNominals(cfg_, from_parameters, *model_);
+      cfg_.estimator.joint_torque_scales =
+          JointTorqueScales(cfg_.drivers, cfg_.estimator.joint_torque_scale, *model_);
       estimator_ = std::make_unique<estimator::InertialEstimator>(*model_, cfg_.estimator);
       mapping_ = std::make_unique<estimator::SampleMapping>(*model_, cfg_.mapping);
     } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "heft/drivers/candump.hpp"
 #include "heft/drivers/driver_loop.hpp"
@@ -185,7 +186,8 @@ TEST(Candump, RecordsKeepTheirLine) {
 // fix: a read past the buffer, ASan reports it).
 TEST(Candump, InterfaceNamesAreLinuxNamesAndFormatHasNoLengthLimit) {
   CandumpRecord r;
-  const std::string nul("(1700000001.000000) c0\0\0.000an0 123#", 37);
+  std::string nul("(1700000001.000000) c0\0\0.000an0 123#", 36);
+  nul.push_back('\0');  // NULs inside the name and at the end
   EXPECT_EQ(ParseCandumpLine(nul, r), "the interface name must be 1 to 15 printable characters");
   EXPECT_EQ(ParseCandumpLine("(1700000001.000000) can0123456789abc 123#", r),
             "the interface name must be 1 to 15 printable characters");
@@ -268,6 +270,47 @@ TEST(Candump, WrittenTrafficReplaysToIdenticalSamples) {
   }
   EXPECT_TRUE(r0.done());
   EXPECT_TRUE(r1.done());
+}
+
+// A replayed frame's age counts from its line's stamp, as a live frame's from its receive time.
+// Fails if the replay's frames carry no receive time (a sample logged 3.9 ms before the first tick
+// that drains it would be 0 ms old and ok with the 3 ms timeout) or if one logged 2.9 ms before is
+// not ok.
+TEST(Candump, ReplayAgesSamplesFromTheLogsStamps) {
+  const std::int64_t t0 = 1'700'000'000'000'000'000;
+  for (const auto& [logged_ns, state, age_us] :
+       {std::tuple{t0 + 100'000, hal::ChannelState::kStale, 3900u},
+        std::tuple{t0 + 1'100'000, hal::ChannelState::kOk, 2900u}}) {
+    heft::test::DriverRig rig;  // its configuration, encoder and truth; replayed, not its buses
+    ASSERT_DOUBLE_EQ(rig.cfg.joints[0].timeout, 0.003);
+    MemoryBus tap0{"can0"}, tap1{"can1"};
+    std::vector<hal::CanTransport*> taps{&tap0, &tap1};
+    rig.encoder.Emit(rig.truth, logged_ns, taps);
+    std::ostringstream log;
+    for (MemoryBus* tap : {&tap0, &tap1}) {
+      hal::CanFrame f;
+      while (tap->receive(f) == hal::IoStatus::kOk)
+        log << FormatCandumpLine({f.stamp_ns, std::string(tap->name()), f}) << "\n";
+    }
+    std::istringstream in(log.str());
+    std::vector<CandumpError> errors;
+    const auto records = ReadCandump(in, errors);
+    ASSERT_TRUE(errors.empty());
+    CandumpReplay r0("can0", records), r1("can1", records);
+    std::vector<hal::CanTransport*> replay{&r0, &r1};
+    hal::StateBuffer buffer;
+    DriverLoop loop(rig.cfg, replay, buffer);
+    const std::int64_t tick = t0 + 4'000'000;  // the first tick: every frame is drained here
+    r0.AdvanceTo(tick);
+    r1.AdvanceTo(tick);
+    loop.Tick(tick);
+    ASSERT_TRUE(r0.done() && r1.done());
+    for (std::size_t j = 0; j < rig.cfg.joints.size(); ++j) {
+      EXPECT_EQ(loop.last_sample().joints[j].encoder.state, state) << "joint " << j;
+      EXPECT_EQ(loop.last_sample().joints[j].encoder.age_us, age_us) << "joint " << j;
+    }
+    EXPECT_EQ(loop.last_sample().wrenches[1].health.state, state);
+  }
 }
 
 }  // namespace

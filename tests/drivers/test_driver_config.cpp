@@ -213,3 +213,157 @@ TEST(DriverConfigImu, TheShippedRobotConfigResolvesItsImuOnThePelvis) {
 
 }  // namespace
 }  // namespace heft::drivers
+
+namespace heft::drivers {
+namespace {
+
+constexpr const char* kStandard = R"(drivers:
+  buses: [can0, can1]
+  joints:
+    - {name: hip, bus: can0, device: mit, motor_id: 1, p_max: 12.5, v_max: 50, t_max: 18}
+    - {name: knee, bus: can0, device: mit, motor_id: 2, reply_id: 0x10, p_max: 12.5, v_max: 50,
+       t_max: 40, torque_constant: 0.091, gear_ratio: 9, direction: -1}
+    - name: ankle
+      bus: can1
+      device: cia402
+      node: 5
+      tpdos:
+        - {cob_id: 0x185, map: [statusword, position]}
+        - {cob_id: 0x285, map: [velocity, u16, torque]}
+      counts_per_rev: 4096
+      gear_ratio: 50
+      rated_torque: 0.5
+)";
+
+// The standard actuators' keys into their configurations, the conversion's uncertainty default
+// and the identifiers each device sends. Fails if a key is dropped or lands in another field.
+TEST(DriverConfigStandard, MitAndCia402EntriesAreRead) {
+  const DriverConfig cfg = Parse(kStandard);
+  ASSERT_EQ(cfg.joints.size(), 3u);
+  const JointDevice& hip = cfg.joints[0];
+  EXPECT_EQ(hip.protocol, JointProtocol::kMit);
+  EXPECT_EQ(hip.mit.motor_id, 1);
+  EXPECT_EQ(hip.mit.reply_id, 0u);
+  EXPECT_DOUBLE_EQ(hip.mit.v_max, 50.0);
+  EXPECT_FALSE(hip.mit.current.enabled);
+  EXPECT_LT(hip.torque_scale_uncertainty, 0.0);  // the estimator's own
+  const JointDevice& knee = cfg.joints[1];
+  EXPECT_EQ(knee.mit.reply_id, 0x10u);
+  EXPECT_TRUE(knee.mit.current.enabled);
+  EXPECT_DOUBLE_EQ(knee.mit.current.torque_constant, 0.091);
+  EXPECT_DOUBLE_EQ(knee.mit.current.gear_ratio, 9.0);
+  EXPECT_EQ(knee.mit.direction, -1);
+  EXPECT_DOUBLE_EQ(knee.torque_scale_uncertainty, 0.1);
+  const JointDevice& ankle = cfg.joints[2];
+  EXPECT_EQ(ankle.protocol, JointProtocol::kCia402);
+  EXPECT_EQ(ankle.bus, 1);
+  EXPECT_EQ(ankle.cia402.node, 5);
+  ASSERT_EQ(ankle.cia402.num_tpdos, 2);
+  EXPECT_EQ(ankle.cia402.tpdos[1].cob_id, 0x285u);
+  EXPECT_EQ(ankle.cia402.tpdos[1].Bytes(), 8);
+  EXPECT_EQ(ankle.cia402.tpdos[1].map[1], Cia402Object::kUnused16);
+  EXPECT_DOUBLE_EQ(ankle.cia402.gear_ratio, 50.0);
+  EXPECT_DOUBLE_EQ(ankle.cia402.rated_torque, 0.5);
+  std::vector<std::uint32_t> ids;
+  for (const IdClaim& c : JointIdentifiers(ankle)) ids.push_back(c.id);
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{0x185, 0x285, 0x705, 0x085}));
+  EXPECT_TRUE(JointIdentifiers(hip).front().shared);
+}
+
+// Fails if an error lacks the file:line, the key or the allowed values.
+TEST(DriverConfigStandard, BadEntriesNameFileLineKeyAndAllowed) {
+  auto err = [](const std::string& joint) {
+    return ErrorOf([&] { Parse("drivers:\n  buses: [can0]\n  joints:\n    - " + joint + "\n"); });
+  };
+  EXPECT_THAT(err("{name: a, bus: can0, device: canopen}"),
+              AllOf(HasSubstr("test.yaml:4:"), HasSubstr("drivers.joints[0].device"),
+                    HasSubstr("heft, mit, cia402")));
+  EXPECT_THAT(err("{name: a, bus: can0, node: 1, motor_id: 3}"),
+              AllOf(HasSubstr("drivers.joints[0].motor_id"), HasSubstr("only for device: mit")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, motor_id: 1, p_max: 1, v_max: 1}"),
+              HasSubstr("t_max"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, motor_id: 300, p_max: 1, v_max: 1, t_max: 1}"),
+              AllOf(HasSubstr("drivers.joints[0].motor_id"), HasSubstr("255")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, node: 1, motor_id: 1, p_max: 1, v_max: 1, "
+                  "t_max: 1}"),
+              AllOf(HasSubstr("drivers.joints[0].node"), HasSubstr("heft, cia402")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[statusword, angle]}]}"),
+              AllOf(HasSubstr("test.yaml:4:"), HasSubstr("'angle' is not allowed"),
+                    HasSubstr("statusword, position, velocity, torque, current, u8, u16, u32")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position, position, u8]}]}"),
+              HasSubstr("take 9 bytes; a TPDO carries at most 8"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position]}]}"),
+              HasSubstr("no TPDO maps torque (0x6077)"));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 0, tpdos: [{cob_id: 0x185, map: "
+                  "[position, torque]}]}"),
+              AllOf(HasSubstr("drivers.joints[0].node"), HasSubstr("1")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position, torque], rate: 1}]}"),
+              AllOf(HasSubstr("rate"), HasSubstr("cob_id, map")));
+}
+
+}  // namespace
+}  // namespace heft::drivers
+
+namespace heft::drivers {
+namespace {
+
+// Two revolute joints on a fixed base, a foot link for an F/T cell.
+constexpr const char* kTwoJoints = R"(<?xml version="1.0"?>
+<robot name="two">
+  <link name="base"><inertial><mass value="5"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="foot_joint" type="fixed"><parent link="b"/><child link="foot"/></joint>
+  <link name="foot"/>
+</robot>
+)";
+
+// Against the URDF: two MIT actuators share their controller's reply identifier but not a motor id
+// on a bus; a CiA 402 drive's identifiers clash like any device's. Fails if a shared reply
+// identifier is refused, a motor id or an EMCY identifier used twice is accepted, or the error does
+// not name the file, the list and both claimants (this overload has no YAML node: no line).
+TEST(DriverConfigStandard, MotorIdsAndDriveIdentifiersAreCheckedPerBus) {
+  const std::string urdf = (std::filesystem::temp_directory_path() /
+                            ("heft_two_" + std::to_string(::getpid()) + ".urdf"))
+                               .string();
+  std::ofstream(urdf) << kTwoJoints;
+  auto check = [&](const std::string& joints, const std::string& cells = "") {
+    return ErrorOf([&] {
+      DriverConfig cfg = Parse("drivers:\n  buses: [can0, can1]\n  joints:\n" + joints + cells);
+      plugin::CheckDriverConfig(cfg, urdf, "test.yaml");
+    });
+  };
+  const std::string mit = ", device: mit, p_max: 12.5, v_max: 50, t_max: 18}\n";
+  EXPECT_EQ(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                  "    - {name: j2, bus: can0, motor_id: 2" + mit),
+            "(no error)");
+  EXPECT_EQ(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                  "    - {name: j2, bus: can1, motor_id: 1" + mit),
+            "(no error)");  // another bus
+  EXPECT_THAT(check("    - {name: j1, bus: can0, motor_id: 1" + mit +
+                    "    - {name: j2, bus: can0, motor_id: 1" + mit),
+              AllOf(HasSubstr("test.yaml: drivers.joints"), HasSubstr("motor id 1 on bus 'can0'"),
+                    HasSubstr("'j1' and 'j2'")));
+  const std::string drive =
+      "    - {name: j2, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+      "[statusword, position, torque]}]}\n";
+  const std::string cell =
+      "  ft_cells:\n    - {frame: foot, bus: can0, base_id: 0x084, calibration: [1,0,0,0,0,0, "
+      "0,1,0,0,0,0, 0,0,1,0,0,0, 0,0,0,1,0,0, 0,0,0,0,1,0, 0,0,0,0,0,1]}\n";
+  EXPECT_EQ(check("    - {name: j1, bus: can0, node: 0}\n" + drive), "(no error)");
+  EXPECT_THAT(check("    - {name: j1, bus: can0, node: 0}\n" + drive, cell),
+              AllOf(HasSubstr("0x085"), HasSubstr("EMCY of the drive of 'j2'"),
+                    HasSubstr("F/T cell 'foot'")));
+  std::filesystem::remove(urdf);
+}
+
+}  // namespace
+}  // namespace heft::drivers

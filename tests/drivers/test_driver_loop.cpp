@@ -185,6 +185,55 @@ TEST(DriverLoop, StaleDeviceIsMarkedAndRecovers) {
   EXPECT_TRUE(rig.out().joints[7].torque_sensor.ok());
 }
 
+// Every device's frames of one millisecond, as a transport that stamps receive times hands them
+// over: received at `received_ns` on the loop's clock (hal::CanFrame::kRxStamp) when `stamped`,
+// queued on the rig's buses until the loop drains them.
+void QueueReceived(Rig& rig, std::int64_t received_ns, bool stamped) {
+  MemoryBus wire0("can0"), wire1("can1");
+  std::vector<hal::CanTransport*> wire{&wire0, &wire1};
+  rig.encoder.Emit(rig.truth, received_ns, wire);
+  for (int b = 0; b < 2; ++b) {
+    hal::CanFrame f;
+    while (wire[b]->receive(f) == hal::IoStatus::kOk) {
+      f.stamp_ns = received_ns;
+      if (stamped) f.flags |= hal::CanFrame::kRxStamp;
+      ASSERT_EQ(rig.buses[b]->send(f), hal::IoStatus::kOk);
+    }
+  }
+}
+
+// A sample's age counts from its frame's receive time, not from the tick that drained it. Fails if
+// the loop times a stamped frame by the tick (a sample received 3.9 ms before the 4 ms tick would
+// be 0 ms old and ok with the 3 ms timeout), if a frame received 2.9 ms before is not ok, or if a
+// frame without a receive stamp (or one stamped after the tick: another clock) is not timed by the
+// tick.
+TEST(DriverLoop, AgeCountsFromTheFramesReceiveTime) {
+  ASSERT_DOUBLE_EQ(Rig().cfg.joints[0].timeout, 0.003);
+  struct Case {
+    std::int64_t received_ns;
+    bool stamped;
+    hal::ChannelState state;
+    std::uint32_t age_us;
+  };
+  for (const Case c : {Case{100'000, true, hal::ChannelState::kStale, 3900},
+                       Case{1'100'000, true, hal::ChannelState::kOk, 2900},
+                       Case{100'000, false, hal::ChannelState::kOk, 0},
+                       Case{4'500'000, true, hal::ChannelState::kOk, 0}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "received at " << c.received_ns << " ns, stamped " << c.stamped);
+    Rig rig;
+    QueueReceived(rig, c.received_ns, c.stamped);
+    rig.loop.Tick(4 * kMs);  // the first tick after the frames arrived
+    for (std::size_t j = 0; j < rig.cfg.joints.size(); ++j) {
+      EXPECT_EQ(rig.out().joints[j].encoder.state, c.state) << "joint " << j;
+      EXPECT_EQ(rig.out().joints[j].torque_sensor.age_us, c.age_us) << "joint " << j;
+    }
+    EXPECT_EQ(rig.out().wrenches[0].health.state, c.state);
+    EXPECT_EQ(rig.out().wrenches[1].health.age_us, c.age_us);
+    EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
+  }
+}
+
 TEST(DriverLoop, CrcErrorsAreRejectedAndNothingHalfUsed) {
   Rig rig;
   rig.Step();

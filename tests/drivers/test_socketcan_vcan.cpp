@@ -14,6 +14,7 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -204,7 +206,8 @@ hal::IoStatus Next(hal::CanTransport& bus, hal::CanFrame& f, std::int64_t timeou
 
 void ExpectSame(const hal::CanFrame& got, const hal::CanFrame& sent) {
   EXPECT_EQ(got.id, sent.id);
-  EXPECT_EQ(got.flags, sent.flags);
+  // Every received frame carries its kernel receive time (SO_TIMESTAMPNS) on CLOCK_MONOTONIC.
+  EXPECT_EQ(got.flags, sent.flags | hal::CanFrame::kRxStamp);
   ASSERT_EQ(got.len, sent.len);
   for (int i = 0; i < got.len; ++i) EXPECT_EQ(got.data[i], sent.data[i]) << "byte " << i;
 }
@@ -550,6 +553,40 @@ class VcanDriverLoop : public Vcan {
     }
   };
 };
+
+std::int64_t MonotonicNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// Frames received 5 ms before the tick that drains them are 5 ms old: staleness counts from the
+// kernel's receive stamp. Fails if the transport gives no stamp (or not on CLOCK_MONOTONIC, or
+// not within the frame's real age), or if the loop times the sample by the tick (then it is 0 ms
+// old and ok with the 3 ms timeout).
+TEST_F(VcanDriverLoop, SamplesAgeFromTheKernelsReceiveStamp) {
+  Rig rig;
+  SocketCanTransport probe{"vcan1"};
+  const std::int64_t sent = MonotonicNs();
+  rig.encoder.Emit(rig.truth, 0, rig.devices);
+  ASSERT_TRUE(probe.wait(kSecond));
+  hal::CanFrame f;
+  ASSERT_EQ(probe.receive(f), hal::IoStatus::kOk);
+  ASSERT_NE(f.flags & hal::CanFrame::kRxStamp, 0);
+  EXPECT_GE(f.stamp_ns, sent - kMs);  // CLOCK_MONOTONIC, after it was sent (1 ms for rounding)
+  EXPECT_LE(f.stamp_ns, MonotonicNs());
+  for (auto* bus : rig.buses) ASSERT_TRUE(bus->wait(kSecond));  // delivered, not yet drained
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::int64_t tick = MonotonicNs();
+  rig.loop.Tick(tick);
+  const hal::RobotStateSample& s = rig.loop.last_sample();
+  for (std::size_t j = 0; j < rig.cfg.joints.size(); ++j) {
+    EXPECT_EQ(s.joints[j].encoder.state, hal::ChannelState::kStale) << "joint " << j;
+    EXPECT_GE(s.joints[j].encoder.age_us, 5000u) << "joint " << j;
+    EXPECT_LE(s.joints[j].encoder.age_us, static_cast<std::uint64_t>(tick - sent) / 1000) << j;
+  }
+  EXPECT_EQ(rig.loop.counters().rejected_total(), 0u);
+}
 
 TEST_F(VcanDriverLoop, DecodesRealFramesIntoAStateSample) {
   Rig rig;

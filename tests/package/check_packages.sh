@@ -105,8 +105,11 @@ grep -q '^RemoveIPC=no' "$unit" || fail "the framework input segment needs Remov
 grep -q '^RestartPreventExitStatus=78' "$unit" ||
   fail "a refused configuration (heftd exits 78) must not restart-loop: RestartPreventExitStatus=78"
 need /usr/lib/sysusers.d/heft.conf "User=heft (sysusers)"
+need /usr/lib/tmpfiles.d/heft.conf "/var/log/heft for heftd run by hand"
+grep -qx 'd /var/log/heft 0755 heft heft -' "$ROOT/usr/lib/tmpfiles.d/heft.conf" 2>/dev/null &&
+  ok "tmpfiles.d makes /var/log/heft, owned by heft" || fail "tmpfiles.d/heft.conf does not make /var/log/heft"
 # Every input file an installed configuration names (urdf, parameters, plugin) exists in the root;
-# outputs (telemetry, log_file, candump) go to /var/log/heft, which LogsDirectory=heft creates.
+# outputs (telemetry, log_file, candump) go to /var/log/heft (LogsDirectory=heft; tmpfiles.d by hand).
 for cfg in "$ROOT"/etc/heft/*.yaml "$ROOT"/usr/share/heft/sim/*.yaml; do
   [ -f "$cfg" ] || continue
   while read -r key path; do

@@ -2,9 +2,9 @@
 # install_in_namespace.sh WORK DEBS...: installs, upgrades, removes and purges heft with dpkg in a
 # private mount namespace whose /etc, /usr and /var are overlays on the host's, discarded on exit:
 # the host's files, users and dpkg database are never touched. Run by check_packages.sh (as root,
-# inside `unshare -m`). Checks: postinst creates the user heft, the unit is installed but not
-# enabled, the installed simulated robot runs an installed configuration from /, an operator's
-# edit of the conffile survives a reinstall, purge removes /etc/heft.
+# inside `unshare -m`). Checks: postinst creates the user heft and /var/log/heft owned by it, the
+# unit is installed but not enabled, the installed simulated robot runs an installed configuration
+# from /, an operator's edit of the conffile survives a reinstall, purge removes /etc/heft.
 set -u
 WORK=$1; shift
 fail=0
@@ -16,6 +16,9 @@ done
 if getent passwd heft >/dev/null; then echo "note: the host has a user heft; user creation not checked"; fi
 dpkg -i "$@" >"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; echo "FAIL: dpkg -i"; exit 1; }
 check "postinst created the user heft" "getent passwd heft >/dev/null && getent group heft >/dev/null"
+# heftd run by hand as user heft (no systemd LogsDirectory=) opens /var/log/heft/heftd.log.
+check "postinst made /var/log/heft, owned by heft" \
+  "[ -d /var/log/heft ] && [ \"\$(stat -c %U:%G /var/log/heft)\" = heft:heft ]"
 check "heftd.service not enabled" "[ ! -e /etc/systemd/system/robot-walking.target.wants/heftd.service ]"
 check "dpkg lists /etc/heft/heft.yaml as conffile" "dpkg-query -W -f='\${Conffiles}' heft | grep -q /etc/heft/heft.yaml"
 # The installed simulated robot on an installed configuration: the plugin from its installed path

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "heft/dynamics/model.hpp"
 #include "heft/host/configuration.hpp"
+#include "heft/plugin/driver_check.hpp"
 #include "heft/test/config_builder.hpp"
 
 namespace heft::plugin {
@@ -286,6 +288,31 @@ TEST(PluginConfig, TheRobotWithoutFootCellsNamesItsContacts) {
       {"full measurement without cells", "torso-load-noft", Set("estimator.measurement", "full"),
        "estimator.measurement", false, "estimator.measurement: full needs the contact wrenches"},
   });
+}
+
+}  // namespace
+}  // namespace heft::plugin
+
+namespace heft::plugin {
+namespace {
+
+// A joint whose torque comes from a motor current carries its conversion's uncertainty into the
+// estimator's torque-scale term at its own row (v order, the base's six rows left out); the others
+// the common term; no joint with one of its own: empty (the estimator's common term). Fails if the
+// value lands on another joint's row or the common term is lost.
+TEST(PluginConfig, ACurrentDerivedTorquesUncertaintyIsItsJointsTorqueScale) {
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
+      std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid.urdf", dynamics::ModelOptions{true});
+  drivers::DriverConfig cfg = drivers::ReferenceDriverConfig(model.joint_names(), {});
+  EXPECT_TRUE(JointTorqueScales(cfg, 0.01, model).empty());
+  for (auto& j : cfg.joints)
+    if (j.joint == "left_knee") j.torque_scale_uncertainty = 0.07;
+  const std::vector<double> scales = JointTorqueScales(cfg, 0.01, model);
+  ASSERT_EQ(scales.size(), static_cast<std::size_t>(model.nv - 6));
+  const int knee =
+      model.bodies[static_cast<std::size_t>(model.joint_body_index("left_knee"))].v_index;
+  for (int v = 6; v < model.nv; ++v)
+    EXPECT_DOUBLE_EQ(scales[static_cast<std::size_t>(v - 6)], v == knee ? 0.07 : 0.01) << v;
 }
 
 }  // namespace

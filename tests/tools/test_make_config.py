@@ -3,7 +3,12 @@
 map with a header row, a URDF whose root is the pelvis (no floating joint) with an imu line, with
 --fixed-base and with --floating-base, a map with two bad lines and the usage errors. Each case runs
 the tool in a fresh temporary folder; a check that fails prints "FAIL: <case>: ..." and the run
-exits 1. The last line: "N passed, M failed"."""
+exits 1. The last line: "N passed, M failed".
+
+    test_make_config.py [HEFTD]
+
+With heftd's path, every file the tool writes must also pass `heftd --config FILE --check` (the
+round trip a team makes next); without it that check is left out, and said so."""
 
 import os
 import subprocess
@@ -21,6 +26,7 @@ TOOL = os.path.join(SOURCE, "tools", "heft-make-config")
 URDF = os.path.join(SOURCE, "config", "robots", "heft_humanoid.urdf")
 MAP = os.path.join(SOURCE, "config", "robots", "heft_humanoid_can_map.csv")
 JOINTS = 29  # the reference robot's moving joints, each a line of its map
+HEFTD = sys.argv[1] if len(sys.argv) > 1 else None
 
 passed = failed = 0
 
@@ -38,6 +44,17 @@ def run(*args, cwd):
     p = subprocess.run([sys.executable, TOOL] + list(args), cwd=cwd, capture_output=True, text=True,
                        timeout=30)
     return p.returncode, p.stdout, p.stderr
+
+
+def heftd_check(case, tmp, name):
+    """The written file through `heftd --check`: fails on any exit but 0 (the tool wrote a file
+    heftd refuses, e.g. floating_base: false with drivers.imu)."""
+    if HEFTD is None:
+        return
+    p = subprocess.run([HEFTD, "--config", os.path.join(tmp, name), "--check"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    check(case, p.returncode == 0 and "configuration OK" in p.stdout + p.stderr,
+          "heftd --check exit %d: %s" % (p.returncode, (p.stdout + p.stderr).strip()[-600:]))
 
 
 def keys(text):
@@ -82,7 +99,8 @@ def written(case, tmp, args, name="heft.yaml"):
         except (yaml.YAMLError, KeyError, TypeError) as e:
             check(case, False, "not YAML: %s" % e)
     else:
-        check(case, sum(l.startswith("    - {name: ") for l in text.splitlines()) == JOINTS,
+        check(case, sum(l.startswith("    - {name: ") or l.startswith("    - name: ")
+                        for l in text.splitlines()) == JOINTS,
               "not %d joint lines" % JOINTS)
     return text, k
 
@@ -110,6 +128,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(case, k.get("robot.floating_base") == "true", "floating_base %r" % k.get("robot.floating_base"))
     check(case, k.get("drivers.imu", "").startswith("{bus: can0, base_id: 0x400"), "no drivers.imu")
     check(case, "host" not in k, "a host section (the base IMU is the base's source)")
+    heftd_check(case, tmp, "heft.yaml")
 
 # A header row (with a spreadsheet's byte-order mark, any case, spaces): fails if the header is taken
 # as a device line (exit 1) or the file differs from the reference's beyond its first comment line.
@@ -131,6 +150,7 @@ with tempfile.TemporaryDirectory() as tmp:
     _, k = written(case, tmp, ["--urdf", urdf, "--map", MAP, "--links", "torso"])
     check(case, k.get("robot.floating_base") == "true", "floating_base %r" % k.get("robot.floating_base"))
     check(case, "drivers.imu" in k, "no drivers.imu")
+    heftd_check(case, tmp, "heft.yaml")
 
     # --fixed-base: fails unless the base is fixed and the imu line left out (heftd refuses
     # drivers.imu on a fixed base).
@@ -139,6 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
                       "fixed.yaml")
     check(case, k.get("robot.floating_base") == "false", "floating_base %r" % k.get("robot.floating_base"))
     check(case, "drivers.imu" not in k, "drivers.imu written on a fixed base")
+    heftd_check(case, tmp, "fixed.yaml")
 
     # --floating-base without an imu line: fails unless the base's motion comes from the
     # controller framework (host.framework_input.base), heftd's other base source.
@@ -151,11 +172,48 @@ with tempfile.TemporaryDirectory() as tmp:
     check(case, k.get("robot.floating_base") == "true", "floating_base %r" % k.get("robot.floating_base"))
     check(case, k.get("host.framework_input") == "{base: true}",
           "host.framework_input %r" % k.get("host.framework_input"))
+    heftd_check(case, tmp, "framework.yaml")
 
     # No imu line, no option: the pelvis-rooted URDF is a fixed base (fails if it is not).
     case = "pelvis root, no imu line"
     _, k = written(case, tmp, ["--urdf", urdf, "--map", noimu, "--links", "torso"], "plain.yaml")
     check(case, k.get("robot.floating_base") == "false", "floating_base %r" % k.get("robot.floating_base"))
+    heftd_check(case, tmp, "plain.yaml")
+
+# Standard actuators: two joints as MIT-mode actuators on one bus (motor ids 1, 2) and one as a
+# CiA 402 drive (node 5). Fails unless they are written with their device kinds, the file passes
+# heftd --check, and a motor id used twice on a bus or a CiA 402 node 0 are named by line.
+with tempfile.TemporaryDirectory() as tmp:
+    case = "standard actuators"
+    path = os.path.join(tmp, "map.csv")
+    with open(MAP) as src:
+        lines = src.read().splitlines()
+    joint_rows = [i for i, l in enumerate(lines) if l.startswith("joint,")]
+    first, second, third = joint_rows[:3]
+    for i, kind, ident in ((first, "mit", 1), (second, "mit", 2), (third, "CiA402", 5)):
+        _, name, bus, _ = lines[i].split(",")
+        lines[i] = "%s,%s,%s,%d" % (kind, name, bus, ident)
+    with open(path, "w") as dst:
+        dst.write("\n".join(lines) + "\n")
+    text, k = written(case, tmp, ["--urdf", URDF, "--map", path, "--links", "torso"])
+    if text is not None:
+        check(case, text.count("device: mit, motor_id: ") == 2, "not two MIT joints")
+        check(case, "device: cia402" in text and "{cob_id: 0x185, map: [statusword, position]}" in text,
+              "no CiA 402 joint with its TPDOs")
+        heftd_check(case, tmp, "heft.yaml")
+    case = "standard actuators, bad lines"
+    bad = list(lines)
+    bus = lines[second].split(",")[2]
+    bad[second] = "mit,%s,%s,1" % (lines[second].split(",")[1], bus)
+    bad[third] = "cia402,%s,%s,0" % (lines[third].split(",")[1], lines[third].split(",")[2])
+    with open(path, "w") as dst:
+        dst.write("\n".join(bad) + "\n")
+    rc, out, err = run("--urdf", URDF, "--map", path, "--out", os.path.join(tmp, "bad.yaml"), cwd=tmp)
+    check(case, rc == 1, "exit %d, expected 1" % rc)
+    check(case, "map.csv:%d: MIT motor id 1 on %s is already line %d's" % (second + 1, bus, first + 1)
+          in err, "the motor id clash not named: %r" % err)
+    check(case, "map.csv:%d: node 0 is out of range 1..127" % (third + 1) in err,
+          "node 0 not named: %r" % err)
 
 # --fixed-base on a URDF with a floating joint: fails unless refused (exit 1) with the joint named
 # (the model would float whatever the file says).
@@ -191,5 +249,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 if yaml is None:
     print("no python3-yaml: the files' structure checked line by line")
+if HEFTD is None:
+    print("no heftd given: the files were not checked with heftd --check")
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -3,13 +3,8 @@
 // (RunIdentification: read, filter, stack, least squares, SDP, evaluate) and its printed report
 // (FormatReport) live in heft_identification; this file runs it with progress on the terminal and
 // writes the identified URDF and parameter YAML.
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -20,6 +15,7 @@
 #include "heft/identification/output.hpp"
 #include "heft/identification/pipeline.hpp"
 #include "heft/recording/candump_convert.hpp"
+#include "log_reader.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 
@@ -51,20 +47,15 @@ int Convert(const identify::ConvertOptions& o) {
   // time stamp would hide a damaged log, and the replay is per bus anyway.
   std::vector<drivers::CandumpRecord> records;
   std::map<std::string, std::pair<std::int64_t, std::string>> last;  // bus → time, "file:line"
+  std::uint64_t budget = o.max_log_bytes;
   for (const auto& path : o.logs) {
-    // A log is a file of a known length: a character device (/dev/zero) or a pipe would be read
-    // for ever, line by bounded line, without a word.
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0)
-      throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-      throw std::runtime_error(path +
-                               ": not a regular file (a candump log is a file: candump -l writes "
-                               "one; a device or a pipe has no end to convert)");
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
-    std::vector<drivers::CandumpError> errors;
-    auto part = drivers::ReadCandump(in, errors);
+    // Bounded: regular files only, within the budget, up to their length when opened.
+    identify::LogRead read = identify::ReadLogBounded(path, budget);
+    budget -= read.bytes;
+    std::printf("%s: %zu frames (%llu bytes)\n", path.c_str(), read.records.size(),
+                static_cast<unsigned long long>(read.bytes));
+    const auto& errors = read.errors;
+    auto& part = read.records;
     for (const auto& e : errors)
       std::fprintf(stderr, "heft-identify: %s:%d: %s (line skipped)\n", path.c_str(), e.line,
                    e.reason.c_str());

@@ -9,7 +9,8 @@
 namespace heft::identify {
 
 const char* const kUsageText = R"(usage: heft-identify --urdf FILE [options] RECORDING...
-       heft-identify convert --config HEFT.yaml --out FILE.heftrec [--max-gap S] CANDUMP.log...
+       heft-identify convert --config HEFT.yaml --out FILE.heftrec [--max-gap S]
+                             [--max-log-size MB] CANDUMP.log...
        heft-identify --help | --version
 
 Identifies the robot's nominal inertial parameters (and joint friction) from .heftrec recordings
@@ -48,6 +49,11 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --out-yaml FILE          the identified parameters with their identifiability and fit statistics
   -h, --help               this text
   --version                heft's version
+
+convert reads candump logs (regular files only) through heftd's drivers into a recording:
+  --max-gap S              longest time without frames on the configured buses (default 10)
+  --max-log-size MB        the logs together at most (default 1024): a larger log is refused
+                           before it is read (the conversion holds the logs in memory)
 
 Progress goes to stderr: a bar when stderr is a terminal, else a line every 10 s.
 
@@ -195,6 +201,11 @@ ConvertOptions ParseConvertOptions(int argc, char** argv) {
         throw UsageError("--max-gap: seconds in (0, " + std::to_string(max) + "], not " +
                          std::to_string(seconds));
       o.max_gap_ns = static_cast<std::int64_t>(seconds * 1e9);
+    } else if (a == "--max-log-size") {
+      const double mb = Number(a, value());
+      if (!(mb > 0.0 && mb <= 1e7))
+        throw UsageError("--max-log-size: megabytes in (0, 1e7], not " + std::to_string(mb));
+      o.max_log_bytes = static_cast<std::uint64_t>(mb * 1e6);
     } else if (!a.empty() && a[0] == '-') {
       throw UsageError("convert: unknown option " + a + " (heft-identify --help)");
     } else {

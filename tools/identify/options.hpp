@@ -42,7 +42,8 @@ struct ConvertOptions {
   bool help = false;
   std::string config_path, out;
   std::vector<std::string> logs;
-  std::int64_t max_gap_ns = 10'000'000'000;  // --max-gap S: longest gap between frames allowed
+  std::int64_t max_gap_ns = 10'000'000'000;     // --max-gap S: longest gap between frames allowed
+  std::uint64_t max_log_bytes = 1'024'000'000;  // --max-log-size MB: the logs together
 };
 // argv[1] is "convert". Throws UsageError.
 ConvertOptions ParseConvertOptions(int argc, char** argv);

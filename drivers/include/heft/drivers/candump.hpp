@@ -57,7 +57,8 @@ std::vector<CandumpRecord> ReadCandump(std::istream& in, std::vector<CandumpErro
 CandumpError FindTimeReversal(const std::vector<CandumpRecord>& records);
 
 // Replays one bus of a log as a transport: receive() returns the frames whose time has come
-// (AdvanceTo sets the replay clock, in the log's time base).
+// (AdvanceTo sets the replay clock, in the log's time base), each stamped with its line's time as
+// its receive time (hal::CanFrame::kRxStamp): the driver loop ages samples from the log's stamps.
 class CandumpReplay final : public hal::CanTransport {
  public:
   // Throws std::invalid_argument (naming the line) if the bus goes back in time: a replay in

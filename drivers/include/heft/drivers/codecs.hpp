@@ -35,6 +35,7 @@ enum class Reject : std::uint8_t {
   kRawOutOfRange,  // torque raw value outside ±2^23
   kUnpaired,       // F/T or IMU frame without a pending frame A of the same counter
   kBadAttitude,  // IMU attitude: 1 − qx² − qy² − qz² < −1/32767 (not a unit quaternion)
+  kBadNmtState,  // CANopen heartbeat: not an NMT state (canopen_codec.hpp)
   kCount,
 };
 const char* ToString(Reject reason) noexcept;

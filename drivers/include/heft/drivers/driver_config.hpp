@@ -9,16 +9,32 @@
 #include <vector>
 
 #include "heft/config/yaml.hpp"
+#include "heft/drivers/canopen_codec.hpp"
 #include "heft/drivers/codecs.hpp"
+#include "heft/drivers/mit_codec.hpp"
 
 namespace heft::drivers {
+
+// How a joint's position, velocity and torque reach the bus (drivers.joints[].device).
+enum class JointProtocol : std::uint8_t {
+  kHeft,    // heft's encoder and torque sensor (docs/can-devices.md): `encoder`, `torque`
+  kMit,     // an MIT-mode actuator's replies (mit_codec.hpp): `mit`
+  kCia402,  // a CiA 402 drive's TPDOs, heartbeat and EMCY (canopen_codec.hpp): `cia402`
+};
 
 struct JointDevice {
   std::string joint;  // URDF joint name
   int bus = 0;        // index into DriverConfig::buses
+  JointProtocol protocol = JointProtocol::kHeft;
   EncoderConfig encoder;
   TorqueConfig torque;
+  MitConfig mit;
+  Cia402Config cia402;
   double timeout = 0.003;  // s
+  // The relative standard uncertainty of this joint's torque scale (a torque from a motor current:
+  // the torque constant's and the gear's), for the estimator's torque-scale noise; < 0: the
+  // estimator's own `noise.joint_torque_scale`.
+  double torque_scale_uncertainty = -1.0;
 };
 
 struct FtDevice {
@@ -68,6 +84,16 @@ struct DriverConfig {
   std::vector<FtDevice> ft_cells;
   std::optional<ImuDevice> imu;  // none: the base state comes from elsewhere (or a fixed base)
 };
+
+// The 11-bit identifiers a joint's device sends on its bus, each with what it is ("the encoder of
+// 'knee'"). An MIT actuator's reply identifier is shared by the actuators of one controller: its
+// entry says so (`shared`), and the motor id tells them apart.
+struct IdClaim {
+  std::uint32_t id = 0;
+  std::string what;
+  bool shared = false;
+};
+std::vector<IdClaim> JointIdentifiers(const JointDevice& joint);
 
 // Reads the `drivers:` section; throws config::ConfigError naming file, key and allowed values.
 DriverConfig ParseDriverConfig(const config::Node& drivers);

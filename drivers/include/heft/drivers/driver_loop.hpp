@@ -53,6 +53,8 @@ struct DriverCounters {
   std::uint64_t fault_samples = 0;  // well-formed samples unusable (device flag, plausibility)
   std::uint64_t torque_stuck_events = 0;   // a torque channel becoming stuck
   std::uint64_t ft_saturated_samples = 0;  // F/T samples with a gauge at its rail
+  std::uint64_t emcy_errors = 0;           // CiA 402 EMCY messages with an error code (not 0)
+  std::uint64_t heartbeat_faults = 0;      // CiA 402 heartbeats: operational → another NMT state
   std::uint64_t published = 0;
   std::uint64_t rejected_total() const {
     std::uint64_t n = 0;
@@ -93,11 +95,36 @@ class DriverLoop {
   void SetTare(int cell, const Vector6& tare) { config_.ft_cells[cell].ft.tare = tare; }
 
  private:
-  enum class Kind : std::uint8_t { kNone, kEncoder, kTorque, kFtA, kFtB, kImu };
+  enum class Kind : std::uint8_t {
+    kNone,
+    kEncoder,
+    kTorque,
+    kFtA,
+    kFtB,
+    kImu,
+    kMit,        // MIT replies: mit_motors_[bus][motor id] is the joint
+    kTpdo,       // a CiA 402 drive's TPDO `sub` of joint `index`
+    kHeartbeat,  // its heartbeat
+    kEmcy,       // its EMCY
+  };
   struct Slot {
     Kind kind = Kind::kNone;
     std::uint16_t index = 0;
+    std::uint8_t sub = 0;
   };
+  // A standard actuator's state beyond its samples (driver_loop_standard.cpp).
+  struct DriveState {
+    bool not_operational = false;  // the last heartbeat's NMT state was not operational
+    bool emcy = false;             // an EMCY error code not yet reset (EMCY 0x0000)
+    bool fault() const { return not_operational || emcy; }
+  };
+  void ClaimJoint(std::size_t joint);
+  // A frame of a standard actuator (kMit, kTpdo, kHeartbeat, kEmcy).
+  void HandleStandard(int bus, Slot slot, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  void HandleMit(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  void HandleTpdo(Slot slot, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  // Heartbeat or EMCY: both channels of the joint into fault (or out of it) at once.
+  void DriveFault(std::size_t joint, bool fault) noexcept;
   struct Channel {
     std::int64_t last_usable_ns = -1;
     std::int64_t last_seen_ns = -1;  // last well-formed sample, usable or not
@@ -105,7 +132,9 @@ class DriverLoop {
     bool fault = false;
     hal::ChannelState last_state = hal::ChannelState::kNeverSeen;
   };
-  void Handle(int bus, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;
+  // One frame drained at tick `tick_ns`; its samples are timed by its receive stamp
+  // (hal::CanFrame::kRxStamp) when it has one.
+  void Handle(int bus, const hal::CanFrame& frame, std::int64_t tick_ns) noexcept;
   // The first n channels of `to` from the framework's sample (never seen without one).
   template <typename Sample, std::size_t N>
   static void FromFramework(const hal::RobotStateSample* framework, std::array<Sample, N>& to,
@@ -141,6 +170,13 @@ class DriverLoop {
   void Accept(Channel& ch, hal::ChannelHealth& health, std::uint8_t counter, std::uint8_t status,
               bool usable, std::int64_t now_ns, Store store) noexcept {
     Gap(ch, counter, now_ns, health);
+    AcceptUncounted(ch, health, status, usable, now_ns, store);
+  }
+  // The same for a device without a rolling counter (the standard actuators): no gap count.
+  template <typename Store>
+  void AcceptUncounted(Channel& ch, hal::ChannelHealth& health, std::uint16_t status, bool usable,
+                       std::int64_t now_ns, Store store) noexcept {
+    ch.last_seen_ns = now_ns;
     health.status_bits = status;
     ch.fault = !usable;
     if (!usable) {
@@ -157,6 +193,10 @@ class DriverLoop {
   std::vector<hal::CanTransport*> buses_;
   hal::StateBuffer& out_;
   std::vector<std::array<Slot, 2048>> ids_;  // per bus: identifier → device
+  // Per bus: MIT motor id → joint index + 1 (0: none). Allocated only for buses with MIT joints.
+  std::vector<std::vector<std::uint16_t>> mit_motors_;
+  std::vector<DriveState> drives_;           // per joint (CiA 402 drives only use it)
+  std::vector<unsigned char> status_fault_;  // per joint: the last statusword had its fault bit
   std::vector<Channel> encoders_, torques_, cells_;
   struct TorqueTrack {
     std::int32_t last_raw = 0;

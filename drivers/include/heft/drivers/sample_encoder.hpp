@@ -40,7 +40,9 @@ class SampleEncoder {
  public:
   explicit SampleEncoder(const DriverConfig& config);
   // Writes the frames of every device for the joint values (sample order = config order) and
-  // wrenches of `truth`, stamped `now_ns`, to buses[bus index]. Returns the number of frames sent.
+  // wrenches of `truth`, stamped `now_ns`, to buses[bus index]: heft's encoder and torque frames,
+  // an MIT actuator's reply, a CiA 402 drive's TPDOs (operation enabled) as each joint's device
+  // is. Returns the number of frames sent.
   int Emit(const hal::RobotStateSample& truth, std::int64_t now_ns,
            std::span<hal::CanTransport* const> buses, const EmitOptions& options = {}) noexcept;
   // Writes the IMU's three frames (A, B, C) for one sample, with `status` (saturation bits are

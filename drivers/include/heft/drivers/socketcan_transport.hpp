@@ -1,7 +1,9 @@
 // The SocketCAN transport: a raw CAN socket (CAN_RAW) bound to one interface, FD frames accepted,
 // non-blocking, with an error mask (bus-off, controller problems, ACK, restarted, TX timeout — not
-// every bus error) and the kernel's drop counter (SO_RXQ_OVFL). Optional kernel receive filters
-// (CAN_RAW_FILTER); by default every data frame is received. The descriptor is owned (RAII).
+// every bus error), the kernel's drop counter (SO_RXQ_OVFL) and its receive stamp of every frame
+// (SO_TIMESTAMPNS, carried to CLOCK_MONOTONIC as hal::CanFrame::kRxStamp). Optional kernel
+// receive filters (CAN_RAW_FILTER); by default every data frame is received. The descriptor is
+// owned (RAII).
 //
 // Down interfaces: the kernel reports an interface going down (or away) once, as an error on the
 // socket; from then on receive() checks the interface (two ioctls) and returns kDown on every call

@@ -59,6 +59,10 @@ struct EstimatorConfig {
   // much on every tick, worst where the torques are large (hips and knees while walking); without
   // it those rows are trusted at joint_torque_sigma whatever they carry. 0: not modelled.
   double joint_torque_scale = 0.0;
+  // Optional, per joint in v order (overrides the above): a joint whose torque is a motor current
+  // through a torque constant and a gear ratio carries that conversion's relative uncertainty
+  // (drivers.joints[].torque_uncertainty); the others joint_torque_scale.
+  std::vector<double> joint_torque_scales;
   double base_force_sigma = 10.0;  // N, floating-base force rows
   double base_torque_sigma = 3.0;  // N·m, floating-base torque rows
   // F/T cells' noise: the full-wrench measurement adds Σ J_cᵀ λ_c, so the cells' noise enters the

@@ -112,8 +112,7 @@ class Measurement {
   double friction_epsilon_ = 0.01;
   Eigen::VectorXd acceleration_sigma_;
   Eigen::VectorXd row_sigma_;
-  double torque_scale_ = 0.0;  // EstimatorConfig::joint_torque_scale
-  int first_joint_ = 0;        // v index of the first joint row
+  Eigen::VectorXd torque_scale_;  // per row: EstimatorConfig::joint_torque_scale(s), 0 on the base
   // rfull_'s diagonal: σ² per row plus each joint row's scale term (scale · τ_obs)².
   void SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept;
   Eigen::MatrixXd Y_, H_;

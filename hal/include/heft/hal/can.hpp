@@ -24,11 +24,15 @@ struct CanFrame {
   static constexpr std::uint8_t kError = 1U << 3;  ///< error frame (id holds the error class bits)
   static constexpr std::uint8_t kBrs = 1U << 4;    ///< FD bit-rate switch
   static constexpr std::uint8_t kEsi = 1U << 5;    ///< FD error state indicator
+  /// stamp_ns is the frame's receive time on the driver loop's clock (SocketCAN: the kernel's
+  /// receive stamp on CLOCK_MONOTONIC; a candump replay: the log's stamp): a sample's age counts
+  /// from it. Without it the loop takes the tick that drained the frame as its receive time.
+  static constexpr std::uint8_t kRxStamp = 1U << 6;
 
   std::uint32_t id = 0;  ///< identifier without flag bits (or error class for error frames)
   std::uint8_t len = 0;  ///< payload length in bytes (0..8 classic, 0..64 FD)
   std::uint8_t flags = 0;
-  std::int64_t stamp_ns = 0;  ///< receive time (CLOCK_MONOTONIC) or send time; 0 if unknown
+  std::int64_t stamp_ns = 0;  ///< receive time (with kRxStamp) or send time; 0 if unknown
   std::array<std::uint8_t, kMaxData> data{};
 
   [[nodiscard]] bool is_fd() const noexcept { return (flags & kFd) != 0; }

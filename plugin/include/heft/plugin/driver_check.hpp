@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "heft/config/yaml.hpp"
 #include "heft/drivers/driver_config.hpp"
@@ -22,5 +23,13 @@ void CheckDriverConfig(drivers::DriverConfig& config, const dynamics::Model& mod
 // each message prefixed by `config_file`.
 void CheckDriverConfig(drivers::DriverConfig& config, const std::string& urdf_path,
                        const std::string& config_file = "");
+
+// The estimator's torque-scale term per joint in `model`'s v order (the floating base's six rows
+// left out): a joint whose torque the drivers convert from a motor current has its conversion's
+// uncertainty (JointDevice::torque_scale_uncertainty), the others `common`
+// (estimator.noise.joint_torque_scale). Empty when no joint has one of its own, so that the
+// estimator keeps the common term. The joints must be the model's (CheckDriverConfig).
+std::vector<double> JointTorqueScales(const drivers::DriverConfig& config, double common,
+                                      const dynamics::Model& model);
 
 }  // namespace heft::plugin
