@@ -149,6 +149,7 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
   cov_estimate_ = Eigen::MatrixXd::Zero(10, n_);
+  cov_filter_ = Eigen::MatrixXd::Zero(10, n_);
   nominal_cov_ = Eigen::MatrixXd::Zero(10, n_);
   const EstimatorConfig::NominalUncertainty& u = config.nominal_uncertainty;
   if (!(u.mass >= 0.0 && u.com >= 0.0 && u.inertia >= 0.0) ||
@@ -172,7 +173,6 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   load_w_.resize(nv_);
   calibration_y_.setZero(nv_, n_);
   calibration_c_.setZero(nv_, measurement_.consider_columns());
-  sensitivity_.setZero(10, measurement_.consider_columns());
   calibration_h_.setZero(nv_, n_);
   load_u_.resize(nv_);
   load_hs_.resize(nv_, n_);
@@ -186,8 +186,13 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
 }
 
 void InertialEstimator::EstimateCovariance() noexcept {
-  for (int k = 0; k < selection_.size(); ++k)
+  for (int k = 0; k < selection_.size(); ++k) {
     filter_.BodyCovariance(k, cov_estimate_.middleCols<10>(10 * k));
+    if (measurement_.consider_columns() > 0)
+      filter_.BodyCovariance(k, cov_filter_.middleCols<10>(10 * k), false);
+    else
+      cov_filter_.middleCols<10>(10 * k) = cov_estimate_.middleCols<10>(10 * k);
+  }
 }
 
 void InertialEstimator::HandedCovariance() noexcept {
@@ -250,22 +255,10 @@ dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
   // filter absorbed is not a load). A link that departed stays so until the estimate is back
   // within the median of that distance (hysteresis: no flipping at the threshold).
   const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
-  Eigen::Matrix<double, 10, 10> S =
-      cov_estimate_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
-  if (measurement_.consider_columns() > 0) {
-    // Σ_nominal is counted once: the estimate's covariance holds the nominal's own error too where a
-    // calibration took it into the bias (its consider columns, G D_own), and that part leaves S.
-    // Not the consider model's whole cancellation, (F + G D)(F + G D)ᵀ: the other bodies' errors
-    // the identified model leaves are larger than nominal_uncertainty says (docs/estimator.md,
-    // "What the covariance owns up to"), and with S that small the torso's drift while walking
-    // reads as a load.
-    filter_.ParameterSensitivity(k, sensitivity_);
-    const auto GD = sensitivity_.middleCols<7>(measurement_.own_column(k));
-    Eigen::Matrix<double, 10, 10> without_own = S;
-    without_own.noalias() -= GD * GD.transpose();
-    if (Eigen::LLT<Eigen::Matrix<double, 10, 10>>(without_own).info() == Eigen::Success)
-      S = without_own;
-  }
+  // The estimate's own covariance here is the filter's P alone: what the consider analysis adds
+  // is the nominal's error as the estimate carries it, which Σ_nominal already counts (once).
+  const Eigen::Matrix<double, 10, 10> S =
+      cov_filter_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
   const dynamics::Vector10 d = estimate - nominal;
   if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
   if (departed_[k] && !Significant(S, d, return_threshold4_, return_threshold_)) departed_[k] = 0;

@@ -461,11 +461,11 @@ bool InertialFilter::RecoverCovariance() noexcept {
   return true;
 }
 
-void InertialFilter::BodyCovariance(int body,
-                                    Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept {
+void InertialFilter::BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out,
+                                    bool consider) const noexcept {
   // The error's covariance: the filter's own plus what the consider parameters leave, P + D Dᵀ.
   dynamics::Matrix10 P = P_.block<10, 10>(10 * body, 10 * body);
-  if (nc_ > 0)
+  if (consider && nc_ > 0)
     P.noalias() += D_.middleRows<10>(10 * body) * D_.middleRows<10>(10 * body).transpose();
   if (kind_ == FilterKind::kKalman) {
     out = P;
@@ -508,14 +508,6 @@ void InertialFilter::BodyCovariance(int body,
     const dynamics::Matrix10 XS = X * out;
     out.noalias() = XS * X.transpose();
   }
-}
-
-void InertialFilter::ParameterSensitivity(int body,
-                                          Eigen::Ref<Eigen::MatrixXd> out) const noexcept {
-  if (kind_ == FilterKind::kKalman)
-    out = D_.middleRows<10>(10 * body);
-  else
-    out.noalias() = G_.block<10, 10>(0, 10 * body) * D_.middleRows<10>(10 * body);
 }
 
 void InertialFilter::ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept {

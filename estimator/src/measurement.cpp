@@ -235,7 +235,8 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   }
   nc_others_ = 4 * static_cast<int>(consider_bodies_.size());
   // A torque sensor's scale error is the same on every tick: τ_sensed = (1 + g) τ.
-  nc_gain_ = config.joint_torque_scale > 0.0 ? model.nv - (model.floating_base ? 6 : 0) : 0;
+  // (torque_scale_ is read before: ReadRowScales.)
+  nc_gain_ = (torque_scale_.array() > 0.0).any() ? model.nv - (model.floating_base ? 6 : 0) : 0;
   for (const int b : selection.bodies())
     own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
   nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
@@ -257,9 +258,11 @@ void Measurement::Residual(const TickInput& in) noexcept {
     dynamics::MassFirstMomentColumns(model_, ws_, consider_bodies_, consider_factors_,
                                      C_.leftCols(nc_others_));
   if (nc_gain_ > 0) {
+    const int first_joint = nv_ - nc_gain_;
     C_.middleCols(nc_others_, nc_gain_).setZero();
     for (int j = 0; j < nc_gain_; ++j)
-      C_(first_joint_ + j, nc_others_ + j) = torque_scale_ * in.tau[first_joint_ + j];
+      C_(first_joint + j, nc_others_ + j) =
+          torque_scale_[first_joint + j] * in.tau[first_joint + j];
   }
   // The nominal model's friction (heft-identify's model): τ_f = F_c tanh(q̇/ε) + F_v q̇.
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {

@@ -318,10 +318,11 @@ class InertialEstimator {
   BiasCalibrator calibrator_;
   MeasurementLowPass lowpass_;     // EstimatorConfig::measurement_lowpass
   Eigen::MatrixXd calibration_c_;  // the consider columns averaged with the calibration's residual
-  Eigen::MatrixXd sensitivity_;    // one link's ∂π̂/∂c (10 × consider columns; HandOnTarget)
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;
+  Eigen::MatrixXd
+      cov_filter_;  // the estimate's covariance without the consider part (HandOnTarget)
   // HandOn's policy: whether each link's estimate departed from its nominal; the χ² thresholds
   // of departing (at handoff_confidence) and of returning (the median), 10 and 4 dof.
   std::vector<unsigned char> departed_;

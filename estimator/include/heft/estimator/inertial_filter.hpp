@@ -195,13 +195,13 @@ class InertialFilter {
   const Eigen::MatrixXd& covariance() const { return P_; }
   // ∂x̂/∂c: the estimate's sensitivity to the consider parameters (states × consider()).
   const Eigen::MatrixXd& consider_sensitivity() const { return D_; }
-  // The same for one body's π, to first order: G D's rows of that body (10 × consider()).
-  void ParameterSensitivity(int body, Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
   void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
   // The 10×10 covariance of one body's π (what the hand-off carries): for the EKF the second
   // moment of π about the estimate under θ ~ N(x, P), by a Gauss–Hermite rule along P's Cholesky
   // columns (the .cpp says why not first order); for the KF its block of P.
-  void BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept;
+  // With `consider` false, of P alone (the noise's part, without D Dᵀ).
+  void BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out,
+                      bool consider = true) const noexcept;
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_

@@ -67,9 +67,8 @@ class Measurement {
   // after it the rows read Y_est π − Ȳ_est ε: a constant error in the directions the calibration
   // pose sees, which the estimate keeps.
   void AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept;
-  // Estimated link k's own nominal error: its first consider column and its factor F (10 × 7).
+  // Estimated link k's own nominal error: its first consider column.
   int own_column(int k) const { return nc_others_ + nc_gain_ + 7 * k; }
-  const Eigen::Matrix<double, 10, 7>& own_factor(int k) const { return own_factors_[k]; }
   void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
   // Rows the last measurement dropped inside their stiction band: they are in H and z as zeros
