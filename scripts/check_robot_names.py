@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""No robot's names in the simulator's code, run by ctest (label lint, tests/lint): the scenarios,
-controllers and excitation take every link and joint of the robot from its role map
-(simulation.roles, sim/include/heft/sim/roles.hpp), so that any robot runs from its configuration.
+"""No robot's names in the simulator's or the report's code, run by ctest (label lint, tests/lint):
+the scenarios, controllers and excitation take every link and joint of the robot from its role map
+(simulation.roles, sim/include/heft/sim/roles.hpp), and heft-report takes each run's estimated link
+and task error from the run (tools/report/task.cpp), so that any robot runs and is reported from
+its configuration.
 
-Usage: check_robot_names.py ROOT. The names are every link and joint of the URDFs in
-ROOT/config/robots (and below it); the code is every C++ source under ROOT/sim. A string literal in
+Usage: check_robot_names.py ROOT [FOLDER ...]. The names are every link and joint of the URDFs in
+ROOT/config/robots (and below it); the code is every C++ source under ROOT/FOLDER (default: sim). A
+string literal in
 the code is a finding when it is one of those names ("torso") or contains one that has an
 underscore in it ("left_elbow_error_rad"): a name of one robot in code. Words that are names of
 heft's own vocabulary as well as links (ALLOWED, each with why) are left alone, and so is a line
@@ -20,6 +23,8 @@ SOURCES = (".c", ".h", ".cc", ".cpp", ".hpp")
 # A link or joint name that is also a word of heft's own: not a finding.
 ALLOWED = {
     "imu": "a device kind of simulation.faults and the deviations' draw of the base IMU",
+    "floating_base": "the configuration's key robot.floating_base (heft-report reads the runs' "
+                     "configurations), a root joint's name in some URDFs",
 }
 # A C++ string literal (no raw strings in sim/); escaped quotes kept inside.
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -38,10 +43,10 @@ def robot_names(root):
     return {n for n in names if n not in ALLOWED}
 
 
-def findings(root, names):
+def findings(root, names, folder="sim"):
     with_underscore = sorted((n for n in names if "_" in n), key=len, reverse=True)
     out = []
-    for base, dirs, files in os.walk(os.path.join(root, "sim")):
+    for base, dirs, files in os.walk(os.path.join(root, folder)):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.endswith(SOURCES):
@@ -56,21 +61,26 @@ def findings(root, names):
                             (n for n in with_underscore if n in literal), None)
                         if hit:
                             out.append('%s:%d: "%s" names the robot\'s "%s" (take it from the role '
-                                       'map, sim/include/heft/sim/roles.hpp)'
+                                       'map, sim/include/heft/sim/roles.hpp, or the run)'
                                        % (os.path.relpath(path, root), number, literal, hit))
     return out
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         print(__doc__.split("\n\n")[1])
         return 2
     root = sys.argv[1]
+    folders = sys.argv[2:] or ["sim"]
+    for folder in folders:
+        if not os.path.isdir(os.path.join(root, folder)):
+            print("check_robot_names: no folder %s under %s" % (folder, root))
+            return 2
     names = robot_names(root)
     if not names:
         print("check_robot_names: no URDF under %s/config/robots" % root)
         return 1
-    found = findings(root, names)
+    found = [f for folder in folders for f in findings(root, names, folder)]
     for f in found:
         print(f)
     return 1 if found else 0

@@ -24,15 +24,18 @@
 #   the nominal one (scripts/truth_parameters.py on heft-sim's truth file), so the runs show what the
 #   estimator reaches when the identification is perfect; the identification still runs and is
 #   reported.
-# --robot R: reference (default: config/robots/heft_humanoid.urdf, config/sim/) or compact (the
-#   second humanoid, other proportions: heft_compact.urdf, config/sim/compact/; it has no
-#   standing-curl configurations, so the full job leaves those runs out).
+# --robot R: reference (the default: config/sim/, config/robots/heft_humanoid.urdf) or any robot with
+#   configurations in config/sim/R/ (scripts/gen_sim_configs.py --robot R writes them: compact, the
+#   second humanoid; g1, Unitree's G1). The robot's URDF is the one its excite.yaml names, its
+#   floating link the role map's pelvis (simulation.roles); the report takes each run's estimated
+#   link and task error from the run. A robot without standing-curl configurations leaves those
+#   runs out of the full job.
 # --publish (not with --short): also write the figures page into the source tree, docs/results.md,
 #   and replace README.md's summary (between its lines <!-- heft-report:summary --> and
 #   <!-- /heft-report:summary -->). Without it the job writes nothing outside OUT_DIR.
 set -euo pipefail
 usage() {
-  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot reference|compact] [--publish]" >&2
+  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot NAME] [--publish]" >&2
   exit 2
 }
 COMMAND="bash tools/main-job.sh$(printf ' %q' "$@")" # as typed: the figures page names it
@@ -63,7 +66,7 @@ while [ $# -gt 0 ]; do
     --oracle) ORACLE=1 ;;
     --publish) PUBLISH=1 ;;
     --robot)
-      [ $# -ge 2 ] && [[ $2 =~ ^(reference|compact)$ ]] || usage
+      [ $# -ge 2 ] && [[ $2 =~ ^[A-Za-z0-9_-]+$ ]] || usage
       ROBOT=$2
       shift
       ;;
@@ -94,12 +97,23 @@ if [ "$COMMIT" != unknown ] &&
   [ -n "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   COMMIT="$COMMIT + uncommitted changes"
 fi
-if [ "$ROBOT" = compact ]; then
-  CFGDIR=config/sim/compact
-  URDF=config/robots/heft_compact.urdf
-else
-  CFGDIR=config/sim
-  URDF=config/robots/heft_humanoid.urdf
+CFGDIR=config/sim
+[ "$ROBOT" = reference ] || CFGDIR=config/sim/$ROBOT
+if [ ! -f "$CFGDIR/excite.yaml" ]; then
+  echo "main-job.sh: --robot $ROBOT: no $CFGDIR/excite.yaml (scripts/gen_sim_configs.py --robot" \
+    "$ROBOT writes a robot's configurations); robots here: reference" \
+    "$(find config/sim -mindepth 2 -name excite.yaml -printf '%h\n' | xargs -rn1 basename | sort | tr '\n' ' ')" >&2
+  exit 2
+fi
+# The robot's floating-base URDF (the one the recording runs on) and its floating link, the role
+# map's pelvis: both from its configurations.
+URDF=$(sed -n 's|^  urdf: \(.*\)|\1|p' "$CFGDIR/excite.yaml" | head -1)
+URDF=$(realpath -m --relative-to=. "$CFGDIR/$URDF")
+PELVIS=$(sed -n 's|^    pelvis: \([A-Za-z0-9_.-]*\).*|\1|p' "$CFGDIR/excite.yaml" | head -1)
+if [ ! -f "$URDF" ] || [ -z "$PELVIS" ]; then
+  echo "main-job.sh: $CFGDIR/excite.yaml names no URDF that exists ($URDF) or no role map's pelvis" \
+    "(simulation.roles.pelvis)" >&2
+  exit 2
 fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -202,9 +216,11 @@ if [ -n "$ORACLE" ]; then
   python3 scripts/truth_parameters.py "$OUT/excite-record.truth.yaml" "$OUT/identified.yaml"
   echo "  --oracle: the simulated robot's truth replaces the identified model as the nominal one"
 fi
-# The fixed-base robot (the arm scenarios) has no floating pelvis among its moving links.
-awk '/^[^ #]/ { links = ($1 == "links:") } links && /^  [A-Za-z0-9_]+:/ { skip = ($1 == "pelvis:") }
-     /^[^ #]/ { skip = 0 } !skip' "$OUT/identified.yaml" >"$OUT/identified-fixed.yaml"
+# The fixed-base robot (the arm scenarios) has no floating pelvis (the role map's) among its moving
+# links.
+awk -v pelvis="$PELVIS:" '/^[^ #]/ { links = ($1 == "links:") }
+     links && /^  [A-Za-z0-9_.-]+:/ { skip = ($1 == pelvis) } /^[^ #]/ { skip = 0 } !skip' \
+  "$OUT/identified.yaml" >"$OUT/identified-fixed.yaml"
 
 step "3-4. the service with the identified model, calibrating on the still robot; the payload after ${LOAD_AFTER} s"
 echo "  MuJoCo → CAN frames → drivers → state buffer → plugin (333 Hz) → hand-off → controller"

@@ -36,6 +36,7 @@
 #include "procedure.hpp"
 #include "results.hpp"
 #include "run_figures.hpp"
+#include "task.hpp"
 #include "tool_args.hpp"
 
 namespace {
@@ -234,14 +235,21 @@ void AddRunTargets(const std::string& name, const RunFigures& a, std::vector<Tar
        a.tick_p999 < 300 && a.tick_worst < 3000, false});
 }
 
-// Table II's checked reductions (forearm-load, torso-load).
-void AddReductionTarget(const std::string& name, double ratio, std::vector<Target>& targets) {
-  if (name == "forearm-load")
-    targets.push_back({"elbow RMSE reduced by adaptation (forearm-load)", Fmt("%.1f×", ratio),
-                       "≥ 7×", ratio >= 7, true});
-  if (name == "torso-load")
-    targets.push_back({"pelvis-height RMSE reduced by adaptation (torso-load)", Fmt("%.1f×", ratio),
-                       "≥ 2.2×", ratio >= 2.2, true});
+// Table II's checked reductions (forearm-load, torso-load). A missed one says what the error with
+// adaptation is made of: a steady offset (its mean at least 0.9 of its RMSE) is held by the
+// controller or a biased estimate, not the hand-off's lag, which alternates with the load.
+void AddReductionTarget(const std::string& name, const RunFigures& a, double ratio,
+                        std::vector<Target>& targets) {
+  const bool forearm = name == "forearm-load", torso = name == "torso-load";
+  if (!forearm && !torso) return;
+  const double wanted = forearm ? 7.0 : 2.2;
+  Target t{forearm ? "elbow RMSE reduced by adaptation (forearm-load)"
+                   : "pelvis-height RMSE reduced by adaptation (torso-load)",
+           Fmt("%.1f×", ratio), forearm ? "≥ 7×" : "≥ 2.2×", ratio >= wanted, true};
+  if (!t.met && std::abs(a.mean_error) >= 0.9 * a.rmse)
+    t.figure += Fmt(" (with adaptation a steady offset: mean %+.4f", a.mean_error) +
+                Fmt(" of %.4f RMSE, not the hand-off's lag)", a.rmse);
+  targets.push_back(t);
 }
 
 // Issue 14: where standing and walking say little (a torso's centre-of-mass height), the estimate
@@ -359,9 +367,9 @@ void PlotScenario(const std::string& dir, const std::string& name, const Scenari
 
 // One scenario: its rows, targets and figures (nothing when it has no adaptive run).
 void AddScenario(const std::string& dir, const Scenario& s, Gathered& g) {
-  const ScenarioTask task = TaskOf(s.name);
   const Table on = Read(dir + "/" + s.name + "-adaptive.csv"),
               off = Read(dir + "/" + s.name + "-nominal.csv");
+  const ScenarioTask task = TaskOfRun(on, dir + "/" + s.name + "-adaptive.yaml");
   const Table kf = Read(dir + "/" + s.name + "-kf.csv");
   const RunFigures a = Measure(on, task.link, task.error);
   if (!a.ok) return;
@@ -369,7 +377,7 @@ void AddScenario(const std::string& dir, const Scenario& s, Gathered& g) {
   if (s.table2) g.table2 << Table2Row(s, task, a, o);
   g.per << PerScenarioRow(s.name, a, kf);
   AddRunTargets(s.name, a, g.targets);
-  AddReductionTarget(s.name, (o.ok ? o.rmse : NAN) / a.rmse, g.targets);
+  AddReductionTarget(s.name, a, (o.ok ? o.rmse : NAN) / a.rmse, g.targets);
   AddTorsoShapeTargets(s.name, a, g.targets);
   AddNeesTarget(s.name, a, g.targets);
   if (s.name == "dumbbell-curl") AddDumbbellTargets(a, g.targets);
@@ -383,6 +391,7 @@ void AddScenario(const std::string& dir, const Scenario& s, Gathered& g) {
 void AddKfAgainstEkf(const std::string& dir, Gathered& g) {
   const Table kf = Read(dir + "/walk-kf.csv"), ekf = Read(dir + "/walk-adaptive.csv");
   if (!kf.ok || !ekf.ok) return;
+  const std::string link = TaskOfRun(ekf, dir + "/walk-adaptive.yaml").link;
   const double fk = Fraction(kf.column("consistent"), 0.0);
   const double fe = Fraction(ekf.column("consistent"), 0.0);
   g.extra << "- Poorly exciting walk (Fig. 3): ticks with an inconsistent raw estimate — baseline "
@@ -391,13 +400,14 @@ void AddKfAgainstEkf(const std::string& dir, Gathered& g) {
   g.targets.push_back({"walk: the EKF's estimate never leaves the consistent set",
                        Fmt("%.1f %%", 100 * fe), "0 %", fe == 0, true});
   const std::string time = Column(ekf, {"t", "t_ns"});
-  Plot(dir, "walk-kf-vs-ekf.png", "walk: torso Ixx estimate, baseline KF vs log-Cholesky EKF",
-       "torso Ixx about the link frame [kg·m²]",
-       {{dir + "/walk-adaptive.csv", time, LinkColumn(ekf, "torso", "est_", 4), "log-Cholesky EKF",
+  Plot(dir, "walk-kf-vs-ekf.png",
+       "walk: " + link + " Ixx estimate, baseline KF vs log-Cholesky EKF",
+       link + " Ixx about the link frame [kg·m²]",
+       {{dir + "/walk-adaptive.csv", time, LinkColumn(ekf, link, "est_", 4), "log-Cholesky EKF",
          Style::kPrimary},
-        {dir + "/walk-kf.csv", time, LinkColumn(kf, "torso", "est_", 4), "baseline KF",
+        {dir + "/walk-kf.csv", time, LinkColumn(kf, link, "est_", 4), "baseline KF",
          Style::kSecondary},
-        {dir + "/walk-adaptive.csv", time, LinkColumn(ekf, "torso", "true_", 4), "truth",
+        {dir + "/walk-adaptive.csv", time, LinkColumn(ekf, link, "true_", 4), "truth",
          Style::kTruth}});
 }
 
@@ -408,10 +418,10 @@ void AddKfAgainstEkf(const std::string& dir, Gathered& g) {
 // the run without adaptation.
 void AddFrameworkPath(const std::string& dir, Gathered& g) {
   for (const char* name : {"forearm-load", "torso-load"}) {
-    const ScenarioTask task = TaskOf(name);
     const Table fw = Read(dir + "/" + std::string(name) + "-framework.csv");
     const Table can = Read(dir + "/" + std::string(name) + "-adaptive.csv");
     const Table off = Read(dir + "/" + std::string(name) + "-nominal.csv");
+    const ScenarioTask task = TaskOfRun(can, dir + "/" + std::string(name) + "-adaptive.yaml");
     const RunFigures f = Measure(fw, task.link, task.error);
     const RunFigures c = Measure(can, task.link, task.error);
     if (!f.ok || !c.ok) continue;
@@ -426,7 +436,7 @@ void AddFrameworkPath(const std::string& dir, Gathered& g) {
     AddRunTargets(std::string(name) + " (joints from the framework)", f, g.targets);
     if (o.ok) {
       std::vector<Target> reduction;
-      AddReductionTarget(name, o.rmse / f.rmse, reduction);
+      AddReductionTarget(name, f, o.rmse / f.rmse, reduction);
       for (Target& t : reduction) {
         t.what += ", joints from the framework";
         g.targets.push_back(t);
@@ -451,7 +461,8 @@ void AddFrameworkPath(const std::string& dir, Gathered& g) {
 void AddSteppingGating(const std::string& dir, Gathered& g) {
   const Table ng = Read(dir + "/step-in-place-nogate.csv"),
               gt = Read(dir + "/step-in-place-adaptive.csv");
-  const MassSpikes a = MeasureMassSpikes(ng, "torso", 2.0), b = MeasureMassSpikes(gt, "torso", 2.0);
+  const std::string link = TaskOfRun(gt, dir + "/step-in-place-adaptive.yaml").link;
+  const MassSpikes a = MeasureMassSpikes(ng, link, 2.0), b = MeasureMassSpikes(gt, link, 2.0);
   if (!a.ok || !b.ok) return;
   g.extra << "- Stepping in place (Fig. 8; the procedure's runs, with and without gating): peak "
              "torso-mass deviation without gating "
@@ -477,7 +488,7 @@ void AddSteppingGating(const std::string& dir, Gathered& g) {
        "≤ 5 spreads, or ratio ≤ 0.33; ≥ 50 %",
        (!b.spiked() || ratio <= 1.0 / 3) && b.used >= MassSpikes::kMinUsed, true});
   PlotMassEstimates(dir, "step-gating.png",
-                    "step-in-place: torso mass estimate with and without gating", "torso",
+                    "step-in-place: " + link + " mass estimate with and without gating", link,
                     {"step-in-place-adaptive.csv", gt, "with innovation gating"},
                     {"step-in-place-nogate.csv", ng, "without gating"});
 }
@@ -503,30 +514,33 @@ std::string RateLimitSweep(const std::string& dir) {
   const Style styles[] = {Style::kSecondary, Style::kTertiary, Style::kPrimary};
   std::ostringstream sweep;
   std::vector<Series> series;
-  std::string time = "t";
+  std::string time = "t", link;
   for (std::size_t k = 0; k < labels.size(); ++k) {
     const std::string f = dir + "/forearm-load-" + labels[k] + ".csv";
     const Table tb = Read(f);
     if (!tb.ok) continue;
-    const std::string mass_rate = MassRateLimit(dir + "/forearm-load-" + labels[k] + ".yaml");
-    const auto hm = tb.column(LinkColumn(tb, "left_forearm", "", 0)),
-               mt = tb.column(LinkColumn(tb, "left_forearm", "true_", 0));
+    const std::string yaml = dir + "/forearm-load-" + labels[k] + ".yaml";
+    const std::string mass_rate = MassRateLimit(yaml);
+    const ScenarioTask task = TaskOfRun(tb, yaml);
+    link = task.link;
+    const auto hm = tb.column(LinkColumn(tb, link, "", 0)),
+               mt = tb.column(LinkColumn(tb, link, "true_", 0));
     double e = 0;
     for (std::size_t i = 0; i < hm.size(); ++i) e += std::abs(hm[i] - mt[i]);
-    const RunFigures rf = Measure(tb, "left_forearm", "left_elbow_error");
+    const RunFigures rf = Measure(tb, link, task.error);
     sweep << "| " << mass_rate << " | " << Fmt("%.4f rad", rf.rmse) << " | "
           << Fmt("%.3f kg", e / static_cast<double>(hm.size())) << " | "
           << Fmt("%.1f %%", 100 * rf.rate_limited) << " |\n";
     time = Column(tb, {"t", "t_ns"});
-    series.push_back({f, time, LinkColumn(tb, "left_forearm", "", 0),
-                      "handed on, limit " + mass_rate, styles[k]});
+    series.push_back(
+        {f, time, LinkColumn(tb, link, "", 0), "handed on, limit " + mass_rate, styles[k]});
   }
   if (!series.empty()) {
     series.push_back({dir + "/forearm-load-adaptive.csv", time,
-                      "left_forearm_" + std::string(time == "t" ? "true_m" : "true_mass_kg"),
-                      "truth", Style::kTruth});
+                      link + "_" + std::string(time == "t" ? "true_m" : "true_mass_kg"), "truth",
+                      Style::kTruth});
     Plot(dir, "forearm-rate-limit.png", "forearm-load: handed mass under three rate limits",
-         "left_forearm mass m [kg]", series);
+         link + " mass m [kg]", series);
   }
   return sweep.str();
 }

@@ -8,6 +8,7 @@
 
 #include "plot.hpp"
 #include "run_figures.hpp"
+#include "task.hpp"
 
 namespace heft::report {
 namespace {
@@ -31,20 +32,30 @@ std::vector<std::string> Runs(const std::string& dir) {
   return out;
 }
 
-// One run's figures, read once.
+// One run's figures and task (its estimated link and scored error, from the run), read once.
 class Cache {
  public:
   explicit Cache(std::string dir) : dir_(std::move(dir)) {}
   const RunFigures& Get(const std::string& run) {
-    auto it = figures_.find(run);
-    if (it != figures_.end()) return it->second;
-    const ScenarioTask task = TaskOf(DescribeRun(dir_ + "/" + run + ".yaml").scenario);
-    return figures_[run] = Measure(Read(dir_ + "/" + run + ".csv"), task.link, task.error);
+    Load(run);
+    return figures_[run];
+  }
+  const ScenarioTask& Task(const std::string& run) {
+    Load(run);
+    return tasks_[run];
   }
 
  private:
+  void Load(const std::string& run) {
+    if (figures_.count(run) > 0) return;
+    const Table table = Read(dir_ + "/" + run + ".csv");
+    const ScenarioTask task = TaskOfRun(table, dir_ + "/" + run + ".yaml");
+    tasks_[run] = task;
+    figures_[run] = Measure(table, task.link, task.error);
+  }
   std::string dir_;
   std::map<std::string, RunFigures> figures_;
+  std::map<std::string, ScenarioTask> tasks_;
 };
 
 std::string Cell(const RunFigures& f, double value, const char* format, double scale) {
@@ -164,15 +175,6 @@ std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
 
 }  // namespace
 
-ScenarioTask TaskOf(const std::string& scenario) {
-  const std::string s = scenario.substr(0, scenario.find("-noft"));
-  if (s == "forearm-load" || s == "dumbbell-curl" || s == "standing-curl")
-    return {"left_forearm", "left_elbow_error", "rad", "elbow angle error"};
-  if (s == "torso-load" || s == "step-in-place" || s == "walk" || s == "excite")
-    return {"torso", "pelvis_height_error", "m", "pelvis height error"};
-  return {};
-}
-
 std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets) {
   std::ostringstream md;
   md << "## The procedure on a new robot\n\n" << RecordingItem(dir);
@@ -270,8 +272,7 @@ std::string NoFtSection(const std::string& dir) {
     const RunInfo info = DescribeRun(dir + "/" + r.run + ".yaml");
     const RunFigures& f = cache.Get(r.run);
     const RunFigures& n = cache.Get(r.nominal);
-    const ScenarioTask task = TaskOf(r.scenario);
-    const std::string unit = " " + task.unit;
+    const std::string unit = " " + cache.Task(r.run).unit;
     md << "| " << r.scenario << " | " << (info.ft_cells ? "yes" : "**no**") << " | "
        << Fmt("%.0f %%", 100 * f.null_space) << " | " << (info.calibration ? "on" : "off") << " | "
        << Cell(n, n.rmse, "%.4f", 1) << " → " << Cell(f, f.rmse, "%.4f", 1) << unit << " | "
@@ -284,9 +285,10 @@ std::string NoFtSection(const std::string& dir) {
   const Table ft = Read(dir + "/torso-load-adaptive.csv");
   const Table noft = Read(dir + "/torso-load-noft-adaptive.csv");
   if (ft.ok && noft.ok) {
+    const std::string link = cache.Task("torso-load-adaptive").link;
     PlotMassEstimates(
         dir, "noft-torso-mass.png",
-        "torso-load: torso mass estimate with and without foot F/T cells", "torso",
+        "torso-load: " + link + " mass estimate with and without foot F/T cells", link,
         {"torso-load-adaptive.csv", ft, "F/T cells (full measurement)"},
         {"torso-load-noft-adaptive.csv", noft, "no F/T cells (null-space measurement)"});
     md << "\n![](noft-torso-mass.png)\n";

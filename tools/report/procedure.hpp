@@ -15,12 +15,6 @@ struct Target {
   bool checked = false;
 };
 
-// A scenario's estimated link and scored task error (the main job's scenarios; "" when unknown).
-struct ScenarioTask {
-  std::string link, error, unit, task;
-};
-ScenarioTask TaskOf(const std::string& scenario);
-
 // The recording, the identification and the table of runs; appends the procedure's targets
 // (the identified model consistent, every calibration finished before the payload arrived).
 std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets);

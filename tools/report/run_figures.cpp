@@ -202,6 +202,11 @@ void MeasureTaskError(const RunColumns& c, const std::string& error, RunFigures&
       before += c.at(i, ec), ++before_n;
   }
   f.rmse = Rms(e);
+  if (!e.empty()) {
+    double sum = 0.0;
+    for (const double v : e) sum += v;
+    f.mean_error = sum / static_cast<double>(e.size());
+  }
   if (before_n > 0) f.pre_load_error = before / before_n;
 }
 

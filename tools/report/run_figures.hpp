@@ -38,6 +38,7 @@ struct RunFigures {
   double load_time = NAN;       // s: when the true mass first left its starting value
   double calibrated_at = NAN;   // s: when the start-up calibration ended (NaN: none ran)
   double rmse = NAN;            // task error from the load's arrival on (the whole run without one)
+  double mean_error = NAN;      // its mean over the same ticks (a steady offset: |mean| ≈ rmse)
   double pre_load_error = NAN;  // mean task error over the second before the load's arrival (when
                                 // it arrives after 1 s): the controller's own offset, unloaded
   double mass_error = NAN;      // mean relative error, last quarter, while estimating
