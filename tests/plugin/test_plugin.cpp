@@ -281,6 +281,8 @@ TEST(Plugin, InitTakesTheHostsReadingWithoutReadingTheFileAgain) {
 // says so): left_forearm as heft-identify's SDP used to write it, a point mass of 1.406 kg whose
 // inertia about its centre of mass is 2e-7 kg·m² (λ_min(J) ≈ 1e-7 for a threshold of ≈ 1.4e-6).
 struct DegenerateForearm {
+  // Files of its own: ctest runs the cases that write them in parallel.
+  const std::string dir = heft::test::FreshTempDir("heft-point-mass");
   host::Configuration c = host::LoadConfiguration(kConfig, host::Reader::kTool);
   dynamics::Vector10 pi = [] {
     dynamics::RigidBodyInertia b;
@@ -301,7 +303,7 @@ struct DegenerateForearm {
     return m.str();
   }
   std::string WriteParameters() const {
-    const std::string path = testing::TempDir() + "/heft_point_mass_forearm.yaml";
+    const std::string path = dir + "/heft_point_mass_forearm.yaml";
     std::ofstream out(path);
     out.precision(17);
     out << "links:\n  left_forearm:\n    pi: [";
@@ -375,7 +377,7 @@ TEST(Plugin, InitRefusesAPointMassEstimatedLinkFromTheUrdf) {
   urdf.replace(mass, std::strlen("<mass value=\"1.5\"/>"), "<mass value=\"1.406\"/>");
   const std::size_t origin = urdf.find("<origin ", link);
   urdf.replace(origin, urdf.find("/>", origin) + 2 - origin, "<origin xyz=\"0.01 0.005 -0.11\"/>");
-  f.c.plugin.urdf_path = testing::TempDir() + "/heft_point_mass_forearm.urdf";
+  f.c.plugin.urdf_path = f.dir + "/heft_point_mass_forearm.urdf";
   std::ofstream(f.c.plugin.urdf_path) << urdf;
   HandOffMailbox hand_off;
   const std::string error = f.Init(hand_off);
