@@ -30,6 +30,15 @@ double FrictionSign(double v) noexcept {
 
 Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
                     bool friction, bool offsets) {
+  ProblemTerms terms;
+  terms.friction = friction;
+  terms.offsets = offsets;
+  return MakeProblem(model, bodies, terms);
+}
+
+Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
+                    const ProblemTerms& terms) {
+  const bool friction = terms.friction, offsets = terms.offsets;
   std::vector<std::string> chosen = bodies;
   if (chosen.empty())
     for (const dynamics::Body& b : model.bodies) chosen.push_back(b.name);
@@ -40,7 +49,9 @@ Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>
             Problem::kSlidingSpeed,
             {},
             {},
-            {}};
+            {},
+            terms.gains,
+            terms.ft_frames};
 
   static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
   for (int b : p.selection.bodies())
@@ -50,7 +61,7 @@ Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>
   for (const dynamics::Body& b : model.bodies)
     if (b.joint.type != dynamics::JointType::kFree) joints.emplace_back(b.v_index, b.joint.name);
   std::sort(joints.begin(), joints.end());
-  if (friction || offsets)
+  if (friction || offsets || terms.gains)
     for (const auto& [vi, name] : joints) p.joint_v.push_back(vi);
   if (friction) {
     for (const auto& [vi, name] : joints) p.names.push_back(name + ".fc");
@@ -58,6 +69,11 @@ Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>
   }
   if (offsets)
     for (const auto& [vi, name] : joints) p.names.push_back(name + ".offset");
+  if (terms.gains)
+    for (const auto& [vi, name] : joints) p.names.push_back(name + ".gain");
+  static const char* kWrench[6] = {"fx", "fy", "fz", "nx", "ny", "nz"};
+  for (int f : terms.ft_frames)
+    for (const char* c : kWrench) p.names.push_back(model.frames.at(f).name + "." + c + "_offset");
   p.prior = Eigen::VectorXd::Zero(p.size());
   p.prior.head(p.inertial_size()) = p.selection.Gather(model);
   return p;
@@ -108,10 +124,12 @@ std::vector<unsigned char> ViscousSeparable(const Problem& problem, const Datase
   return separable;
 }
 
-// A sample's regressor K = [Y, friction columns (sliding joints), offset columns] (nv × n).
+// A sample's regressor K = [Y, friction columns (sliding joints), offset columns, gain columns
+// (the measured torque on its joint's row), F/T offset columns (G: the generalized force of each
+// unit wrench component; zero where the rows do not use the measured wrenches)] (nv × n).
 void FillRegressor(const Problem& problem, const Sample& s,
                    const std::vector<unsigned char>& viscous, const Eigen::MatrixXd& Y,
-                   Eigen::MatrixXd& K) {
+                   const Eigen::MatrixXd* G, Eigen::MatrixXd& K) {
   const int ni = problem.inertial_size();
   K.setZero();
   K.leftCols(ni) = Y;
@@ -124,6 +142,9 @@ void FillRegressor(const Problem& problem, const Sample& s,
   }
   for (int j = 0; j < nj && problem.offsets; ++j)
     K(problem.joint_v[j], problem.offset_begin() + j) = 1.0;
+  for (int j = 0; j < nj && problem.gains; ++j)
+    K(problem.joint_v[j], problem.gain_begin() + j) = s.tau[problem.joint_v[j]];
+  if (G != nullptr && !problem.ft_frames.empty()) K.middleCols(problem.ft_begin(), G->cols()) = *G;
 }
 
 // The joint-torque sensors' covariance of a sample's rows (nv × nv; the base rows 0).
@@ -176,6 +197,13 @@ void BaseSensorTest(const Eigen::MatrixXd& V, NormalEquations& ne) {
   ne.min_base_rank = std::min(ne.min_base_rank, rank);
 }
 
+void CheckFtFrames(const Problem& problem, const Dataset& data) {
+  if (!problem.ft_frames.empty() && problem.ft_frames != data.frames)
+    throw std::invalid_argument(
+        "the F/T offsets' cells are not the recording's F/T cells (make the problem from the "
+        "dataset's frames)");
+}
+
 }  // namespace
 
 NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method method,
@@ -185,6 +213,7 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
     throw std::invalid_argument("contact-force-only identification needs a floating base");
   const int nv = model.nv, n = problem.size(), ni = problem.inertial_size();
   const int nw = static_cast<int>(data.frames.size());
+  CheckFtFrames(problem, data);
   dynamics::Workspace ws(model);
   NormalEquations ne;
   ne.A = Eigen::MatrixXd::Zero(n, n);
@@ -213,8 +242,8 @@ NormalEquations Accumulate(const Problem& problem, const Dataset& data, Method m
     if (progress && done % 256 == 0) progress(done, total);
     ++done;
     dynamics::CondensedRegressor(model, ws, problem.selection, s.q, s.v, s.a, Y, tau_nom);
-    FillRegressor(problem, s, viscous, Y, K);
     ContactMap(model, ws, data.frames, G);
+    FillRegressor(problem, s, viscous, Y, method == Method::kNullSpace ? nullptr : &G, K);
     const Eigen::VectorXd lambda = StackWrenches(s.wrenches);
     Eigen::MatrixXd Sigma = JointTorqueCovariance(model, noise);
     const Eigen::MatrixXd Sigma_lambda =
@@ -299,6 +328,9 @@ Eigen::VectorXd PriorScale(const Problem& problem) {
     for (int k = 4; k < 10; ++k) s[10 * b + k] = 0.1 * tr + 1e-4;
   }
   for (int i = ni; i < problem.size(); ++i) s[i] = 1.0;
+  if (problem.gains) s.segment(problem.gain_begin(), problem.joints()).setConstant(0.05);
+  for (std::size_t c = 0; c < 6 * problem.ft_frames.size(); ++c)
+    s[problem.ft_begin() + static_cast<int>(c)] = c % 6 < 3 ? 10.0 : 1.0;
   return s;
 }
 
@@ -359,6 +391,13 @@ void PredictSample(const Problem& problem, const dynamics::Model& model, dynamic
   dynamics::Rnea(model, ws, s.q, s.v, s.a, tau);
   dynamics::ContactTerm(model, ws, frames, s.wrenches, contact);
   tau -= contact;
+  if (!problem.ft_frames.empty()) {  // the wrenches less the cells' offsets
+    std::vector<dynamics::Vector6> offsets(frames.size());
+    for (std::size_t c = 0; c < frames.size(); ++c)
+      offsets[c] = x.segment<6>(problem.ft_begin() + 6 * static_cast<int>(c));
+    dynamics::ContactTerm(model, ws, frames, offsets, contact);
+    tau += contact;
+  }
   const int ni = problem.inertial_size(), nj = problem.joints();
   for (int j = 0; j < nj && problem.friction; ++j) {
     const int vi = problem.joint_v[j];
@@ -366,6 +405,8 @@ void PredictSample(const Problem& problem, const dynamics::Model& model, dynamic
   }
   for (int j = 0; j < nj && problem.offsets; ++j)
     tau[problem.joint_v[j]] += x[problem.offset_begin() + j];
+  for (int j = 0; j < nj && problem.gains; ++j)  // τ_m = (τ + friction + o) / (1 − g)
+    tau[problem.joint_v[j]] /= 1.0 - x[problem.gain_begin() + j];
 }
 
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x) {

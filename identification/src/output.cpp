@@ -65,6 +65,49 @@ std::string InertialXml(const dynamics::Vector10& pi, const std::string& indent)
   return o.str();
 }
 
+// The sensors' errors identified alongside: gains as `torque_sensors` (with their σ when a
+// posterior gives one), the F/T cells' and the joints' offsets as comments.
+void AppendSensors(std::ostringstream& y, const Problem& problem, const Eigen::VectorXd& x,
+                   const Eigen::VectorXd* sigma) {
+  const dynamics::Model& model = *problem.model;
+  auto list = [&](int from, int count) {
+    std::string s = "[";
+    for (int i = 0; i < count; ++i) s += (i ? ", " : "") + Num(x[from + i]);
+    return s + "]";
+  };
+  if (problem.gains) {
+    y << "torque_sensors:  # tau_measured = (1 + gain) * tau; gain_sigma: its standard "
+         "deviation\n";
+    for (int j = 0; j < problem.joints(); ++j) {
+      const int i = problem.gain_begin() + j;
+      const std::string& n = problem.names[i];
+      // d gain / d g = 1 / (1 − g)²
+      const double d = 1.0 / ((1.0 - x[i]) * (1.0 - x[i]));
+      y << "  " << n.substr(0, n.size() - 5) << ": {gain: " << Num(GainOfColumn(x[i]));
+      if (sigma) y << ", gain_sigma: " << Num(d * (*sigma)[i]);
+      y << "}\n";
+    }
+  }
+  for (std::size_t c = 0; c < problem.ft_frames.size(); ++c) {
+    if (c == 0)
+      y << "# F/T cells' offsets identified alongside (N, N·m, in the cell's axes; nuisance "
+           "unknowns, not used by heft):\n";
+    y << "#   " << model.frames[problem.ft_frames[c]].name << ": "
+      << list(problem.ft_begin() + 6 * static_cast<int>(c), 6) << "\n";
+  }
+  if (problem.offsets) {
+    // Comments only: a torque sensor's offset changes from one power-up to the next, so the
+    // service calibrates its own at start-up (estimator.calibration) and never reads these.
+    y << "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
+         "heft):\n";
+    for (int j = 0; j < problem.joints(); ++j) {
+      std::string name = problem.names[problem.offset_begin() + j];
+      name = name.substr(0, name.size() - 7);
+      y << "#   " << name << ": " << Num(x[problem.offset_begin() + j]) << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string ReplaceInertials(const std::string& urdf_xml, const dynamics::Model& identified,
@@ -145,13 +188,18 @@ std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
 }
 
 std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
-                           const Identifiability& report, const FitStatistics& stats) {
+                           const Identifiability& report, const FitStatistics& stats,
+                           const Posterior* posterior) {
   const dynamics::Model& model = *problem.model;
   std::ostringstream y;
   y << "# heft-identify: identified nominal parameters (π = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, "
        "Iyz, Izz],\n# inertia about the link origin, link frame). identifiable: share of each "
        "entry of π in the\n# identified subspace (1: alone, 0: not at all); sigma: its standard "
        "deviation.\n";
+  if (posterior)
+    y << "# covariance: π's posterior covariance (row-major 10x10, link frame, at the link "
+         "origin;\n# the URDF's stated uncertainty updated by the data, scaled by the fit's "
+         "residual);\n# sigma is the square root of its diagonal.\n";
   y << "format: heft-parameters/1\n";
   y << "fit:\n  method: " << stats.method << "\n  samples: " << stats.samples
     << "\n  rank: " << stats.rank << "\n  unknowns: " << stats.unknowns
@@ -165,6 +213,8 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
     for (int i = 0; i < count; ++i) s += (i ? ", " : "") + Num(v[from + i]);
     return s + "]";
   };
+  Eigen::VectorXd sigma = report.sigma;
+  if (posterior) sigma = posterior->covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   for (std::size_t k = 0; k < bodies.size(); ++k) {
     const dynamics::Vector10 pi = x.segment<10>(10 * k);
     const dynamics::RigidBodyInertia in = dynamics::InertiaFromParameters10(pi);
@@ -176,7 +226,13 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
       << ", " << Num(I(1, 1)) << ", " << Num(I(1, 2)) << ", " << Num(I(2, 2))
       << "]\n    pi: " << list(x, o, 10)
       << "\n    identifiable: " << list(report.identifiable_share, o, 10)
-      << "\n    sigma: " << list(report.sigma, o, 10) << "\n";
+      << "\n    sigma: " << list(sigma, o, 10) << "\n";
+    if (posterior) {
+      const Eigen::Matrix<double, 10, 10> c = posterior->Body(static_cast<int>(k));
+      Eigen::VectorXd rows(100);
+      for (int i = 0; i < 10; ++i) rows.segment<10>(10 * i) = c.row(i).transpose();
+      y << "    covariance: " << list(rows, 0, 100) << "\n";
+    }
   }
   if (problem.friction) {
     const int nj = problem.joints();
@@ -188,17 +244,7 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
       y << "  " << name << ": {fc: " << Num(x[ni + j]) << ", fv: " << Num(x[ni + nj + j]) << "}\n";
     }
   }
-  if (problem.offsets) {
-    // Comments only: a torque sensor's offset changes from one power-up to the next, so the
-    // service calibrates its own at start-up (estimator.calibration) and never reads these.
-    y << "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
-         "heft):\n";
-    for (int j = 0; j < problem.joints(); ++j) {
-      std::string name = problem.names[problem.offset_begin() + j];
-      name = name.substr(0, name.size() - 7);
-      y << "#   " << name << ": " << Num(x[problem.offset_begin() + j]) << "\n";
-    }
-  }
+  AppendSensors(y, problem, x, posterior ? &sigma : nullptr);
   return y.str();
 }
 

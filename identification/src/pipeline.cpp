@@ -153,6 +153,20 @@ void ChooseOutput(const PipelineOptions& o, IdentificationReport& r) {
   r.consistent = ConsistentBodies(r.problem, r.results[r.output].x) == r.problem.selection.size();
 }
 
+// The posterior of the written result on the rows it fitted (the SDP's: its rows' equations).
+void ComputeOutputPosterior(const PipelineOptions& o, const PipelineHooks& hooks,
+                            Stacked& equations, IdentificationReport& r) {
+  const MethodResult& out = r.results[r.output];
+  const NormalEquations& ne = equations.Get(out.name == "sdp" ? r.sdp_rows : out.name);
+  r.residual_variance = ResidualVarianceFactor(ne, out.x);
+  r.residual_correlation = ResidualCorrelation(r.problem, r.train, out.x);
+  r.posterior = ComputePosterior(ne, r.problem.prior, PriorFactor(r.problem, o.prior),
+                                 r.residual_variance * r.residual_correlation);
+  Log(hooks, "posterior covariance of " + out.name + ": residual variance factor s² " +
+                 std::to_string(r.residual_variance) + ", correlation κ " +
+                 std::to_string(r.residual_correlation) + " samples");
+}
+
 }  // namespace
 
 int ConsistentBodies(const Problem& problem, const Eigen::VectorXd& x) {
@@ -183,24 +197,38 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
   mopt.floating_base = o.floating;
   auto loaded = std::make_unique<const dynamics::Model>(
       dynamics::LoadModelFromUrdfString(xml, mopt, o.urdf_path));
-  Problem made = MakeProblem(*loaded, o.bodies, o.friction, o.offsets);
+  ProblemTerms terms;
+  terms.friction = o.friction;
+  terms.offsets = o.offsets;
+  terms.gains = o.gains;
+  Problem made = MakeProblem(*loaded, o.bodies, terms);
   IdentificationReport r(std::move(xml), std::move(loaded), std::move(made));
   const dynamics::Model& model = *r.model;
+  r.train = PrepareDataset(model, LoadRecordings(o.recordings, hooks), o.dataset);
+  const Dataset& train = r.train;
+  if (o.ft_offsets) {  // the cells are the recording's
+    if (train.frames.empty())
+      throw PipelineUsageError("--ft-offsets: the recording has no F/T cells");
+    terms.ft_frames = train.frames;
+    r.problem = MakeProblem(model, o.bodies, terms);
+  }
   const Problem& problem = r.problem;
   Log(hooks, "model " + model.name + ": nv " + std::to_string(model.nv) + ", " +
                  std::to_string(problem.selection.size()) + " bodies to identify, " +
                  std::to_string(problem.size()) + " unknowns");
-  r.train = PrepareDataset(model, LoadRecordings(o.recordings, hooks), o.dataset);
-  const Dataset& train = r.train;
   for (const auto& w : train.warnings) Log(hooks, "warning: " + w);
   Log(hooks, "prepared " + std::to_string(train.samples.size()) + " samples at " +
                  std::to_string(static_cast<int>(o.dataset.rate_hz)) + " Hz from " +
                  std::to_string(train.duration) + " s (" + std::to_string(train.segments) +
                  " segments; low-pass " + std::to_string(o.dataset.cutoff_hz) + " Hz, zero phase)");
   ChooseMethods(o, hooks, r);
-  for (const auto& v : o.validations)
+  for (const auto& v : o.validations) {
     r.validations.emplace_back(std::filesystem::path(v).stem().string(),
                                PrepareDataset(model, LoadRecordings({v}, hooks), o.dataset));
+    if (o.ft_offsets && r.validations.back().second.frames != train.frames)
+      throw PipelineUsageError("--ft-offsets: " + v +
+                               " has other F/T cells than the training recordings");
+  }
 
   Stacked equations{o, hooks, problem, train, {}};
   const std::map<std::string, LeastSquaresResult> ls_results = RunLeastSquares(o, equations, r);
@@ -210,6 +238,7 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
   r.evaluations.push_back(Evaluate(r, "urdf", problem.prior));
   for (const MethodResult& m : r.results) r.evaluations.push_back(Evaluate(r, m.name, m.x));
   ChooseOutput(o, r);
+  ComputeOutputPosterior(o, hooks, equations, r);
   Log(hooks, "identified in " + std::to_string(SecondsSince(t0)) + " s");
   return r;
 }

@@ -113,19 +113,46 @@ void AppendSdp(std::string& s, const IdentificationReport& r) {
   }
 }
 
-// The torque-sensor offsets identified alongside (not written to the model).
-void AppendOffsets(std::string& s, const IdentificationReport& r) {
+// A block of nuisance unknowns of the written result: RMS and largest, as `what` and `unit`.
+void AppendNuisance(std::string& s, const IdentificationReport& r, const char* what, int begin,
+                    int count, double scale, const char* unit) {
   const Problem& problem = r.problem;
-  const Eigen::VectorXd o = r.results[r.output].x.segment(problem.offset_begin(), problem.joints());
+  const Eigen::VectorXd o = scale * r.results[r.output].x.segment(begin, count);
   int worst = 0;
   if (o.size() > 0) o.cwiseAbs().maxCoeff(&worst);
-  Append(s,
-         "\nTorque-sensor offsets identified alongside (%s; not written to the model): RMS %.4f "
-         "N·m over %d joints, largest %s %+.4f N·m\n",
+  Append(s, "\n%s identified alongside (%s): RMS %.4f %s over %d, largest %s %+.4f %s\n", what,
          r.results[r.output].name.c_str(),
-         o.size() ? std::sqrt(o.squaredNorm() / static_cast<double>(o.size())) : 0.0,
-         problem.joints(), o.size() ? problem.names[problem.offset_begin() + worst].c_str() : "-",
-         o.size() ? o[worst] : 0.0);
+         o.size() ? std::sqrt(o.squaredNorm() / static_cast<double>(o.size())) : 0.0, unit, count,
+         o.size() ? problem.names[begin + worst].c_str() : "-", o.size() ? o[worst] : 0.0, unit);
+}
+
+// The sensors' errors identified alongside: offsets, gains, the F/T cells' offsets.
+void AppendSensors(std::string& s, const IdentificationReport& r) {
+  const Problem& p = r.problem;
+  if (p.offsets)
+    AppendNuisance(s, r, "Torque-sensor offsets (not written to the model)", p.offset_begin(),
+                   p.joints(), 1.0, "N·m");
+  if (p.gains)
+    AppendNuisance(s, r, "Torque-sensor gain errors (written: torque_sensors)", p.gain_begin(),
+                   p.joints(), 100.0, "%");
+  for (std::size_t c = 0; c < p.ft_frames.size(); ++c) {
+    const int b = p.ft_begin() + 6 * static_cast<int>(c);
+    const Eigen::VectorXd d = r.results[r.output].x.segment(b, 6);
+    Append(
+        s,
+        "%s %s offsets (not written): force [%.3f, %.3f, %.3f] N, moment [%.4f, %.4f, %.4f] N·m\n",
+        c == 0 ? "\nF/T cells'" : "          ", p.model->frames[p.ft_frames[c]].name.c_str(), d[0],
+        d[1], d[2], d[3], d[4], d[5]);
+  }
+}
+
+// The written result's covariance: how it was scaled.
+void AppendPosterior(std::string& s, const IdentificationReport& r) {
+  Append(s,
+         "\nCovariance (written): posterior on the %s rows with the stated prior; residual "
+         "variance factor s² %.4g × correlation κ %.3g samples\n",
+         r.results[r.output].name == "sdp" ? r.sdp_rows.c_str() : r.results[r.output].name.c_str(),
+         r.residual_variance, r.residual_correlation);
 }
 
 // The constant residual per joint on the first validation recording.
@@ -147,7 +174,8 @@ std::string FormatReport(const IdentificationReport& r) {
   AppendPerBody(s, r);
   AppendPrediction(s, r);
   AppendSdp(s, r);
-  if (r.problem.offsets && r.output < r.results.size()) AppendOffsets(s, r);
+  if (r.output < r.results.size()) AppendSensors(s, r);
+  if (r.posterior) AppendPosterior(s, r);
   if (!r.validations.empty()) AppendValidationBias(s, r);
   return s;
 }

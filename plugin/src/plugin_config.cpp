@@ -1,8 +1,10 @@
 #include "heft/plugin/plugin_config.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -393,6 +395,39 @@ PluginConfig ReadPluginConfig(const config::Node& root) {
   return cfg;
 }
 
+namespace {
+
+// A link's `covariance` (heft-identify's posterior of π: 100 numbers, row major), when given:
+// finite, symmetric and positive semidefinite within the rounding of its printed digits.
+std::optional<Eigen::Matrix<double, 10, 10>> ReadCovariance(const config::Node& link) {
+  const std::optional<config::Node> node = link.Optional("covariance");
+  if (!node) return std::nullopt;
+  const std::vector<double> v = node->Numbers(100);
+  Eigen::Matrix<double, 10, 10> c;
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j)
+      c(i, j) = v[static_cast<std::size_t>(i) * 10 + static_cast<std::size_t>(j)];
+  if (!c.allFinite()) node->Fail("not finite (π's 10 x 10 covariance, row major)");
+  const double scale = c.cwiseAbs().maxCoeff();
+  // heft-identify prints 9 significant digits: an honest matrix is symmetric to ~1e-9 of its
+  // largest entry and its eigenvalues ≥ −1e-9 of the largest.
+  constexpr double kTolerance = 1e-6;
+  if ((c - c.transpose()).cwiseAbs().maxCoeff() > kTolerance * scale)
+    node->Fail("not symmetric (π's 10 x 10 covariance, row major)");
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 10, 10>> eig(c);
+  const double lmax = eig.eigenvalues().maxCoeff(), lmin = eig.eigenvalues().minCoeff();
+  if (lmin < -kTolerance * std::max(lmax, 0.0) || (lmax <= 0.0 && scale > 0.0)) {
+    std::ostringstream msg;
+    msg.precision(3);
+    msg << "not positive semidefinite: smallest eigenvalue " << lmin << " against the largest "
+        << lmax << " (π's 10 x 10 covariance, row major)";
+    node->Fail(msg.str());
+  }
+  return Eigen::Matrix<double, 10, 10>(0.5 * (c + c.transpose()));
+}
+
+}  // namespace
+
 std::vector<std::string> ApplyNominalParameters(const std::string& path, dynamics::Model& model) {
   return ApplyNominalParameters(config::Document::Load(path), model);
 }
@@ -423,6 +458,7 @@ std::vector<std::string> ApplyNominalParameters(const config::Document& doc,
           "eigenvalue: an inertia about the centre of mass that is not positive semidefinite or "
           "breaks the triangle inequalities)");
     dynamics::SetBodyParameters(model, body, pi);
+    model.bodies[body].covariance = ReadCovariance(link);
     applied.push_back(name);
   }
   return applied;

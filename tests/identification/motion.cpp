@@ -83,6 +83,21 @@ double TorqueOffset(const SimSpec& spec, int vi) {
   return (rng() & 1u ? 1.0 : -1.0) * size * spec.torque_offset;
 }
 
+double TorqueGain(const SimSpec& spec, int vi) {
+  if (spec.torque_gain == 0.0) return 0.0;
+  std::mt19937_64 rng(0x6a1417u + static_cast<std::uint64_t>(vi));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  return u(rng) * spec.torque_gain;
+}
+
+double FtOffset(const SimSpec& spec, int cell, int k) {
+  const double size = k < 3 ? spec.ft_force : spec.ft_moment;
+  if (size == 0.0) return 0.0;
+  std::mt19937_64 rng(0xf70ff5u + static_cast<std::uint64_t>(6 * cell + k));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  return u(rng) * size;
+}
+
 recording::Recording Simulate(const dynamics::Model& truth, const SimSpec& spec) {
   const dynamics::Model& m = truth;
   const int nv = m.nv;
@@ -240,7 +255,8 @@ recording::Recording Simulate(const dynamics::Model& truth, const SimSpec& spec)
     for (int k = 0; k < 6; ++k) r.base[7 + k] = v[k];
     for (const auto& [vi, jn] : order) {
       const int b = m.joint_body_index(jn);
-      double tm = joint_tau[vi] + spec.coulomb * FrictionSign(v[vi]) + spec.viscous * v[vi] +
+      double tm = (1.0 + TorqueGain(spec, vi)) *
+                      (joint_tau[vi] + spec.coulomb * FrictionSign(v[vi]) + spec.viscous * v[vi]) +
                   TorqueOffset(spec, vi);
       tm += spec.noise.joint_torque * gauss(rng);
       if (spec.noise.torque_quantum > 0)
@@ -252,7 +268,8 @@ recording::Recording Simulate(const dynamics::Model& truth, const SimSpec& spec)
     for (int f = 0; f < 2; ++f) {
       std::array<double, 6> w{};
       for (int k = 0; k < 6; ++k)
-        w[k] = lambda[6 * f + k] + (k < 3 ? spec.noise.force : spec.noise.moment) * gauss(rng);
+        w[k] = lambda[6 * f + k] + FtOffset(spec, f, k) +
+               (k < 3 ? spec.noise.force : spec.noise.moment) * gauss(rng);
       r.wrenches.push_back(w);
     }
     r.encoder_valid.assign(order.size(), 1);

@@ -36,11 +36,20 @@ struct SimSpec {
   // Each joint torque sensor's constant offset: ±torque_offset, its sign and size (⅓ to 1) drawn
   // per joint from a stream of its own (the same offsets for every seed).
   double torque_offset = 0.0;
+  // Each joint torque sensor's gain error γ (τ_m = (1 + γ)(τ + friction) + offset): ±torque_gain,
+  // drawn like the offsets from a stream of the joint's own.
+  double torque_gain = 0.0;
+  // Each F/T cell's constant offset, per axis: ±ft_force (N), ±ft_moment (N·m), drawn per cell.
+  double ft_force = 0.0, ft_moment = 0.0;
   std::vector<std::string> held;  // joints that stay at their start posture (a held wrist)
 };
 
 // The offset SimSpec::torque_offset gives the joint sensed at v index `vi`.
 double TorqueOffset(const SimSpec& spec, int vi);
+// The gain error SimSpec::torque_gain gives that joint's sensor.
+double TorqueGain(const SimSpec& spec, int vi);
+// The offset of F/T cell `cell` (0 left foot, 1 right foot), wrench component k (force, moment).
+double FtOffset(const SimSpec& spec, int cell, int k);
 
 // The URDF's model with perturbed parameters (seeded) plus a 1.8 kg cable run on the torso.
 dynamics::Model PerturbedTruth(const dynamics::Model& nominal, std::uint64_t seed = 7);

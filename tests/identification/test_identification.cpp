@@ -14,6 +14,7 @@
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
 #include "heft/identification/output.hpp"
+#include "heft/identification/posterior.hpp"
 #include "heft/identification/sdp.hpp"
 #include "motion.hpp"
 
@@ -259,6 +260,68 @@ TEST(Identification, TorqueSensorOffsetsAreIdentifiedAndKeepTheInertialParameter
   int negative = 0;
   for (int j = 0; j < torso.joints(); ++j) negative += sdp.x[torso.offset_begin() + j] < -0.1;
   EXPECT_GT(negative, 0);
+}
+
+TEST(Identification, SensorGainsAndOffsetsAreRecoveredWithinTheirSigma) {
+  // Every joint torque sensor reads (1 + γ)(τ + friction) + ω with γ within ±2 % and ω within
+  // ±0.5 N·m, and both F/T cells carry offsets within ±5 N and ±0.5 N·m. Identified on the full
+  // rows (the floating base's rows fix the gains' scale) with every term, each gain, offset and
+  // cell offset of the posterior's mean is within 4 σ of the truth (posterior.hpp, with the fit's
+  // s² and κ), and the least squares' torque RMSE falls to the noise's. Fails if a column is
+  // missing or wrong (its error then is tens of σ), or if the posterior's σ does not cover the
+  // error.
+  const Data& d = Shared();
+  test::SimSpec spec;
+  spec.duration = 12.0;
+  spec.coulomb = 0.4;
+  spec.viscous = 0.3;
+  spec.torque_offset = 0.5;
+  spec.torque_gain = 0.02;
+  spec.ft_force = 5.0;
+  spec.ft_moment = 0.5;
+  const Dataset train =
+      PrepareDataset(d.nominal, {test::Simulate(d.truth, spec)}, DatasetOptions{});
+  const Problem plain = MakeProblem(d.nominal, {}, true);
+  ProblemTerms terms;
+  terms.friction = terms.offsets = terms.gains = true;
+  terms.ft_frames = train.frames;
+  const Problem with = MakeProblem(d.nominal, {}, terms);
+  ASSERT_EQ(with.size(), plain.size() + 2 * with.joints() + 12);
+  const NormalEquations ne = Accumulate(with, train, Method::kFullWls, NoiseModel{});
+  const LeastSquaresResult ls = SolveLeastSquares(ne, with);
+  const LeastSquaresResult ls_plain =
+      SolveLeastSquares(Accumulate(plain, train, Method::kFullWls, NoiseModel{}), plain);
+  const double s2 = ResidualVarianceFactor(ne, ls.x);
+  const double kappa = ResidualCorrelation(with, train, ls.x);
+  const Posterior post = ComputePosterior(ne, with.prior, PriorFactor(with), s2 * kappa);
+  Eigen::VectorXd truth(with.size() - plain.size());
+  for (int j = 0; j < with.joints(); ++j) {
+    const double gamma = test::TorqueGain(spec, with.joint_v[j]);
+    truth[j] = test::TorqueOffset(spec, with.joint_v[j]) / (1.0 + gamma);  // o = ω / (1 + γ)
+    truth[with.joints() + j] = gamma / (1.0 + gamma);                      // g = γ / (1 + γ)
+  }
+  for (int c = 0; c < 12; ++c) truth[2 * with.joints() + c] = test::FtOffset(spec, c / 6, c % 6);
+  double worst = 0.0, sum_sq = 0.0;
+  std::string worst_name;
+  for (int i = 0; i < truth.size(); ++i) {
+    const int u = plain.size() + i;
+    const double z = (post.mean[u] - truth[i]) / std::sqrt(post.covariance(u, u));
+    sum_sq += z * z;
+    if (std::abs(z) > worst) {
+      worst = std::abs(z);
+      worst_name = with.names[u];
+    }
+  }
+  const double rmse = PredictTorques(with, train, ls.x).rmse;
+  const double rmse_plain = PredictTorques(plain, train, ls_plain.x).rmse;
+  std::printf(
+      "sensor errors: s² %.3f κ %.2f; %ld unknowns, RMS z %.2f, worst %.2f σ (%s); torque RMSE "
+      "%.4f N·m with, %.4f without\n",
+      s2, kappa, static_cast<long>(truth.size()),
+      std::sqrt(sum_sq / static_cast<double>(truth.size())), worst, worst_name.c_str(), rmse,
+      rmse_plain);
+  EXPECT_LT(worst, 4.0) << worst_name;
+  EXPECT_LT(rmse, 0.5 * rmse_plain);
 }
 
 TEST(Identification, SdpIsConsistentAndGeneralises) {

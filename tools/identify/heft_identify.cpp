@@ -147,7 +147,8 @@ int Identify(const identify::Options& o) {
     st.fit_rmse = e.fit_rmse;
     if (!e.validation_rmse.empty()) st.validation_rmse = e.validation_rmse.front();
     st.consistent = r.consistent;
-    WriteTextFile(o.out_yaml, ParametersYaml(problem, out.x, out.report, st));
+    WriteTextFile(o.out_yaml, ParametersYaml(problem, out.x, out.report, st,
+                                             r.posterior ? &*r.posterior : nullptr));
     Log(timer, "wrote " + o.out_yaml + " (" + chosen + ")");
   }
   if (!r.failures.empty()) {

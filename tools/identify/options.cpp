@@ -32,6 +32,11 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
                            unknowns: logged and commented in the YAML, not used by the service,
                            which calibrates its own at start-up; without them a sensor's offset
                            is fitted as gravity of the bodies it can be traded against)
+  --gains                  identify a gain error per joint torque sensor alongside
+                           (τ_measured = (1 + gain) τ; the floating base's wrench fixes their
+                           scale, so on the wls rows; written as torque_sensors)
+  --ft-offsets             identify the F/T cells' constant offsets alongside (six per cell,
+                           nuisance unknowns: logged and commented in the YAML)
   --cutoff HZ              zero-phase low-pass cut-off (default 8)
   --rate HZ                identification rate after filtering (default 100)
   --contact-force N        a foot is in contact above this force (default 50)
@@ -140,6 +145,10 @@ Options ParseOptions(int argc, char** argv) {
       o.friction = true;
     } else if (a == "--offsets") {
       o.offsets = true;
+    } else if (a == "--gains") {
+      o.gains = true;
+    } else if (a == "--ft-offsets") {
+      o.ft_offsets = true;
     } else if (a == "--cutoff") {
       o.dataset.cutoff_hz = Positive(a, value());
     } else if (a == "--rate") {

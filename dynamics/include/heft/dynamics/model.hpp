@@ -18,6 +18,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -52,6 +53,9 @@ struct Body {
   Eigen::Vector3d placement_p = Eigen::Vector3d::Zero();
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // unit joint axis in the body frame
   Vector10 parameters = Vector10::Zero();           // π of the body with its merged links
+  // The covariance of π (heft's order, body frame, at the body origin) when the parameters come
+  // from an identification that states one (robot.parameters' `covariance`); none for the URDF's.
+  std::optional<Eigen::Matrix<double, 10, 10>> covariance;
 };
 
 // A URDF <collision> box, cylinder or sphere as the box that bounds it (meshes are not kept):

@@ -5,12 +5,17 @@
 //
 // Unknowns x = [π of the chosen bodies (10 each, selection order); friction (Coulomb f_c and
 // viscous f_v per joint, in joint order) when enabled; one torque-sensor offset o per joint, in
-// joint order, when enabled]. The measured joint torque is modelled as
-// τ = ID(q, v, a, π) + f_c·s(v) + f_v·v + o with s(v) = tanh(v / 0.01) a smoothed sign, its
-// friction fitted only where the joint slides (Problem::sliding_speed). The
-// offsets are nuisance unknowns: estimated so that a sensor's constant error is not read as
-// gravity (it would bias every body it can be traded against), reported, and not written to the
-// model (the service calibrates its own at each start).
+// joint order, when enabled; one torque-sensor gain g per joint, in joint order, when enabled;
+// six offsets δ per F/T cell (force, moment, in the cell's axes), when enabled]. The measured joint
+// torque τ_m and wrenches λ_m are modelled as
+//   τ_m = g·τ_m + ID(q, v, a, π) − Σ J_cᵀ (λ_m − δ) + f_c·s(v) + f_v·v + o
+// with s(v) = tanh(v / 0.01) a smoothed sign, friction fitted only where the joint slides
+// (Problem::sliding_speed). A sensor that reads (1 + γ)(τ + friction) + ω has g = γ / (1 + γ)
+// and o = ω / (1 + γ) exactly, so the rows stay linear in every unknown (GainOfColumn). The gains
+// are fixed in scale by the floating base's rows (no joint torque sensor there): on the
+// null-space rows, or a fixed base, only their differences are. Offsets and gains are nuisance
+// unknowns: estimated so that a sensor's error is not read as gravity or inertia of the bodies it
+// can be traded against, and reported.
 #pragma once
 
 #include <cmath>
@@ -62,10 +67,31 @@ struct Problem {
   int joints() const { return static_cast<int>(joint_v.size()); }
   int friction_size() const { return friction ? 2 * joints() : 0; }
   int offset_begin() const { return inertial_size() + friction_size(); }
-  Eigen::VectorXd prior;  // x of the model (friction and offsets 0)
+  Eigen::VectorXd prior;  // x of the model (friction, offsets and gains 0)
+  bool gains = false;
+  // The F/T cells (model frame indices, in the dataset's order) whose offsets are unknowns; they
+  // must be the dataset's frames (Accumulate checks).
+  std::vector<int> ft_frames;
+  int gain_begin() const { return offset_begin() + (offsets ? joints() : 0); }
+  int ft_begin() const { return gain_begin() + (gains ? joints() : 0); }
+};
+
+// The nuisance terms modelled beside the inertial parameters.
+struct ProblemTerms {
+  bool friction = false;
+  bool offsets = false;        // joint torque sensors' offsets
+  bool gains = false;          // joint torque sensors' gains
+  std::vector<int> ft_frames;  // F/T cells whose offsets are modelled (Dataset::frames)
 };
 Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
+                    const ProblemTerms& terms);
+Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>& bodies,
                     bool friction, bool offsets = false);
+
+// A sensor's gain error γ (τ_m = (1 + γ) τ) from its unknown g = γ / (1 + γ).
+inline double GainOfColumn(double g) {
+  return g / (1.0 - g);
+}
 
 // Whitened normal equations: A = Σ Ỹᵀ Ỹ, b = Σ Ỹᵀ ỹ, c = Σ ỹᵀ ỹ over `rows` rows.
 struct NormalEquations {
@@ -133,7 +159,8 @@ struct LeastSquaresResult {
 };
 
 // Plausible size of each unknown, from the prior: mass 0.2 m + 0.1 kg, first moment 0.2 |h| +
-// m·2 cm, inertia 0.3·tr(I)/3 + 1e-4 kg·m², friction 1 N·m and 1 N·m·s/rad.
+// m·2 cm, inertia 0.3·tr(I)/3 + 1e-4 kg·m², friction and torque offsets 1 N·m and 1 N·m·s/rad,
+// gains 0.05, F/T offsets 10 N and 1 N·m.
 Eigen::VectorXd PriorScale(const Problem& problem);
 
 // Minimises ‖Ỹx − ỹ‖² in the retained directions; x keeps the prior in the others.

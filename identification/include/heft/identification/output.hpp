@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "heft/identification/posterior.hpp"
 #include "heft/identification/sdp.hpp"
 
 namespace heft::identification {
@@ -40,7 +41,13 @@ struct FitStatistics {
 // std::runtime_error "<path>: cannot write: <the system's reason>" on any failure.
 void WriteTextFile(const std::string& path, const std::string& text);
 
+// With a posterior, each link's `sigma` is √diag of its `covariance` (the 10 × 10 block of π, row
+// major, body frame at the body origin); without one, sigma is the unit-weight least-squares σ over
+// the identified subspace (Identifiability::sigma) and no covariance is written. Identified
+// torque-sensor gains are written as `torque_sensors: {joint: {gain, gain_sigma}}`
+// (τ_measured = (1 + gain) τ); offsets, which change at each power-up, as comments only.
 std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
-                           const Identifiability& report, const FitStatistics& stats);
+                           const Identifiability& report, const FitStatistics& stats,
+                           const Posterior* posterior = nullptr);
 
 }  // namespace heft::identification

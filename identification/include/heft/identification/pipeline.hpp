@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heft/identification/identify.hpp"
+#include "heft/identification/posterior.hpp"
 #include "heft/identification/sdp.hpp"
 
 namespace heft::identification {
@@ -26,6 +27,9 @@ struct PipelineOptions {
   std::string sdp_rows;              // empty: chosen with the methods
   std::string output_method;         // empty: the SDP when run, else the first method
   bool floating = false, friction = false, offsets = false, ellipsoids = true;
+  bool gains = false;       // joint torque sensors' gains (ProblemTerms)
+  bool ft_offsets = false;  // the F/T cells' offsets (ProblemTerms)
+  PriorUncertainty prior;   // the posterior's prior (posterior.hpp)
   double ellipsoid_scale = 2.0;
   DatasetOptions dataset;
   NoiseModel noise;
@@ -93,6 +97,9 @@ struct IdentificationReport {
   std::size_t output = 0;  // index into results: the result to write
   std::string wanted;  // the method asked for (or the default); != results[output].name: it failed
   bool consistent = false;  // every chosen body of results[output]
+  // The posterior of results[output] on its rows (posterior.hpp): s², κ and the covariance.
+  double residual_variance = 1.0, residual_correlation = 1.0;
+  std::optional<Posterior> posterior;
 };
 
 // Throws PipelineUsageError (options this robot or recording cannot support), RecordingError and

@@ -55,9 +55,11 @@ struct PluginConfig {
 // Programs and tests read the whole file with host::LoadConfiguration (configuration.hpp).
 PluginConfig ReadPluginConfig(const config::Node& root);
 // Replaces the π of every link listed under `links` (each with `pi: [10 numbers]`, the format
-// heft-identify writes) in `model` and returns those links' names. Throws config::ConfigError
-// naming the file, line and key for an unknown link, a missing or malformed π, or a physically
-// inconsistent one.
+// heft-identify writes) in `model` and returns those links' names; a link's optional
+// `covariance: [100 numbers]` (π's 10 × 10 covariance, row major) goes to Body::covariance. Throws
+// config::ConfigError naming the file, line and key for an unknown link, a missing or malformed π,
+// a physically inconsistent one, or a covariance that is not finite, symmetric and positive
+// semidefinite.
 std::vector<std::string> ApplyNominalParameters(const std::string& path, dynamics::Model& model);
 // The joint friction under `friction` in the same file (heft-identify --friction writes
 // `joint: {fc: N·m, fv: N·m·s/rad}` for τ_f = fc·tanh(q̇/0.01) + fv·q̇); none if the key is absent.
