@@ -227,13 +227,10 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   for (int b = 0; b < model.num_bodies(); ++b) {
     const dynamics::Vector10 pi = model.bodies[b].parameters;
     if (selection.mask()[b] || !(pi[0] > 0.0)) continue;  // estimated, or massless
-    // A 4 × 4 factor of the mass and first moment's covariance (the identified one, or the
-    // stated: BodyNominalFactor).
-    const Eigen::Matrix<double, 4, 7> f4 =
-        BodyNominalFactor(model.bodies[b], u.mass, u.com, u.inertia).topRows<4>();
-    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(f4 * f4.transpose());
+    // The principal moments do not move the mass and first moment: F's first four columns and
+    // rows factor their covariance.
     const Eigen::Matrix4d factor =
-        eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal();
+        NominalFactor(pi, u.mass, u.com, u.inertia).topLeftCorner<4, 4>();
     if (!factor.allFinite() || factor.isZero()) continue;
     consider_bodies_.push_back(b);
     consider_factors_.push_back(factor);
@@ -243,7 +240,7 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // (torque_scale_ is read before: ReadRowScales.)
   nc_gain_ = (torque_scale_.array() > 0.0).any() ? model.nv - (model.floating_base ? 6 : 0) : 0;
   for (const int b : selection.bodies())
-    own_factors_.push_back(BodyNominalFactor(model.bodies[b], u.mass, u.com, u.inertia));
+    own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
   nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
 }
 
