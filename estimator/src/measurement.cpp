@@ -260,8 +260,8 @@ void Measurement::Residual(const TickInput& in) noexcept {
     dynamics::MassFirstMomentColumns(model_, ws_, consider_bodies_, consider_factors_,
                                      C_.leftCols(nc_others_));
   if (nc_gain_ > 0) {
+    // Only the diagonal is ever non-zero (C_ starts at zero; the stiction band zeroes whole rows).
     const int first_joint = nv_ - nc_gain_;
-    C_.middleCols(nc_others_, nc_gain_).setZero();
     for (int j = 0; j < nc_gain_; ++j)
       C_(first_joint + j, nc_others_ + j) =
           torque_scale_[first_joint + j] * in.tau[first_joint + j];
