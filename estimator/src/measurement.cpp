@@ -290,7 +290,7 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.
       Y_.row(v).setZero();
-      C_.row(v).setZero();
+      if (nc_ > 0) C_.row(v).setZero();  // no consider columns: C_ holds no storage to index
       r_[v] = 0.0;
       ++dropped_rows_;
     } else {
