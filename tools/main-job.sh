@@ -241,12 +241,12 @@ for scenario in forearm-load dumbbell-curl torso-load step-in-place walk; do
     run "$scenario" ident "$LOAD" "${IDENT[@]}"
   fi
 done
-echo "[noft] the robot without foot F/T cells (null-space measurement; no calibration: it needs the wrenches)"
-run torso-load-noft adaptive "$LOAD" "${IDENT[@]}"
+echo "[noft] the robot without foot F/T cells (null-space measurement, calibrated in its null space)"
+run torso-load-noft adaptive "${PROCEDURE[@]}"
 if [ -z "$SHORT" ] && [ -f "$CFGDIR/standing-curl.yaml" ]; then
   run standing-curl adaptive "${IDENT[@]}"
   run standing-curl nominal "${IDENT[@]}" "$NO_ADAPT"
-  run standing-curl-noft adaptive "${IDENT[@]}"
+  run standing-curl-noft adaptive "${IDENT[@]}" "$CAL_ON"
 fi
 # Joints from the framework's joint-state segment (docs/framework.md): heft-sim's stand-in framework
 # writes the simulated sensors' readings there, no joint frames go on the buses; the F/T cells and

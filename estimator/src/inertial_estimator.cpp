@@ -173,6 +173,7 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   load_w_.resize(nv_);
   calibration_y_.setZero(nv_, n_);
   calibration_c_.setZero(nv_, measurement_.consider_columns());
+  calibration_c_tick_.setZero(nv_, measurement_.consider_columns());
   calibration_h_.setZero(nv_, n_);
   load_u_.resize(nv_);
   load_hs_.resize(nv_, n_);
@@ -346,8 +347,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // calibrate → measure → screen → gate → update → hand on.
   TickResult res;
   if (!ValidInput(in) || !ChooseModel(in, res.model)) return res;
-  if (calibrating_ || res.model != hal::MeasurementModel::kFullWrench)
-    lowpass_.Restart();  // the low-pass restarts after
+  if (calibrating_) lowpass_.Restart();  // the low-pass restarts after
   if (calibrating_) {
     Calibrate(in, res);
     return res;
@@ -403,26 +403,20 @@ void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept
   res.status = TickStatus::kCalibrating;
   HandOn(res);  // a reset estimate reaches the controller at the limited rate meanwhile
   HandedCovariance();
-  if (res.model != hal::MeasurementModel::kFullWrench) {
-    res.calibration = calibrator_.Refuse(in.time);  // needs the foot wrenches
-    if (res.calibration == CalibrationStatus::kTimedOut) calibrating_ = false;
-    return;
-  }
   if (!BuildMeasurement(in, res.model)) return;
+  // Without the foot wrenches (the null-space measurement) the residual, the regressor and the
+  // consider columns are averaged as projected onto the contacts' null space: the part a contact
+  // wrench could carry is unknown, and the null-space rows never see it.
+  const bool project = res.model != hal::MeasurementModel::kFullWrench;
   Eigen::VectorXd& r = measurement_.residual();
   r.noalias() -= measurement_.regressor() * filter_.parameters();  // against the current estimate
+  if (project) measurement_.ProjectOntoNullSpace(r);
   const double speed = in.v.cwiseAbs().maxCoeff();
   res.calibration = calibrator_.Add(r, speed, in.time);
   // The regressor averaged over the same ticks as the residual (the window restarts with it).
   if (res.calibration == CalibrationStatus::kCollecting ||
-      res.calibration == CalibrationStatus::kDone) {
-    if (calibrator_.samples() == 1) {
-      calibration_y_.setZero();
-      calibration_c_.setZero();
-    }
-    calibration_y_ += measurement_.regressor();
-    measurement_.AccumulateConsider(calibration_c_);
-  }
+      res.calibration == CalibrationStatus::kDone)
+    AccumulateCalibrationRows(project);
   // The nominal's error at the calibration pose went into the bias with the residual: the
   // consider columns lose the same average (Measurement::SetConsiderBias).
   if (res.calibration == CalibrationStatus::kDone && calibrator_.samples() > 0) {
@@ -433,6 +427,25 @@ void InertialEstimator::Calibrate(const TickInput& in, TickResult& res) noexcept
   if (res.calibration == CalibrationStatus::kDone ||
       res.calibration == CalibrationStatus::kTimedOut)
     calibrating_ = false;
+}
+
+void InertialEstimator::AccumulateCalibrationRows(bool project) noexcept {
+  if (calibrator_.samples() == 1) {
+    calibration_y_.setZero();
+    calibration_c_.setZero();
+  }
+  if (!project) {
+    calibration_y_ += measurement_.regressor();
+    measurement_.AccumulateConsider(calibration_c_);
+    return;
+  }
+  calibration_h_ = measurement_.regressor();  // scratch here: SeparateLoad sets it anew
+  measurement_.ProjectOntoNullSpace(calibration_h_);
+  calibration_y_ += calibration_h_;
+  calibration_c_tick_.setZero();
+  measurement_.AccumulateConsider(calibration_c_tick_);
+  measurement_.ProjectOntoNullSpace(calibration_c_tick_);
+  calibration_c_ += calibration_c_tick_;
 }
 
 void InertialEstimator::SeparateLoad() noexcept {
@@ -495,7 +508,7 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
   // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   Screened s;
-  s.lowpass = lowpass_.enabled() && res.model == hal::MeasurementModel::kFullWrench;
+  s.lowpass = lowpass_.enabled();
   s.dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
   s.gamma = gate_.threshold(std::min(s.dof, nv_));
   res.dof = s.dof;

@@ -214,6 +214,7 @@ Measurement::Measurement(const dynamics::Model& model,
   wy_s_.setZero(k_max);
   wy_w_.setZero(k_max, cols_max);
   wy_w2_.setZero(k_max, cols_max);
+  wy_p_.setZero(k_max, cols_max);
   wy_u_.setZero(nv_, k_max);
   wy_u2_.setZero(nv_, k_max);
   ft_llt_.compute(Eigen::MatrixXd::Identity(nv_, nv_));  // sized (and initialised) once
@@ -364,6 +365,27 @@ void Measurement::Whiten(Eigen::Ref<Eigen::MatrixXd> v) const noexcept {
   }
 }
 
+void Measurement::ProjectOntoNullSpace(Eigen::Ref<Eigen::MatrixXd> x) noexcept {
+  const Eigen::Index k = null_k_;
+  if (k == 0 || x.rows() != nv_ || x.cols() > wy_w_.cols()) return;
+  // Q = I − V T Vᵀ (BuildBlockReflector), its first k columns Q₁: Q₁ᵀ x is the top k rows of
+  // Qᵀ x = x − V Tᵀ (Vᵀ x), and Q₁ y = Q [y; 0] = [y; 0] − V T (Vᵀ [y; 0]).
+  const Eigen::Index m = x.cols();
+  auto vk = wy_v_.leftCols(k);
+  auto t = wy_t_.topLeftCorner(k, k);
+  auto w = wy_w_.topLeftCorner(k, m);
+  auto w2 = wy_w2_.topLeftCorner(k, m);
+  auto y = wy_p_.topLeftCorner(k, m);
+  w.noalias() = vk.transpose() * x;
+  w2.noalias() = t.transpose() * w;
+  y = x.topRows(k);
+  y.noalias() -= vk.topRows(k) * w2;  // Q₁ᵀ x
+  w.noalias() = vk.topRows(k).transpose() * y;
+  w2.noalias() = t * w;
+  x.topRows(k) -= y;
+  x.noalias() += vk * w2;  // x − Q₁ Q₁ᵀ x
+}
+
 void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) noexcept {
   for (int i = 0; i < nv_; ++i) rfull_(i, i) = RowVariance(row_sigma_[i], torque_scale_[i], tau[i]);
 }
@@ -371,6 +393,7 @@ void Measurement::SetRowVariances(const Eigen::Ref<const Eigen::VectorXd>& tau) 
 // Rows Q₂ᵀ(...) with Q₂ spanning the complement of range(J_cᵀ).
 bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bias,
                                   const Eigen::VectorXd* estimate) noexcept {
+  null_k_ = 0;
   Residual(in);
   if (bias != nullptr) r_ -= *bias;
   if (estimate != nullptr) StictionBand(*estimate);
@@ -400,10 +423,13 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   SetRowVariances(in.tau);
   AddAccelerationNoise(in.q);
   DecoupleDropped();
+  for (int i = 0; i < nv_; ++i) row_scale_[i] = std::sqrt(rfull_(i, i));  // Whiten's, row by row
+  whitened_full_ = false;
   if (c > 0) {
     qr_[c].compute(jct_[c]);
     const Eigen::Index k = std::min<Eigen::Index>(nv_, 6 * c);
     BuildBlockReflector(qr_[c], k, wy_v_, wy_t_, wy_s_);
+    null_k_ = k;
     BottomOfQTransposeTimes(wy_v_, wy_t_, k, rows_, qy, wy_w_, wy_w2_);
     ProjectFromBothSides(wy_v_, wy_t_, k, rows_, rfull_, wy_w_, wy_w2_, wy_u_, wy_u2_);
   }

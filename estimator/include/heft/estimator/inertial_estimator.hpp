@@ -98,8 +98,8 @@ struct EstimatorConfig {
   // step) builds up in it whole and is gated, then released; the update learns from a copy that
   // holds only the ticks it used, so a spike the gate rejected (a touchdown's) passes no tail,
   // α (1 − α)ᵏ of it, to the ticks after it, below the gate.
-  // Restarted on a gap, a switch to the null-space rows (whose basis changes with the contacts),
-  // calibration and reset. 0: off (the paper's per-tick measurement).
+  // Both measurements' rows. Restarted on a gap, a change of the rows' count (a contact, a switch
+  // of measurement), calibration and reset. 0: off (the paper's per-tick measurement).
   double measurement_lowpass = 0.0;  // Hz
   // Initial standard deviation and process noise (variance per second), per state of one body, in
   // the filter's coordinates (θ for the EKF, π for the KF).
@@ -275,7 +275,7 @@ class InertialEstimator {
  private:
   // Step's stages, in order.
   struct Screened {
-    bool lowpass = false;  // the full-wrench rows' low-pass runs this tick
+    bool lowpass = false;  // the rows' low-pass runs this tick
     double raw_nis = 0.0;  // the tick's own rows' NIS where it exceeds γ (else 0)
     int dof = 0;
     double gamma = 0.0;
@@ -284,6 +284,9 @@ class InertialEstimator {
   // Which measurement runs this tick; false when it must be the full one and a wrench is bad.
   bool ChooseModel(const TickInput& in, hal::MeasurementModel& model) const noexcept;
   void Calibrate(const TickInput& in, TickResult& res) noexcept;
+  // A calibration tick's regressor and consider columns into their averages' sums, projected onto
+  // the contacts' null space when `project` (the null-space measurement).
+  void AccumulateCalibrationRows(bool project) noexcept;
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   // The tick's own rows screened, then blended into the low-pass: what the gate judges.
   Screened Screen(const TickInput& in, TickResult& res) noexcept;
@@ -318,6 +321,7 @@ class InertialEstimator {
   BiasCalibrator calibrator_;
   MeasurementLowPass lowpass_;     // EstimatorConfig::measurement_lowpass
   Eigen::MatrixXd calibration_c_;  // the consider columns averaged with the calibration's residual
+  Eigen::MatrixXd calibration_c_tick_;  // one tick's, projected (a robot without F/T cells)
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;

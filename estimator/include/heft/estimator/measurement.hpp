@@ -50,8 +50,15 @@ class Measurement {
   int consider_columns() const { return nc_; }
   auto H() const { return H_.topRows(rows_); }
   auto z() const { return z_.head(rows_); }
-  // v ← W v (each column) with the last full-wrench measurement's whitening (that tick's R).
+  // v ← W v (each column) with the last measurement's whitening: a full-wrench tick's R, or after
+  // a null-space tick each row's σ (R's diagonal before the projection).
   void Whiten(Eigen::Ref<Eigen::MatrixXd> v) const noexcept;
+  // x ← x − Q₁Q₁ᵀ x (each column), Q₁ spanning the last null-space tick's range of J_cᵀ: what is
+  // left of a residual, a regressor or consider columns once any contact wrench could have carried
+  // the rest; the bias calibration of a robot without foot F/T cells averages these. Nothing
+  // changes after a tick without contacts or a full-wrench tick; x is nv × at most
+  // max(10k + consider_columns(), nv) + 1.
+  void ProjectOntoNullSpace(Eigen::Ref<Eigen::MatrixXd> x) noexcept;
   // Its regressor of the estimated links (nv × 10k) and residual r (nv), not whitened: the bias
   // calibration averages r − Y_est π̂ over the full rows.
   const Eigen::MatrixXd& regressor() const { return Y_; }
@@ -122,7 +129,7 @@ class Measurement {
   int nc_ = 0, nc_others_ = 0, nc_gain_ = 0;
   Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
-  Eigen::VectorXd row_scale_;   // the last full-wrench rows' σ when whitened row by row
+  Eigen::VectorXd row_scale_;   // the last rows' σ when whitened row by row
   bool whitened_full_ = false;  // the last full-wrench rows were whitened by R's factor
   int rows_ = 0;
   // Null-space measurement: one QR and one whitening factorisation per number of contacts.
@@ -136,7 +143,8 @@ class Measurement {
   Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
   // Qᵀ of the null-space QR as one block reflector I − V T Vᵀ, and its products' workspaces.
-  Eigen::MatrixXd wy_v_, wy_t_, wy_w_, wy_w2_, wy_u_, wy_u2_;
+  Eigen::MatrixXd wy_v_, wy_t_, wy_w_, wy_w2_, wy_u_, wy_u2_, wy_p_;
+  Eigen::Index null_k_ = 0;  // columns of Q₁ in the last null-space tick's reflector (0: none)
   Eigen::VectorXd wy_s_;
 };
 

@@ -1,4 +1,4 @@
-// The full-wrench measurement's low-pass (EstimatorConfig::measurement_lowpass): the whitened rows
+// The measurement's low-pass (EstimatorConfig::measurement_lowpass): the whitened rows
 // H and residual z through one first-order filter, x_f ← x_f + α (x − x_f), α = 1 − exp(−2π f_c
 // dt), both sides alike so that H_f π = z_f holds exactly for constant parameters.
 //
@@ -14,8 +14,10 @@
 // what its rows are whitened for before the gate reads their NIS (HGateNis), so that the gate's
 // χ² thresholds keep their meaning; the update keeps R = 1 (a low-pass of white noise carries the
 // same information per second: EstimatorConfig::measurement_lowpass).
-// Restart() makes the next tick start both copies afresh: a gap in time, a switch to the null-space
-// rows (whose basis changes with the contacts), calibration and reset.
+// The null-space rows too: their basis moves with the contacts, but a weighted sum of valid,
+// whitened rows is a valid row of the same variance. Blend restarts on a gap in time or a change
+// of the rows' count (a contact made or lost, a switch of measurement); Restart() on calibration
+// and reset.
 //
 // Set-up allocates; everything else allocates nothing and never throws.
 #pragma once
