@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
 """Generate heft-sim's configurations for the simulated robot (config/sim/*.yaml), one per scenario.
 
-The drivers section lists the reference robot's joints in the order the simulated robot addresses
-them (its CAN node numbers), two buses, and the foot F/T cells for floating-base scenarios (and the
-base IMU, see SIM_IMU below).
-Developers run this; the output is committed. Run from the repository root:
+The drivers section lists the robot's joints in the order the simulated robot addresses them (its
+CAN node numbers), two buses, and the foot F/T cells for floating-base scenarios (and the base IMU,
+see SIM_IMU below). Developers run this; the output is committed (ctest gen_sim_configs checks
+that it is). Run from the repository root:
     python3 scripts/gen_sim_configs.py                   # the reference humanoid: config/sim/*.yaml
     python3 scripts/gen_sim_configs.py --robot compact   # the second humanoid: config/sim/compact/
-    python3 scripts/gen_sim_configs.py --robot g1        # Unitree's G1: config/sim/g1/
-The second robot (scripts/gen_humanoid.py --variant compact) has the same joints, buses and devices
-and gets the same estimator settings (they were tuned on the reference robot only); its scenario
-configurations name its URDFs, and its CAN map (config/robots/heft_compact_can_map.csv) is written
-beside them. Unitree's G1 (config/robots/unitree_g1/, a published URDF made ready by
-scripts/urdf_primitives.py) gets the same settings on its own joints (two buses: legs and waist,
-arms), devices (F/T cells on the converted URDF's foot frames, the pelvis's IMU) and role map
-(scripts/propose_roles.py's proposal, committed beside its URDF). Every robot gets standing-curl.yaml
-and its -noft variant (the shipped estimator settings on the simulated robot, on the robot's forearm);
-the service's own configuration (config/heft.yaml) is the reference robot's only.
+    python3 scripts/gen_sim_configs.py --robot-dir config/robots/unitree_g1   # any robot's folder
+    python3 scripts/gen_sim_configs.py --robot g1        # the same, by its entry's name
+    python3 scripts/gen_sim_configs.py --all             # every robot
+The two humanoids heft generates (scripts/gen_humanoid.py) have their entries here (HEFT_ROBOTS);
+their role-map files are written from role_map(). Every other robot is a folder under
+config/robots with its URDFs, its role map (scripts/propose_roles.py's proposal) and an optional
+robot.yaml: its entry, the buses and devices where they are not the defaults derived from the URDF
+and the role map (scripts/robot_entry.py; config/robots/README.md). Its configurations go to
+config/sim/<name>/ and its CAN map beside its URDF. Every robot gets the reference robot's
+estimator settings (tuned on the reference robot only), standing-curl.yaml and its -noft variant
+(the shipped estimator settings on the simulated robot, on the robot's forearm); the service's own
+configuration (config/heft.yaml) is the reference robot's only.
 """
 import argparse
 import os
+
+import robot_entry
 
 JOINTS = ("waist_yaw waist_roll waist_pitch left_shoulder_pitch left_shoulder_roll left_shoulder_yaw left_elbow "
           "left_wrist_yaw left_wrist_pitch left_wrist_roll right_shoulder_pitch right_shoulder_roll right_shoulder_yaw "
@@ -117,7 +121,7 @@ SCENARIOS = {
 # contacts (estimator.contact_frames) and uses the null-space measurement (joint torques only). Its
 # start-up calibration needs the foot wrenches, so it is off there.
 NOFT = ("torso-load", "standing-curl")
-NOFT_CONTACTS = "  contact_frames: [left_foot, right_foot]"
+NOFT_CONTACTS = "  contact_frames: [%s, %s]"  # the role map's feet
 
 
 # The floating-base robot's IMU (config/robots/heft_humanoid.urdf: the massless `imu` link on a fixed
@@ -134,7 +138,7 @@ NOFT_CONTACTS = "  contact_frames: [left_foot, right_foot]"
 # that against information (docs/estimator.md, "The acceleration noise's bias").
 IMU_NOISE = "gyro: 0.002, accelerometer: 0.02, joint_velocity: 0.0005"
 SIM_IMU = os.environ.get("HEFT_SIM_IMU", "1") == "1"
-IMU = "  imu: {bus: can0, base_id: 0x400, frame: imu}"
+IMU = "  imu: {bus: %s, base_id: 0x400, frame: %s}"
 
 
 # The simulated robot's deviations from the URDF heft is given (simulation.deviations,
@@ -187,27 +191,29 @@ SHIPPED_ESTIMATOR = [
 
 
 def drivers(floating, imu=False, ft=True):
-    out = ["drivers:", "  timeout_ms: 3", "  buses: [can0, can1]", "  joints:"]
+    buses = R["buses"]
+    out = ["drivers:", "  timeout_ms: 3", "  buses: [%s]" % ", ".join(buses), "  joints:"]
     for i, j in enumerate(R["joints"]):
-        out.append("    - {name: %s, bus: %s, node: %d}" % (j, "can0" if i < R["split"] else "can1", i))
+        out.append("    - {name: %s, bus: %s, node: %d}" % (j, R["bus_of"][j], i))
     if floating and ft:
         out.append("  ft_cells:")
-        for k, side in enumerate(("left", "right")):
+        for k in range(2):
             cal = ", ".join("%g" % v for row in CALIBRATION for v in row)
             out.append("    - frame: %s" % R["ft"][k])
-            out.append("      bus: can%d" % k)
+            out.append("      bus: %s" % buses[k % len(buses)])
             out.append("      base_id: 0x%X" % (0x300 + 0x10 * k))
             out.append("      calibration: [%s]" % cal)
     if floating and imu:
-        out.append(IMU.replace("frame: imu", "frame: " + R["imu"]))
+        out.append(IMU % (buses[0], R["imu"]))
     return out
 
 
-# The robots' role map (simulation.roles, config/README.md; sim/include/heft/sim/roles.hpp): which
-# links and joints the scenarios, the balance and arm controllers and the excitation use. Both
-# humanoids name them alike. Written into every simulated configuration and, as the robot's own
-# role-map file, beside its URDF (config/robots/<urdf>_roles.yaml: heft-scenario --roles, the
-# scenarios' default robot, and what scripts/propose_roles.py must propose for it).
+# The generated humanoids' role map (simulation.roles, config/README.md; sim/include/heft/sim/roles.hpp):
+# which links and joints the scenarios, the balance and arm controllers and the excitation use. Both
+# humanoids name them alike; this script writes it as the robot's role-map file beside its URDF
+# (config/robots/<urdf>_roles.yaml: heft-scenario --roles, the scenarios' default robot, and what
+# scripts/propose_roles.py must propose for it). Every robot's configurations carry the role map of
+# its role-map file.
 def role_map(indent):
     pad = " " * indent
     out = [pad + "pelvis: pelvis", pad + "torso: torso"]
@@ -221,13 +227,11 @@ def role_map(indent):
     return out
 
 
-def roles_section(urdf):
-    roles = role_map(4)
-    if R.get("roles_file"):  # a robot heft did not generate: its committed role-map file
-        with open(R["roles_file"]) as f:
-            roles = ["  " + l for l in f.read().splitlines() if l.startswith("  ")]
+def roles_section():
+    with open(R["roles_file"]) as f:
+        roles = ["  " + l for l in f.read().splitlines() if l.startswith("  ")]
     return ["  # The robot's links and joints by role (config/README.md, simulation.roles); the robot's",
-            "  # role-map file: config/robots/%s_roles.yaml." % urdf, "  roles:"] + roles
+            "  # role-map file: config/robots/%s." % R["roles_name"], "  roles:"] + roles
 
 
 def roles_file(urdf):
@@ -236,89 +240,136 @@ def roles_file(urdf):
                       "roles:"] + role_map(2) + [""])
 
 
-# --robot: the URDFs' base name and the folder of its configurations under config/sim.
-ROBOTS = {"reference": ("heft_humanoid", ""), "compact": ("heft_compact", "compact"),
-          "g1": ("unitree_g1/g1_29dof", "g1")}
-# The robot's joints (in the simulated robot's order), where the buses split, its links and
-# devices by what the configurations use them for (R: the robot being written).
-HEFT_ROBOT = dict(joints=JOINTS, split=17, links={}, feet=("left_foot", "right_foot"),
-                  ft=("left_foot_ft", "right_foot_ft"), imu="imu", roles_file=None)
-R = HEFT_ROBOT
+# The robots heft generates (scripts/gen_humanoid.py): their entries (scripts/robot_entry.py) and the
+# folder of their configurations under config/sim. Their joints are numbered as their CAN maps
+# (config/robots/heft_*_can_map.csv): the waist and arms on can0, the legs on can1. Every other robot
+# is a folder under config/robots with its URDF, role map and (optional) robot.yaml.
+HEFT_ROBOTS = {
+    "reference": (dict(name="reference", urdf="heft_humanoid.urdf", fixed_urdf="heft_humanoid_fixed.urdf",
+                       roles="heft_humanoid_roles.yaml", buses={"can0": ["waist", "arms"], "can1": ["legs"]}), ""),
+    "compact": (dict(name="compact", urdf="heft_compact.urdf", fixed_urdf="heft_compact_fixed.urdf",
+                     roles="heft_compact_roles.yaml", buses={"can0": ["waist", "arms"], "can1": ["legs"]}), "compact"),
+}
+R = None  # the robot being written (scripts/robot_entry.py: robot_from)
 
 
-def g1_robot(robots):
-    """Unitree's G1: its revolute joints in the URDF's order (MuJoCo's), the legs and waist on can0."""
-    import xml.etree.ElementTree as ET
-    urdf = os.path.join(robots, "unitree_g1", "g1_29dof.urdf")
-    joints = [j.get("name") for j in ET.parse(urdf).getroot().findall("joint") if j.get("type") == "revolute"]
-    return dict(joints=joints, split=15, links={"left_forearm": "left_elbow_link", "torso": "torso_link"},
-                feet=("left_ankle_roll_link", "right_ankle_roll_link"), ft=("left_foot_ft", "right_foot_ft"),
-                imu="imu_in_pelvis", roles_file=os.path.join(robots, "unitree_g1", "g1_29dof_roles.yaml"))
-
-
-def can_map(robot):
+def can_map():
     """The CAN identifier map of the drivers section (tools/heft-make-config's input)."""
     out = ["# The %s robot's CAN identifier map (tools/heft-make-config; README \"On your robot\")."
-           % robot + " Generated by scripts/gen_sim_configs.py.",
+           % R["name"] + " Generated by scripts/gen_sim_configs.py.",
            "# kind,name,bus,id (joint: node; ft and imu: base identifier)"]
     for i, j in enumerate(R["joints"]):
-        out.append("joint,%s,%s,%d" % (j, "can0" if i < R["split"] else "can1", i))
-    out += ["ft,%s,can0,0x300" % R["ft"][0], "ft,%s,can1,0x310" % R["ft"][1],
-            "imu,%s,can0,0x400" % R["imu"], ""]
+        out.append("joint,%s,%s,%d" % (j, R["bus_of"][j], i))
+    buses = R["buses"]
+    out += ["ft,%s,%s,0x300" % (R["ft"][0], buses[0]), "ft,%s,%s,0x310" % (R["ft"][1], buses[1 % len(buses)]),
+            "imu,%s,%s,0x400" % (R["imu"], buses[0]), ""]
     return "\n".join(out)
+
+
+def robot_folders(robots):
+    """The robots with a folder of their own under config/robots (name -> folder)."""
+    out = {}
+    for d in sorted(os.listdir(robots)):
+        if os.path.isdir(os.path.join(robots, d)):
+            out[robot_entry.load(os.path.join(robots, d), robots)["name"]] = os.path.join(robots, d)
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--robot", choices=sorted(ROBOTS), default="reference",
-                        help="which robot's configurations to write (default: the reference humanoid)")
-    robot = parser.parse_args().robot
-    urdf, folder = ROBOTS[robot]
-    robots = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "robots")
-    global R, NOFT_CONTACTS
-    if robot == "g1":
-        R = g1_robot(robots)
-        NOFT_CONTACTS = "  contact_frames: [%s, %s]" % R["feet"]
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "sim", folder)
+    parser.add_argument("--robot", default="reference",
+                        help="which robot's configurations to write: reference (the default), compact, or the "
+                             "name of a robot with a folder under config/robots (its robot.yaml's name)")
+    parser.add_argument("--robot-dir", help="the robot in this folder (its URDF, role map and robot.yaml)")
+    parser.add_argument("--all", action="store_true", help="every robot")
+    parser.add_argument("--out", help="write into this folder instead of config/ (as config/: sim/, robots/)")
+    args = parser.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    robots = os.path.join(here, "..", "config", "robots")
+    out = args.out or os.path.join(here, "..", "config")
+    if args.all:
+        targets = [("heft", r) for r in HEFT_ROBOTS] + [("dir", d) for d in robot_folders(robots).values()]
+    elif args.robot_dir:
+        targets = [("dir", args.robot_dir)]
+    elif args.robot in HEFT_ROBOTS:
+        targets = [("heft", args.robot)]
+    else:
+        folders = robot_folders(robots)
+        if args.robot not in folders:
+            raise SystemExit("--robot %s: not reference, compact or a robot under config/robots (%s)"
+                             % (args.robot, ", ".join(sorted(folders)) or "none"))
+        targets = [("dir", folders[args.robot])]
+    for kind, which in targets:
+        write_robot(kind, which, robots, out)
+
+
+def write_robot(kind, which, robots, out):
+    """Every configuration of one robot: a generated humanoid's (kind "heft") or a robot folder's."""
+    global R
+    if kind == "heft":
+        entry, folder = HEFT_ROBOTS[which]
+        roles_path = os.path.join(out, "robots", entry["roles"])
+        os.makedirs(os.path.dirname(roles_path), exist_ok=True)
+        with open(roles_path, "w") as f:
+            f.write(roles_file(entry["urdf"][:-len(".urdf")]))
+        R = robot_entry.robot_from(entry, os.path.join(robots, entry["urdf"]), roles_path, "", which)
+    else:
+        R = robot_entry.load(which, robots)
+        folder = R["name"]
+    root = os.path.join(out, "sim", folder)
     up = "../" * (2 if folder else 1)  # from the configuration's folder to config/
     os.makedirs(root, exist_ok=True)
     if folder:
-        with open(os.path.join(robots, urdf + "_can_map.csv"), "w") as f:
-            f.write(can_map(robot))
-    if not R["roles_file"]:
-        with open(os.path.join(robots, urdf + "_roles.yaml"), "w") as f:
-            f.write(roles_file(urdf))
+        path = os.path.join(out, "robots", R["can_map"])  # absolute: beside a robot outside config/robots
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(can_map())
     for name, s in SCENARIOS.items():
-        lines = ["# heft-sim (the host on the simulated robot): scenario %s. Generated by scripts/gen_sim_configs.py." % name,
-                 "# Schema: config/README.md.", "backend: simulated", "robot:",
-                 "  urdf: %srobots/%s%s.urdf" % (up, urdf, "" if s["floating"] else "_fixed"),
-                 "  floating_base: %s" % ("true" if s["floating"] else "false")]
-        lines += drivers(s["floating"], imu=SIM_IMU)
-        lines += ["estimator:", "  links: [%s]" % ", ".join(R["links"].get(l, l) for l in s["links"]),
-                  "  filter: ekf", "  measurement: auto",
-                  "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0%s}"
-                  % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
-] + estimator_prior(s) + [
-                  "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
-                  "  # The hand-off policy, the installed service's (config/heft.yaml; docs/estimator.md).",
-                  "  rate_limits: {mass: %g, first_moment: %g, inertia: %g}" % s["limits"],
-                  "  handoff_confidence: 0.999",
-                  "  # The scenarios load the link from t = 0 and the simulated sensors carry no bias: no start-up",
-                  "  # calibration (the main job's procedure turns it on, with the load arriving after it).",
-                  "  calibration: {enabled: false, window: 1.0, max_speed: 0.3}",
-                  "  wait_for_walking: true",
-                  "simulation:", "  scenario: %s" % name, "  adaptation: true", "  lockstep: true",
-                  "  walking_after: %g" % s["walking_after"], "  seed: 1"]
-        lines += deviations_line(s.get("deviations", SIM_DEVIATIONS))
-        lines += roles_section(urdf)
-        lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
-        with open(os.path.join(root, name + ".yaml"), "w") as f:
-            f.write("\n".join(lines))
-        if name in NOFT:
-            write_noft(root, name, lines)
+        write_scenario(root, up, name, s)
     if not folder:  # the service's own configuration: the reference robot's only
         write_service_config(root)
-    write_standing_curl(root, up, urdf)
+    write_standing_curl(root, up)
+
+
+def write_scenario(root, up, name, s):
+    """<name>.yaml (and <name>-noft.yaml for NOFT): heft-sim on the robot, scenario `name`."""
+    lines = ["# heft-sim (the host on the simulated robot): scenario %s. Generated by scripts/gen_sim_configs.py." % name,
+             "# Schema: config/README.md.", "backend: simulated", "robot:",
+             "  urdf: %s" % urdf_ref(up, R["urdf"] if s["floating"] else R["fixed_urdf"]),
+             "  floating_base: %s" % ("true" if s["floating"] else "false")]
+    lines += drivers(s["floating"], imu=SIM_IMU)
+    lines += ["estimator:", "  links: [%s]" % ", ".join(link(l) for l in s["links"]),
+              "  filter: ekf", "  measurement: auto",
+              "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0%s}"
+              % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
+              ] + estimator_prior(s) + [
+              "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
+              "  # The hand-off policy, the installed service's (config/heft.yaml; docs/estimator.md).",
+              "  rate_limits: {mass: %g, first_moment: %g, inertia: %g}" % s["limits"],
+              "  handoff_confidence: 0.999",
+              "  # The scenarios load the link from t = 0 and the simulated sensors carry no bias: no start-up",
+              "  # calibration (the main job's procedure turns it on, with the load arriving after it).",
+              "  calibration: {enabled: false, window: 1.0, max_speed: 0.3}",
+              "  wait_for_walking: true",
+              "simulation:", "  scenario: %s" % name, "  adaptation: true", "  lockstep: true",
+              "  walking_after: %g" % s["walking_after"], "  seed: 1"]
+    lines += deviations_line(s.get("deviations", SIM_DEVIATIONS))
+    lines += roles_section()
+    lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
+    with open(os.path.join(root, name + ".yaml"), "w") as f:
+        f.write("\n".join(lines))
+    if name in NOFT:
+        write_noft(root, name, lines)
+
+
+def urdf_ref(up, path):
+    """A URDF as a configuration names it: relative to config/robots, or absolute (a robot elsewhere)."""
+    return path if os.path.isabs(path) else "%srobots/%s" % (up, path)
+
+
+def link(role):
+    """A scenario's estimated link by role: the payload arm's forearm or the torso (the role map's)."""
+    return {"left_forearm": R["forearm"], "torso": R["torso"]}[role]
 
 
 def write_service_config(root):
@@ -345,7 +396,7 @@ def write_service_config(root):
         f.write("\n".join(lines))
 
 
-def write_standing_curl(root, up, urdf):
+def write_standing_curl(root, up):
     """standing-curl.yaml and its -noft variant: the shipped estimator settings on the simulated robot."""
     # The shipped configuration on the simulated robot: the operator's procedure (stand still and
     # unloaded while calibrating, then take a 5.44 kg dumbbell and curl it), with the robot's own
@@ -353,13 +404,13 @@ def write_standing_curl(root, up, urdf):
     # replays into heftd through the kernel's CAN sockets.
     lines = ["# heft-sim: the shipped configuration (config/heft.yaml) on the simulated robot, scenario",
              "# standing-curl. Generated by scripts/gen_sim_configs.py. Schema: config/README.md.",
-             "backend: simulated", "robot:", "  urdf: %srobots/%s.urdf" % (up, urdf), "  floating_base: true"]
+             "backend: simulated", "robot:", "  urdf: %s" % urdf_ref(up, R["urdf"]), "  floating_base: true"]
     lines += drivers(True, imu=True)
-    lines += [line.replace("links: [left_forearm]", "links: [%s]" % R["links"].get("left_forearm", "left_forearm"))
+    lines += [line.replace("links: [left_forearm]", "links: [%s]" % link("left_forearm"))
               for line in SHIPPED_ESTIMATOR]
     lines += ["simulation:", "  scenario: standing-curl", "  adaptation: true", "  lockstep: true", "  seed: 1"]
     lines += deviations_line(SIM_DEVIATIONS)
-    lines += roles_section(urdf)
+    lines += roles_section()
     lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
     with open(os.path.join(root, "standing-curl.yaml"), "w") as f:
         f.write("\n".join(lines))
@@ -406,7 +457,7 @@ def write_noft(root, name, lines):
         out.append(line)
         if line.startswith("  measurement:"):
             out.append("  # No foot F/T cells: the feet are assumed in contact, their wrenches projected out.")
-            out.append(NOFT_CONTACTS)
+            out.append(NOFT_CONTACTS % R["feet"])
     at = next(i for i, line in enumerate(out) if "Generated by" in line) + 1
     out.insert(at, "# This variant: the robot without foot F/T cells (null-space measurement).")
     with open(os.path.join(root, name + "-noft.yaml"), "w") as f:

@@ -12,8 +12,9 @@ stay as published.
                     --keep-collisions becomes the axis-aligned box of its vertices (in the link's
                     frame); every other collision is dropped (the simulator's contacts are the
                     soles on the floor; boxes fitted to neighbouring links would overlap).
---sole LINK,...     the link's collisions (spheres or boxes: its contact points) become one box
-                    spanning them: the sole heft-sim measures (its bottom face, its half sizes).
+--sole LINK,...     the link's collisions (spheres or boxes: its contact points; a mesh: the box of
+                    its vertices, with --meshes) become one box spanning them: the sole heft-sim
+                    measures (its bottom face, its half sizes).
 --floating          a massless `base_root` joined to the root link by a `floating` joint.
 --frame N,P,X,Y,Z   a massless link N on a fixed joint to P at (X, Y, Z), axes as P's.
 --source TEXT       where IN.urdf comes from (written into the header)."""
@@ -74,10 +75,14 @@ def fitted_box(collision, meshes):
     return box_element(lo, hi)
 
 
-def sole_box(link):
-    """One box spanning the link's sphere and box collisions (unrotated)."""
+def sole_box(link, meshes):
+    """One box spanning the link's sphere and box collisions (unrotated) and the boxes fitted to its
+    mesh collisions (a foot published as one mesh)."""
     lo, hi = [1e9] * 3, [-1e9] * 3
     for c in link.findall("collision"):
+        c = fitted_box(c, meshes) if c.find("geometry/mesh") is not None else c
+        if c is None:
+            continue
         xyz, _ = origin_of(c)
         sphere, box = c.find("geometry/sphere"), c.find("geometry/box")
         if sphere is not None:
@@ -89,7 +94,8 @@ def sole_box(link):
         lo = [min(lo[i], xyz[i] - half[i]) for i in range(3)]
         hi = [max(hi[i], xyz[i] + half[i]) for i in range(3)]
     if lo[0] > hi[0]:
-        raise SystemExit("--sole %s: the link has no sphere or box collision" % link.get("name"))
+        raise SystemExit("--sole %s: the link has no sphere or box collision, nor a mesh found in "
+                         "--meshes" % link.get("name"))
     return box_element(lo, hi)
 
 
@@ -107,11 +113,13 @@ def convert(args):
             link.remove(v)
         name = link.get("name")
         if name in soles:
-            box = sole_box(link)
+            box = sole_box(link, args.meshes)
+            meshed = link.find("collision/geometry/mesh") is not None
             for c in link.findall("collision"):
                 link.remove(c)
             link.append(box)
-            notes.append("%s: its contact points replaced by the box spanning them (the sole)" % name)
+            notes.append("%s: its contact points replaced by the box spanning them (the sole)%s" % (
+                name, ", fitted to its mesh" if meshed else ""))
             continue
         for c in link.findall("collision"):
             box = fitted_box(c, args.meshes) if name in keep else None

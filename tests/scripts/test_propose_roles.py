@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/propose_roles.py on heft's two humanoids and Unitree's G1 (floating and fixed base) and on
+"""scripts/propose_roles.py on heft's two humanoids, Unitree's G1 and H1_2 (floating and fixed base) and on
 variants of the reference. Fails (FAIL:) if a humanoid's proposal is not exactly its role-map file
 (config/robots/<robot>_roles.yaml, what its simulated configurations use), if a robot without a
 right leg or with no shoulder joint about the forward axis gets a proposal without saying what it could
@@ -55,12 +55,15 @@ for robot in ("heft_humanoid", "heft_compact"):
         check(urdf + " proposes its role-map file", rc == 0 and body(out) == want,
               "exit %d\n%s%s" % (rc, out, err))
 
-# Unitree's G1 (a published model, config/robots/unitree_g1): its committed role map is the proposal.
-with open(os.path.join(ROBOTS, "unitree_g1", "g1_29dof_roles.yaml")) as f:
-    want = body(f.read())
-for urdf in ("g1_29dof.urdf", "g1_29dof_fixed.urdf"):
-    rc, out, err = propose(os.path.join(ROBOTS, "unitree_g1", urdf))
-    check(urdf + " proposes its role-map file", rc == 0 and body(out) == want, "exit %d\n%s%s" % (rc, out, err))
+# Unitree's G1 and H1_2 (published models, config/robots/unitree_*): their committed role maps are
+# the proposals.
+for folder, stem in (("unitree_g1", "g1_29dof"), ("unitree_h1_2", "h1_2_handless")):
+    with open(os.path.join(ROBOTS, folder, stem + "_roles.yaml")) as f:
+        want = body(f.read())
+    for urdf in (stem + ".urdf", stem + "_fixed.urdf"):
+        rc, out, err = propose(os.path.join(ROBOTS, folder, urdf))
+        check(urdf + " proposes its role-map file", rc == 0 and body(out) == want,
+              "exit %d\n%s%s" % (rc, out, err))
 
 rc, out, _ = propose(os.path.join(ROBOTS, "heft_humanoid.urdf"), "--payload-arm", "right")
 check("--payload-arm right", rc == 0 and "payload: {arm: right}" in out, out)

@@ -2,7 +2,8 @@
 """scripts/urdf_primitives.py on a made-up two-link URDF with a binary STL mesh: fails (FAIL:) if a
 visual survives, a kept link's mesh collision is not the box of the mesh's vertices (shifted by
 the collision's origin), another link's collision is not dropped, the foot's contact spheres do not
-become the one box spanning them, or the floating joint or the added frame is missing or wrong.
+become the one box spanning them, a foot published as one mesh does not become its vertices' box (or
+is refused without --meshes), or the floating joint or the added frame is missing or wrong.
 Usage: test_urdf_primitives.py ROOT"""
 import os
 import struct
@@ -82,4 +83,21 @@ with tempfile.TemporaryDirectory() as d:
     frame = root.find("joint[@name='foot_ft_joint']")
     check("the frame on the foot", frame is not None and frame.find("parent").get("link") == "foot" and
           near(frame.find("origin").get("xyz"), (0.035, 0, -0.035)))
+
+    # A foot published as one mesh (Unitree's H1_2): with --sole and --meshes its sole is the box of the
+    # mesh's vertices, shifted by the collision's origin; without the meshes it is refused, named.
+    with open(os.path.join(d, "mesh_foot.urdf"), "w") as f:
+        f.write(URDF.replace('<collision><origin xyz="-0.05 0.02 -0.03"/><geometry><sphere radius="0.005"/></geometry></collision>',
+                             '<collision><origin xyz="0 0 -0.05"/><geometry><mesh filename="meshes/trunk.STL"/></geometry></collision>')
+                .replace('<collision><origin xyz="0.12 -0.03 -0.03"/><geometry><sphere radius="0.005"/></geometry></collision>', ""))
+    p = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "mesh_foot.urdf"), out, "--meshes",
+                        os.path.join(d, "meshes"), "--sole", "foot"], capture_output=True, text=True)
+    text = open(out).read()
+    soles = ET.fromstring(text[text.index("<robot"):]).findall("link[@name='foot']/collision")
+    check("a mesh foot becomes its vertices' box", p.returncode == 0 and len(soles) == 1 and
+          near(soles[0].find("geometry/box").get("size"), (0.4, 0.3, 0.4)) and
+          near(soles[0].find("origin").get("xyz"), (0.1, -0.05, 0.15)), p.stderr + text)
+    p = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "mesh_foot.urdf"), out, "--sole", "foot"],
+                       capture_output=True, text=True)
+    check("a mesh foot without --meshes is refused, named", p.returncode != 0 and "--sole foot" in p.stderr, p.stderr)
 sys.exit(1 if failed else 0)
