@@ -119,7 +119,8 @@ SCENARIOS = {
 
 # The same humanoid without foot F/T cells (<scenario>-noft.yaml): the estimator takes its feet as
 # contacts (estimator.contact_frames) and uses the null-space measurement (joint torques only). Its
-# start-up calibration needs the foot wrenches, so it is off there.
+# start-up calibration is the source scenario's: it averages the residual's part in the contacts'
+# null space (docs/estimator.md, "Without foot F/T cells").
 NOFT = ("torso-load", "standing-curl")
 NOFT_CONTACTS = "  contact_frames: [%s, %s]"  # the role map's feet
 
@@ -441,7 +442,7 @@ def estimator_prior(s):
 
 
 def write_noft(root, name, lines):
-    """<name>-noft.yaml: `lines` without the F/T cells, with the feet as contacts, calibration off."""
+    """<name>-noft.yaml: `lines` without the F/T cells, with the feet as contacts."""
     out, skip = [], False
     for line in lines:
         if line == "  ft_cells:":
@@ -450,10 +451,9 @@ def write_noft(root, name, lines):
         if skip and line.startswith("    "):
             continue
         skip = False
-        if line.startswith("  calibration: {enabled: true"):
-            line = line.replace("enabled: true", "enabled: false")
         if line.startswith("  # Start-up bias calibration"):
-            line = "  # Start-up bias calibration needs the foot wrenches: off without F/T cells."
+            out.append(line)
+            line = "  # Without foot cells it averages the residual's part in the contacts' null space."
         out.append(line)
         if line.startswith("  measurement:"):
             out.append("  # No foot F/T cells: the feet are assumed in contact, their wrenches projected out.")

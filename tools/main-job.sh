@@ -246,7 +246,7 @@ run torso-load-noft adaptive "${PROCEDURE[@]}"
 if [ -z "$SHORT" ] && [ -f "$CFGDIR/standing-curl.yaml" ]; then
   run standing-curl adaptive "${IDENT[@]}"
   run standing-curl nominal "${IDENT[@]}" "$NO_ADAPT"
-  run standing-curl-noft adaptive "${IDENT[@]}" "$CAL_ON"
+  run standing-curl-noft adaptive "${IDENT[@]}"
 fi
 # Joints from the framework's joint-state segment (docs/framework.md): heft-sim's stand-in framework
 # writes the simulated sensors' readings there, no joint frames go on the buses; the F/T cells and
