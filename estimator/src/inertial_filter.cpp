@@ -40,6 +40,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consid
       Cc_(Eigen::MatrixXd::Zero(rows, consider)),
       X_(Eigen::MatrixXd::Zero(rows, consider)),
       T_(Eigen::MatrixXd::Zero(n_, consider)),
+      Kt_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, n_)),
       llt_(n_) {
   frame_.setZero(10, n_);
   frame_inverse_.setZero(10, n_);
@@ -314,8 +315,11 @@ void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction) 
   X = -Cc_.topRows(m);
   X.noalias() += Hc_.topRows(m) * D_;
   if (covariance_form) {  // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
-    S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().solveInPlace(X);
-    T_.noalias() = U_.topRows(m).transpose() * X;
+    // Kᵀ = L⁻ᵀ V first: a triangular solve on the n state columns, not on X's many consider ones.
+    auto kt = Kt_.topRows(m);
+    kt = U_.topRows(m);
+    S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().transpose().solveInPlace(kt);
+    T_.noalias() = kt.transpose() * X;
   } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A)
     T_.noalias() = Hc_.topRows(m).transpose() * X;
     llt_.solveInPlace(T_);

@@ -246,6 +246,7 @@ class InertialFilter {
   // Consider analysis: D (its candidate and the state before the last Apply), the staged rows' C,
   // and scratch.
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
+  Eigen::MatrixXd Kt_;  // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 
