@@ -261,7 +261,7 @@ run torso-load framework "${PROCEDURE[@]}" "${FRAMEWORK[@]}"
 # v_max 20 rad/s), its current range t_max sized to the joint (the URDF's effort limit ÷ K_t·N:
 # 40 A would clip a standing robot's knees); the F/T cells and the IMU stay heft's CAN devices.
 # Beside the CAN path's adaptive runs; heft-report's targets for them come from the conversion's
-# uncertainty and the current's quantisation (docs/main-job.md).
+# uncertainty (docs/standard-actuators.md, "The main job on MIT actuators").
 mit_edit() { # the sed script that puts every joint line of CONFIG on an MIT actuator
   awk 'FNR == NR {
          if (match($0, /<joint [^>]*name="[^"]*"/)) {

@@ -443,11 +443,11 @@ double MassOverChange(const Table& t, const std::string& link, double load_time)
   return Rms(mass) / Rms(change);
 }
 
-// The MIT path's own targets (docs/main-job.md, "Joints on MIT-mode actuators"). A torque from
-// current is the CAN torque sensor's reading through K_t · N, known to a relative u: a scale
-// error δ (|δ| ≤ u) on the joints that sense the load moves the load's estimate by δ·m. Beside
-// the CAN path's (its steady-state mass error e, its task error E with adaptation, linear in the
-// handed mass error) the MIT path is held to e + u, and to the reduction its task error allows
+// The MIT path's own targets (docs/standard-actuators.md, "The main job on MIT actuators"). A
+// torque from current is the CAN torque sensor's reading through K_t · N, known to a relative u: a
+// scale error δ (|δ| ≤ u) on the joints that sense the load moves the load's estimate by δ·m.
+// Beside the CAN path's (its steady-state mass error e, its task error E with adaptation, linear in
+// the handed mass error) the MIT path is held to e + u, and to the reduction its task error allows
 // when the CAN path just meets its target W: 1 / (1/W + u · RMS(m) / RMS(m − m₀)), RMS(m − m₀)
 // being what the nominal model's task error is made of, and never below 1×. The current's
 // quantisation (2 t_max / 4095 A, K_t N t_max ≤ the joint's effort limit: ≤ 0.042 N·m σ on the
