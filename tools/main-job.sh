@@ -256,6 +256,31 @@ FRAMEWORK=('s|^\(    - {name: [A-Za-z0-9_]*\), bus: [A-Za-z0-9]*, node: [0-9]*}|
 echo "[framework] forearm-load and torso-load with the joints from the framework (the procedure's runs)"
 run forearm-load framework "${PROCEDURE[@]}" "${FRAMEWORK[@]}"
 run torso-load framework "${PROCEDURE[@]}" "${FRAMEWORK[@]}"
+# Every joint on an MIT-mode actuator whose torque comes from its current (docs/standard-actuators.md):
+# tests/drivers/sim_standard_actuators.py's device line (motor id = node + 1, 0.1 N·m/A, gear 10,
+# v_max 20 rad/s), its current range t_max sized to the joint (the URDF's effort limit ÷ K_t·N:
+# 40 A would clip a standing robot's knees); the F/T cells and the IMU stay heft's CAN devices.
+# Beside the CAN path's adaptive runs; heft-report's targets for them come from the conversion's
+# uncertainty (docs/standard-actuators.md, "The main job on MIT actuators").
+mit_edit() { # the sed script that puts every joint line of CONFIG on an MIT actuator
+  awk 'FNR == NR {
+         if (match($0, /<joint [^>]*name="[^"]*"/)) {
+           joint = substr($0, RSTART, RLENGTH); sub(/.*name="/, "", joint); sub(/"$/, "", joint)
+         }
+         if (joint != "" && match($0, /effort="[0-9.eE+-]*"/)) effort[joint] = substr($0, RSTART + 8, RLENGTH - 9)
+         next
+       }
+       /^    - \{name: [A-Za-z0-9_]*, bus: [A-Za-z0-9]*, node: [0-9]*\}$/ {
+         line = $0; sub(/^    - \{name: /, "", line); split(line, f, /[,}] *(bus: |node: )?/)
+         if (!(f[1] in effort) || effort[f[1]] + 0 <= 0) { print "no effort limit for " f[1] > "/dev/stderr"; exit 1 }
+         printf "s|^    - {name: %s, bus: %s, node: %s}$|    - {name: %s, bus: %s, device: mit, motor_id: %d, p_max: 12.5, v_max: 20, t_max: %s, torque_constant: 0.1, gear_ratio: 10}|;", f[1], f[2], f[3], f[1], f[2], f[3] + 1, effort[f[1]]
+       }' "$URDF" "$1"
+}
+echo "[mit] forearm-load and torso-load on MIT-mode actuators, torque from current (the procedure's runs)"
+for scenario in forearm-load torso-load; do
+  MIT=$(mit_edit "$CFGDIR/$scenario.yaml")
+  run "$scenario" mit "${PROCEDURE[@]}" "$MIT"
+done
 NO_GATE='s/  gating: {enabled: true/  gating: {enabled: false/'
 echo "[extra] stepping without gating (Fig. 8; the procedure's run, against step-in-place's adaptive one)"
 # With gating: step-in-place's adaptive run above (the procedure's); without: the same, gating off.

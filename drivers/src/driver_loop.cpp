@@ -297,6 +297,7 @@ void DriverLoop::Tick(std::int64_t now_ns, const hal::BaseSample* base,
   if (config_.joints_from_framework) {
     FromFramework(framework, sample_.joints, encoders_.size());
   } else {
+    CheckHeartbeats(now_ns);
     for (std::size_t i = 0; i < encoders_.size(); ++i) {
       Age(encoders_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].encoder);
       Age(torques_[i], config_.joints[i].timeout, now_ns, sample_.joints[i].torque_sensor);

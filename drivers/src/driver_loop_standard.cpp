@@ -1,8 +1,9 @@
 // The driver loop's standard actuators (drivers/README.md, "Standard actuators"): MIT-mode
 // replies and CiA 402 drives, read passively. Each reply or TPDO is a sample of the joint's
 // channels without a rolling counter (no gap count); a CiA 402 drive's heartbeat in another NMT
-// state than operational, an EMCY error or a statusword with its fault bit puts both of the
-// joint's channels in fault until it clears. Real-time path: no allocation, lock, throw or log.
+// state than operational or missing beyond the consumer heartbeat time, an EMCY error or a
+// statusword with its fault bit puts both of the joint's channels in fault until it clears.
+// Real-time path: no allocation, lock, throw or log.
 #include <cmath>
 #include <stdexcept>
 
@@ -58,6 +59,8 @@ void DriverLoop::HandleStandard(int bus, Slot slot, const hal::CanFrame& f,
       const bool operational = state == NmtState::kOperational;
       if (!operational && !d.not_operational) ++counters_.heartbeat_faults;
       d.not_operational = !operational;
+      d.last_heartbeat_ns = now_ns;
+      d.heartbeat_lost = false;
       return DriveFault(slot.index, d.fault());
     }
     case Kind::kEmcy: {
@@ -137,6 +140,19 @@ void DriverLoop::HandleTpdo(Slot slot, const hal::CanFrame& f, std::int64_t now_
     const bool stuck = usable && TorqueStuck(j, r.torque_raw, now_ns);
     AcceptUncounted(torques_[j], js.torque_sensor, status, usable && !stuck, now_ns,
                     [&] { js.torque = r.torque; });
+  }
+}
+
+void DriverLoop::CheckHeartbeats(std::int64_t now_ns) noexcept {
+  for (std::size_t j = 0; j < drives_.size(); ++j) {
+    DriveState& d = drives_[j];
+    const std::int64_t timeout = config_.joints[j].cia402.heartbeat_timeout_ns;
+    if (config_.joints[j].protocol != JointProtocol::kCia402 || timeout <= 0 ||
+        d.last_heartbeat_ns < 0 || d.heartbeat_lost || now_ns - d.last_heartbeat_ns <= timeout)
+      continue;
+    d.heartbeat_lost = true;
+    ++counters_.heartbeat_timeouts;
+    DriveFault(j, true);
   }
 }
 

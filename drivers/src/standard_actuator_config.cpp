@@ -33,6 +33,7 @@ constexpr KindKeys kKindKeys[] = {
     {"tpdos", "cia402", false, false, true},
     {"rated_torque", "cia402", false, false, true},
     {"rated_current", "cia402", false, false, true},
+    {"heartbeat_timeout_ms", "cia402", false, false, true},
     {"torque_constant", "mit, cia402", false, true, true},
     {"gear_ratio", "mit, cia402", false, true, true},
     {"torque_uncertainty", "mit, cia402", false, true, true},
@@ -122,6 +123,9 @@ void ParseCia402(const config::Node& j, JointDevice& d) {
   c.rated_current = j.Get<double>("rated_current", c.rated_current, {1e-6, 1e4});
   ParseCurrent(j, c.current, d.torque_scale_uncertainty);
   c.gear_ratio = c.current.gear_ratio;
+  // The consumer heartbeat time in ms as CiA 301's 0x1016 holds it (16 bits; 0: not monitored).
+  c.heartbeat_timeout_ns =
+      static_cast<std::int64_t>(j.Get<int>("heartbeat_timeout_ms", 1500, {0, 65535})) * 1'000'000;
 }
 
 }  // namespace

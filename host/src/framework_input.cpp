@@ -1,11 +1,7 @@
 #include "heft/host/framework_input.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,12 +14,6 @@ namespace {
 
 std::string SegmentPath(const std::string& name) {
   return "/dev/shm/" + name;
-}
-
-void CheckName(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name.size() > 200)
-    throw std::invalid_argument("framework input: shared-memory name '" + name +
-                                "' must be 1..200 characters without '/'");
 }
 
 template <std::size_t N>
@@ -40,11 +30,6 @@ double Norm(const double (&v)[N]) {
   return std::sqrt(s);
 }
 
-std::uint32_t Saturate32(std::uint64_t v) {
-  return v > std::numeric_limits<std::uint32_t>::max() ? std::numeric_limits<std::uint32_t>::max()
-                                                       : static_cast<std::uint32_t>(v);
-}
-
 // In InputReject's declaration order.
 constexpr std::array<const char*, kNumInputRejects> kInputRejectNames{
     "none",       "incompatible",     "torn",           "flags",           "non_finite",
@@ -55,56 +40,6 @@ constexpr std::array<const char*, kNumInputRejects> kInputRejectNames{
 
 const char* InputRejectName(InputReject reason) noexcept {
   return hal::EnumName(reason, kInputRejectNames, "unknown");
-}
-
-// ---- InputMapping ----------------------------------------------------------------------------
-
-InputMapping::InputMapping(const std::string& name, bool create) {
-  CheckName(name);
-  const std::string shm = "/" + name;
-  const int fd = shm_open(shm.c_str(), create ? (O_CREAT | O_RDWR) : O_RDWR, 0660);
-  if (fd < 0) {
-    const int err = errno;
-    throw std::runtime_error(
-        "framework input " + SegmentPath(name) + ": " + std::strerror(err) +
-        (create ? std::string()
-                : std::string(err == ENOENT ? " (is heftd running with this segment name?)"
-                                            : " (is this user in heftd's group?)")));
-  }
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    close(fd);
-    throw std::runtime_error("framework input " + SegmentPath(name) + ": " + what + ": " +
-                             std::strerror(err));
-  };
-  struct stat st {};
-  if (fstat(fd, &st) != 0) fail("fstat");
-  if (create) {
-    // The umask may have narrowed shm_open's mode: the framework's user (group heft) must write.
-    if (fchmod(fd, 0660) != 0) fail("fchmod 0660");
-    if (static_cast<std::size_t>(st.st_size) != sizeof(heft_input_segment)) {
-      if (ftruncate(fd, sizeof(heft_input_segment)) != 0) fail("ftruncate");
-      created_ = true;  // new (size 0) or another layout: heftd initialises it
-    }
-  } else if (static_cast<std::size_t>(st.st_size) != sizeof(heft_input_segment)) {
-    close(fd);
-    throw std::runtime_error("framework input " + SegmentPath(name) + ": " +
-                             std::to_string(st.st_size) + " bytes, this build expects " +
-                             std::to_string(sizeof(heft_input_segment)) + " (layout " +
-                             std::to_string(HEFT_INPUT_LAYOUT_VERSION) + ")");
-  }
-  void* p = mmap(nullptr, sizeof(heft_input_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) fail("mmap");
-  close(fd);
-  segment_ = static_cast<heft_input_segment*>(p);
-}
-
-InputMapping::~InputMapping() {
-  if (segment_ != nullptr) munmap(segment_, sizeof(heft_input_segment));
-}
-
-void InputMapping::Unlink(const std::string& name) noexcept {
-  shm_unlink(("/" + name).c_str());
 }
 
 // ---- FrameworkInput --------------------------------------------------------------------------
@@ -160,16 +95,9 @@ InputReject FrameworkInput::Validate(const heft_input_sample& s,
     return InputReject::kSpecificForce;
   if (velocity && Norm(s.linear_velocity) > limits_.max_linear_velocity)
     return InputReject::kLinearVelocity;
-  // Differences in unsigned arithmetic: a garbage stamp must not overflow.
-  if (s.stamp_ns > now_ns &&
-      static_cast<std::uint64_t>(s.stamp_ns) - static_cast<std::uint64_t>(now_ns) >
-          static_cast<std::uint64_t>(limits_.future_tolerance_ns))
-    return InputReject::kFuture;
-  if (s.stamp_ns <= now_ns &&
-      static_cast<std::uint64_t>(now_ns) - static_cast<std::uint64_t>(s.stamp_ns) >
-          static_cast<std::uint64_t>(limits_.timeout_ns))
-    return InputReject::kOld;
-  return InputReject::kNone;
+  return CheckStamp(
+      s.stamp_ns, now_ns, limits_.timeout_ns, limits_.future_tolerance_ns,
+      StampReasons<InputReject>{InputReject::kNone, InputReject::kFuture, InputReject::kOld});
 }
 
 void FrameworkInput::Accept(const heft_input_sample& s, std::int64_t /*now_ns*/) noexcept {
@@ -232,13 +160,9 @@ bool FrameworkInput::Read(std::int64_t now_ns, hal::BaseSample& out, CommandEdge
       reason = InputReject::kTorn;
       ++torn_;
     } else {
-      if (!sequence_seen_ || s.sequence != last_sequence_) {
-        sequence_seen_ = true;
-        last_sequence_ = s.sequence;
-        sequence_advanced_ns_ = now_ns;
-      }
+      sequence_.Observe(s.sequence, now_ns);
       reason = Validate(s, now_ns);
-      if (reason == InputReject::kNone && now_ns - sequence_advanced_ns_ > limits_.timeout_ns)
+      if (reason == InputReject::kNone && sequence_.Frozen(now_ns, limits_.timeout_ns))
         reason = InputReject::kFrozen;
       if (reason == InputReject::kNone) Accept(s, now_ns);
     }
@@ -257,8 +181,7 @@ bool FrameworkInput::Read(std::int64_t now_ns, hal::BaseSample& out, CommandEdge
     ++rejected_reads_;
     if (reason == InputReject::kTorn) {
       // No new copy this tick: the last accepted sample stands while it is fresh.
-      const bool fresh =
-          seen_ && now_ns >= good_stamp_ns_ && now_ns - good_stamp_ns_ <= limits_.timeout_ns;
+      const bool fresh = Fresh(seen_, now_ns, good_stamp_ns_, limits_.timeout_ns);
       health.state = fresh ? hal::ChannelState::kOk
                            : (seen_ ? hal::ChannelState::kStale : hal::ChannelState::kNeverSeen);
     } else if (reason == InputReject::kOld || reason == InputReject::kFrozen) {
@@ -267,9 +190,7 @@ bool FrameworkInput::Read(std::int64_t now_ns, hal::BaseSample& out, CommandEdge
       health.state = hal::ChannelState::kFault;
     }
   }
-  health.age_us = seen_ && now_ns > good_stamp_ns_
-                      ? Saturate32(static_cast<std::uint64_t>(now_ns - good_stamp_ns_) / 1000U)
-                      : 0U;
+  health.age_us = AgeUs(seen_, now_ns, good_stamp_ns_);
   health.lost_samples = torn_;
   health.rejected_frames = rejected_reads_;
   health.status_bits = static_cast<std::uint16_t>(reason);  // this read's InputReject

@@ -1,11 +1,7 @@
 #include "heft/host/framework_joints.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -18,11 +14,6 @@ namespace {
 
 std::string SegmentPath(const std::string& name) {
   return "/dev/shm/" + name;
-}
-
-std::uint32_t Saturate32(std::uint64_t v) {
-  return v > std::numeric_limits<std::uint32_t>::max() ? std::numeric_limits<std::uint32_t>::max()
-                                                       : static_cast<std::uint32_t>(v);
 }
 
 bool Bit(std::uint64_t mask, std::size_t i) {
@@ -43,57 +34,6 @@ const char* JointsRejectName(JointsReject reason) noexcept {
 
 const char* ChannelRejectName(ChannelReject reason) noexcept {
   return hal::EnumName(reason, kChannelRejectNames, "unknown");
-}
-
-// ---- JointsMapping ---------------------------------------------------------------------------
-
-JointsMapping::JointsMapping(const std::string& name, bool create) {
-  if (name.empty() || name.find('/') != std::string::npos || name.size() > 200)
-    throw std::invalid_argument("framework joints: shared-memory name '" + name +
-                                "' must be 1..200 characters without '/'");
-  const std::string shm = "/" + name;
-  const int fd = shm_open(shm.c_str(), create ? (O_CREAT | O_RDWR) : O_RDWR, 0660);
-  if (fd < 0) {
-    const int err = errno;
-    throw std::runtime_error(
-        "framework joints " + SegmentPath(name) + ": " + std::strerror(err) +
-        (create ? std::string()
-                : std::string(err == ENOENT ? " (is heftd running with this segment name?)"
-                                            : " (is this user in heftd's group?)")));
-  }
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    close(fd);
-    throw std::runtime_error("framework joints " + SegmentPath(name) + ": " + what + ": " +
-                             std::strerror(err));
-  };
-  struct stat st {};
-  if (fstat(fd, &st) != 0) fail("fstat");
-  if (create) {
-    // The umask may have narrowed shm_open's mode: the framework's user (group heft) must write.
-    if (fchmod(fd, 0660) != 0) fail("fchmod 0660");
-    if (static_cast<std::size_t>(st.st_size) != sizeof(heft_joints_segment) &&
-        ftruncate(fd, sizeof(heft_joints_segment)) != 0)
-      fail("ftruncate");
-  } else if (static_cast<std::size_t>(st.st_size) != sizeof(heft_joints_segment)) {
-    close(fd);
-    throw std::runtime_error("framework joints " + SegmentPath(name) + ": " +
-                             std::to_string(st.st_size) + " bytes, this build expects " +
-                             std::to_string(sizeof(heft_joints_segment)) + " (layout " +
-                             std::to_string(HEFT_JOINTS_LAYOUT_VERSION) + ")");
-  }
-  void* p = mmap(nullptr, sizeof(heft_joints_segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) fail("mmap");
-  close(fd);
-  segment_ = static_cast<heft_joints_segment*>(p);
-}
-
-JointsMapping::~JointsMapping() {
-  if (segment_ != nullptr) munmap(segment_, sizeof(heft_joints_segment));
-}
-
-void JointsMapping::Unlink(const std::string& name) noexcept {
-  shm_unlink(("/" + name).c_str());
 }
 
 // ---- FrameworkJoints -------------------------------------------------------------------------
@@ -146,16 +86,9 @@ JointsReject FrameworkJoints::Validate(const heft_joints_sample& s,
                                        std::int64_t now_ns) const noexcept {
   if (s.num_joints != num_joints_ || (s.num_wrenches != num_wrenches_ && s.num_wrenches != 0))
     return JointsReject::kCount;
-  // Differences in unsigned arithmetic: a garbage stamp must not overflow.
-  if (s.stamp_ns > now_ns &&
-      static_cast<std::uint64_t>(s.stamp_ns) - static_cast<std::uint64_t>(now_ns) >
-          static_cast<std::uint64_t>(limits_.future_tolerance_ns))
-    return JointsReject::kFuture;
-  if (s.stamp_ns <= now_ns &&
-      static_cast<std::uint64_t>(now_ns) - static_cast<std::uint64_t>(s.stamp_ns) >
-          static_cast<std::uint64_t>(limits_.timeout_ns))
-    return JointsReject::kOld;
-  return JointsReject::kNone;
+  return CheckStamp(
+      s.stamp_ns, now_ns, limits_.timeout_ns, limits_.future_tolerance_ns,
+      StampReasons<JointsReject>{JointsReject::kNone, JointsReject::kFuture, JointsReject::kOld});
 }
 
 // Each channel of an accepted sample on its own: its value kept when usable, else in fault.
@@ -231,13 +164,9 @@ bool FrameworkJoints::Read(std::int64_t now_ns, hal::RobotStateSample& out) noex
       reason = JointsReject::kTorn;
       ++torn_;
     } else {
-      if (!sequence_seen_ || read_.sequence != last_sequence_) {
-        sequence_seen_ = true;
-        last_sequence_ = read_.sequence;
-        sequence_advanced_ns_ = now_ns;
-      }
+      sequence_.Observe(read_.sequence, now_ns);
       reason = Validate(read_, now_ns);
-      if (reason == JointsReject::kNone && now_ns - sequence_advanced_ns_ > limits_.timeout_ns)
+      if (reason == JointsReject::kNone && sequence_.Frozen(now_ns, limits_.timeout_ns))
         reason = JointsReject::kFrozen;
       if (reason == JointsReject::kNone) AcceptChannels(read_);
     }
@@ -255,8 +184,7 @@ bool FrameworkJoints::Read(std::int64_t now_ns, hal::RobotStateSample& out) noex
 // Every channel's value (the last accepted) and health into `out`.
 void FrameworkJoints::Health(hal::RobotStateSample& out, JointsReject reason, bool empty,
                              std::int64_t now_ns) noexcept {
-  const bool fresh =
-      seen_ && now_ns >= good_stamp_ns_ && now_ns - good_stamp_ns_ <= limits_.timeout_ns;
+  const bool fresh = Fresh(seen_, now_ns, good_stamp_ns_, limits_.timeout_ns);
   hal::ChannelState sample_state = hal::ChannelState::kOk;  // of a channel the sample accepted
   if (empty || !seen_) {
     sample_state = hal::ChannelState::kNeverSeen;
@@ -269,9 +197,7 @@ void FrameworkJoints::Health(hal::RobotStateSample& out, JointsReject reason, bo
     sample_state = hal::ChannelState::kFault;
   }
   hal::ChannelHealth h;
-  h.age_us = seen_ && now_ns > good_stamp_ns_
-                 ? Saturate32(static_cast<std::uint64_t>(now_ns - good_stamp_ns_) / 1000U)
-                 : 0U;
+  h.age_us = AgeUs(seen_, now_ns, good_stamp_ns_);
   h.lost_samples = torn_;
   h.rejected_frames = channel_rejects_;
   h.status_bits = static_cast<std::uint16_t>(reason);  // this read's JointsReject

@@ -51,7 +51,8 @@ Problem MakeProblem(const dynamics::Model& model, const std::vector<std::string>
             {},
             {},
             terms.gains,
-            terms.ft_frames};
+            terms.ft_frames,
+            {}};
 
   static const char* kPi[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
   for (int b : p.selection.bodies())
@@ -328,7 +329,11 @@ Eigen::VectorXd PriorScale(const Problem& problem) {
     for (int k = 4; k < 10; ++k) s[10 * b + k] = 0.1 * tr + 1e-4;
   }
   for (int i = ni; i < problem.size(); ++i) s[i] = 1.0;
-  if (problem.gains) s.segment(problem.gain_begin(), problem.joints()).setConstant(0.05);
+  if (problem.gains)
+    s.segment(problem.gain_begin(), problem.joints()) =
+        problem.gain_size.size() == problem.joints()
+            ? problem.gain_size
+            : Eigen::VectorXd::Constant(problem.joints(), 0.05);
   for (std::size_t c = 0; c < 6 * problem.ft_frames.size(); ++c)
     s[problem.ft_begin() + static_cast<int>(c)] = c % 6 < 3 ? 10.0 : 1.0;
   return s;

@@ -190,6 +190,30 @@ Evaluation Evaluate(const IdentificationReport& r, const std::string& name,
   return e;
 }
 
+namespace {
+
+// The joints whose torque comes from a current: their gain's size is the conversion's
+// uncertainty; the torque sensors' 0.05 with --gains, else kHeldGain (held at 0).
+void SizeGains(const PipelineOptions& o, Problem& p) {
+  if (o.torque_from_current.empty()) return;
+  p.gain_size.resize(p.joints());
+  std::size_t found = 0;
+  for (int j = 0; j < p.joints(); ++j) {
+    const int unknown = p.gain_begin() + j;
+    std::string joint = p.names[static_cast<std::size_t>(unknown)];
+    joint.resize(joint.size() - std::string(".gain").size());
+    const auto it = o.torque_from_current.find(joint);
+    found += it != o.torque_from_current.end() ? 1 : 0;
+    p.gain_size[j] = it != o.torque_from_current.end() ? it->second : o.gains ? 0.05 : kHeldGain;
+  }
+  if (found != o.torque_from_current.size())
+    throw PipelineUsageError(
+        "torque from current: " + std::to_string(o.torque_from_current.size() - found) +
+        " of the joints named are not joints of the URDF");
+}
+
+}  // namespace
+
 IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineHooks& hooks) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string xml = ReadText(o.urdf_path);
@@ -200,8 +224,9 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
   ProblemTerms terms;
   terms.friction = o.friction;
   terms.offsets = o.offsets;
-  terms.gains = o.gains;
+  terms.gains = o.gains || !o.torque_from_current.empty();
   Problem made = MakeProblem(*loaded, o.bodies, terms);
+  SizeGains(o, made);
   IdentificationReport r(std::move(xml), std::move(loaded), std::move(made));
   const dynamics::Model& model = *r.model;
   r.train = PrepareDataset(model, LoadRecordings(o.recordings, hooks), o.dataset);
@@ -211,6 +236,7 @@ IdentificationReport RunIdentification(const PipelineOptions& o, const PipelineH
       throw PipelineUsageError("--ft-offsets: the recording has no F/T cells");
     terms.ft_frames = train.frames;
     r.problem = MakeProblem(model, o.bodies, terms);
+    SizeGains(o, r.problem);
   }
   const Problem& problem = r.problem;
   Log(hooks, "model " + model.name + ": nv " + std::to_string(model.nv) + ", " +

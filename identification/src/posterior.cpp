@@ -18,7 +18,10 @@ Eigen::MatrixXd PriorFactor(const Problem& problem, const PriorUncertainty& prio
   const int nj = problem.joints();
   if (problem.offsets)
     sigma.segment(problem.offset_begin() - ni, nj).setConstant(prior.torque_offset);
-  if (problem.gains) sigma.segment(problem.gain_begin() - ni, nj).setConstant(prior.torque_gain);
+  if (problem.gains)
+    sigma.segment(problem.gain_begin() - ni, nj) =
+        problem.gain_size.size() == nj ? problem.gain_size
+                                       : Eigen::VectorXd::Constant(nj, prior.torque_gain);
   for (std::size_t c = 0; c < 6 * problem.ft_frames.size(); ++c)
     sigma[problem.ft_begin() - ni + static_cast<int>(c)] =
         c % 6 < 3 ? prior.ft_force : prior.ft_moment;

@@ -264,6 +264,11 @@ TEST(DriverConfigStandard, MitAndCia402EntriesAreRead) {
   EXPECT_EQ(ankle.cia402.tpdos[1].map[1], Cia402Object::kUnused16);
   EXPECT_DOUBLE_EQ(ankle.cia402.gear_ratio, 50.0);
   EXPECT_DOUBLE_EQ(ankle.cia402.rated_torque, 0.5);
+  EXPECT_EQ(ankle.cia402.heartbeat_timeout_ns, 1'500'000'000);  // the default
+  EXPECT_EQ(Parse(std::string(kStandard) + "      heartbeat_timeout_ms: 250\n")
+                .joints[2]
+                .cia402.heartbeat_timeout_ns,
+            250'000'000);
   std::vector<std::uint32_t> ids;
   for (const IdClaim& c : JointIdentifiers(ankle)) ids.push_back(c.id);
   EXPECT_EQ(ids, (std::vector<std::uint32_t>{0x185, 0x285, 0x705, 0x085}));
@@ -300,6 +305,14 @@ TEST(DriverConfigStandard, BadEntriesNameFileLineKeyAndAllowed) {
   EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 0, tpdos: [{cob_id: 0x185, map: "
                   "[position, torque]}]}"),
               AllOf(HasSubstr("drivers.joints[0].node"), HasSubstr("1")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
+                  "[position, torque]}], heartbeat_timeout_ms: 70000}"),
+              AllOf(HasSubstr("test.yaml:4:"), HasSubstr("drivers.joints[0].heartbeat_timeout_ms"),
+                    HasSubstr("65535")));
+  EXPECT_THAT(err("{name: a, bus: can0, device: mit, motor_id: 1, p_max: 1, v_max: 1, t_max: 1, "
+                  "heartbeat_timeout_ms: 100}"),
+              AllOf(HasSubstr("drivers.joints[0].heartbeat_timeout_ms"),
+                    HasSubstr("only for device: cia402")));
   EXPECT_THAT(err("{name: a, bus: can0, device: cia402, node: 5, tpdos: [{cob_id: 0x185, map: "
                   "[position, torque], rate: 1}]}"),
               AllOf(HasSubstr("rate"), HasSubstr("cob_id, map")));

@@ -43,6 +43,8 @@ DriverConfig Config() {
 }
 
 struct Rig {
+  Rig() = default;
+  explicit Rig(const DriverConfig& c) : cfg(c) {}
   DriverConfig cfg = Config();
   MemoryBus can0{"can0"};
   std::vector<hal::CanTransport*> buses{&can0};
@@ -117,6 +119,45 @@ TEST(StandardActuators, HeartbeatEmcyAndStatuswordFaultsAreChannelFaults) {
   rig.Step(0.0);
   expect_fault(false, "statusword clean");
   EXPECT_EQ(rig.loop.counters().fault_events, 6u);  // 3 faults × 2 channels
+}
+
+// The consumer heartbeat time (CiA 301: monitored from the first heartbeat on). Fails if a drive
+// without any heartbeat yet is put in fault, if one whose heartbeat stops stays ok beyond the
+// consumer time (or goes to fault before it), if the lost heartbeat is not counted once, if the
+// fault does not clear when heartbeats resume (with the next TPDO), if the check allocates, or if
+// a consumer time of 0 still monitors.
+TEST(StandardActuators, AHeartbeatThatStopsIsAChannelFaultUntilItResumes) {
+  DriverConfig cfg = Config();
+  cfg.joints[2].cia402.heartbeat_timeout_ns = 10 * kMs;
+  Rig monitored(cfg);
+  const Cia402Config& c = monitored.cfg.joints[2].cia402;
+  for (int k = 0; k < 30; ++k) monitored.Step(0.0);
+  ASSERT_TRUE(monitored.Ok(2)) << "no heartbeat yet: not monitored";
+  monitored.Send(EncodeHeartbeat(c, NmtState::kOperational));
+  monitored.Step(0.0);  // the heartbeat's time: this tick
+  heft::test::AllocationScope scope;
+  for (int k = 0; k < 10; ++k) monitored.Step(0.0);
+  EXPECT_TRUE(monitored.Ok(2)) << "10 ms after the heartbeat: within the consumer time";
+  monitored.Step(0.0);
+  EXPECT_EQ(monitored.joint(2).encoder.state, hal::ChannelState::kFault);
+  EXPECT_EQ(monitored.joint(2).torque_sensor.state, hal::ChannelState::kFault);
+  EXPECT_TRUE(monitored.Ok(0) && monitored.Ok(1));
+  for (int k = 0; k < 20; ++k) monitored.Step(0.0);
+  EXPECT_EQ(monitored.joint(2).encoder.state, hal::ChannelState::kFault) << "until it resumes";
+  EXPECT_EQ(monitored.loop.counters().heartbeat_timeouts, 1u);
+  monitored.Send(EncodeHeartbeat(c, NmtState::kOperational));
+  monitored.Step(0.0);
+  EXPECT_TRUE(monitored.Ok(2)) << "heartbeat back, then the TPDOs of the same tick";
+  EXPECT_EQ(scope.count(), 0u);
+  EXPECT_EQ(monitored.loop.counters().heartbeat_timeouts, 1u);
+  EXPECT_EQ(monitored.loop.counters().heartbeat_faults, 0u);  // never left operational
+
+  cfg.joints[2].cia402.heartbeat_timeout_ns = 0;
+  Rig unmonitored(cfg);
+  unmonitored.Send(EncodeHeartbeat(c, NmtState::kOperational));
+  for (int k = 0; k < 30; ++k) unmonitored.Step(0.0);
+  EXPECT_TRUE(unmonitored.Ok(2));
+  EXPECT_EQ(unmonitored.loop.counters().heartbeat_timeouts, 0u);
 }
 
 // Fails if a malformed frame is used or not counted by its reason.

@@ -13,6 +13,7 @@
 
 #include "heft/dynamics/nominal_uncertainty.hpp"
 #include "heft/identification/output.hpp"
+#include "heft/identification/pipeline.hpp"
 #include "heft/identification/posterior.hpp"
 #include "heft/plugin/plugin_config.hpp"
 #include "motion.hpp"
@@ -191,6 +192,29 @@ TEST(Posterior, WhatTheDataDoNotSeeKeepsThePriorsVariance) {
 
 std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("heft_posterior_" + name)).string();
+}
+
+// A joint whose torque comes from a motor current (PipelineOptions::torque_from_current): its
+// gain's plausible size and prior σ are the conversion's uncertainty, the others' the torque
+// sensors' 0.05 (or held). Fails if PriorScale or PriorFactor ignores a per-joint size, or uses it
+// on another joint.
+TEST(Posterior, AGainFromCurrentHasTheConversionsUncertainty) {
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(kUrdf, dynamics::ModelOptions{});
+  ProblemTerms terms;
+  terms.gains = true;
+  Problem p = MakeProblem(model, kArm, terms);
+  const int nj = p.joints(), g0 = p.gain_begin(), ni = p.inertial_size();
+  ASSERT_GT(nj, 2);
+  EXPECT_DOUBLE_EQ(PriorScale(p)[g0 + 1], 0.05);  // no sizes: every joint a torque sensor
+  p.gain_size = Eigen::VectorXd::Constant(nj, kHeldGain);
+  p.gain_size[1] = 0.1;
+  const Eigen::VectorXd scale = PriorScale(p);
+  const Eigen::MatrixXd G = PriorFactor(p);
+  const auto k = static_cast<int>(G.cols()) - (p.size() - ni);  // the first nuisance column
+  for (int j = 0; j < nj; ++j) {
+    EXPECT_DOUBLE_EQ(scale[g0 + j], j == 1 ? 0.1 : kHeldGain) << p.names[g0 + j];
+    EXPECT_DOUBLE_EQ(G(g0 + j, k + g0 - ni + j), j == 1 ? 0.1 : kHeldGain) << p.names[g0 + j];
+  }
 }
 
 TEST(Posterior, TheEstimatorsModelReadsTheCovarianceAndRefusesABadOne) {

@@ -91,8 +91,13 @@ int Convert(const identify::ConvertOptions& o) {
   return identify::kOk;
 }
 
-int Identify(const identify::Options& o) {
+int Identify(identify::Options o) {
   const Timer timer;
+  if (!o.config_path.empty())
+    for (const drivers::JointDevice& j :
+         host::LoadConfiguration(o.config_path, host::Reader::kTool).plugin.drivers.joints)
+      if (j.torque_scale_uncertainty >= 0.0 && j.protocol != drivers::JointProtocol::kHeft)
+        o.torque_from_current[j.joint] = j.torque_scale_uncertainty;
   const PipelineOptions& po = o;  // the command line's options are the pipeline's and more
   PipelineHooks hooks;
   hooks.log = [&](const std::string& msg) { Log(timer, msg); };

@@ -35,6 +35,9 @@ Identifies the robot's nominal inertial parameters (and joint friction) from .he
   --gains                  identify a gain error per joint torque sensor alongside
                            (τ_measured = (1 + gain) τ; the floating base's wrench fixes their
                            scale, so on the wls rows; written as torque_sensors)
+  --config HEFT.yaml       heftd's configuration: each joint whose torque comes from a motor
+                           current (drivers.joints[].torque_constant) gets a gain unknown sized
+                           by its torque_uncertainty (the others' gains as --gains says)
   --ft-offsets             identify the F/T cells' constant offsets alongside (six per cell,
                            nuisance unknowns: logged and commented in the YAML)
   --cutoff HZ              zero-phase low-pass cut-off (default 8)
@@ -147,6 +150,8 @@ Options ParseOptions(int argc, char** argv) {
       o.offsets = true;
     } else if (a == "--gains") {
       o.gains = true;
+    } else if (a == "--config") {
+      o.config_path = value();
     } else if (a == "--ft-offsets") {
       o.ft_offsets = true;
     } else if (a == "--cutoff") {

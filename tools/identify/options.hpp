@@ -33,6 +33,7 @@ extern const char* const kUsageText;
 struct Options : identification::PipelineOptions {
   bool help = false, version = false;
   std::string out_urdf, out_yaml;
+  std::string config_path;  // --config: heftd's configuration (the joints' torque from current)
 };
 
 // Throws UsageError naming the option and what it allows.

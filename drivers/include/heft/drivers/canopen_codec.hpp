@@ -74,6 +74,9 @@ struct Cia402Config {
   std::int64_t zero_offset = 0;      // position units
   int direction = 1;
   CurrentToTorque current;  // enabled: the torque comes from 0x6078
+  // The consumer heartbeat time (CiA 301 object 0x1016 on heft's side): once a heartbeat has
+  // arrived, none for longer than this is a fault of the drive (0: not monitored).
+  std::int64_t heartbeat_timeout_ns = 1'500'000'000;
   std::uint32_t heartbeat_id() const { return 0x700u + node; }
   std::uint32_t emcy_id() const { return 0x080u + node; }
 };

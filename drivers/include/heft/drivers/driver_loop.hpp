@@ -55,6 +55,7 @@ struct DriverCounters {
   std::uint64_t ft_saturated_samples = 0;  // F/T samples with a gauge at its rail
   std::uint64_t emcy_errors = 0;           // CiA 402 EMCY messages with an error code (not 0)
   std::uint64_t heartbeat_faults = 0;      // CiA 402 heartbeats: operational → another NMT state
+  std::uint64_t heartbeat_timeouts = 0;    // CiA 402 heartbeats missing beyond the consumer time
   std::uint64_t published = 0;
   std::uint64_t rejected_total() const {
     std::uint64_t n = 0;
@@ -116,8 +117,12 @@ class DriverLoop {
   struct DriveState {
     bool not_operational = false;  // the last heartbeat's NMT state was not operational
     bool emcy = false;             // an EMCY error code not yet reset (EMCY 0x0000)
-    bool fault() const { return not_operational || emcy; }
+    bool heartbeat_lost = false;   // no heartbeat within the consumer time since the last one
+    std::int64_t last_heartbeat_ns = -1;  // -1: none yet (not monitored before the first)
+    bool fault() const { return not_operational || emcy || heartbeat_lost; }
   };
+  // Each monitored drive whose heartbeat is overdue at now_ns: into fault, counted once.
+  void CheckHeartbeats(std::int64_t now_ns) noexcept;
   void ClaimJoint(std::size_t joint);
   // A frame of a standard actuator (kMit, kTpdo, kHeartbeat, kEmcy).
   void HandleStandard(int bus, Slot slot, const hal::CanFrame& frame, std::int64_t now_ns) noexcept;

@@ -50,6 +50,8 @@
 #ifndef HEFT_HAL_FRAMEWORK_INPUT_H
 #define HEFT_HAL_FRAMEWORK_INPUT_H
 
+#include "heft/hal/framework_segment.h"
+
 #ifdef __cplusplus
 #include <cstddef>
 #include <cstdint>
@@ -138,6 +140,10 @@ HEFT_INPUT_STATIC_ASSERT(offsetof(heft_input_segment, commands) == 64, "segment 
 HEFT_INPUT_STATIC_ASSERT(offsetof(heft_input_segment, seq) == 128, "segment layout");
 HEFT_INPUT_STATIC_ASSERT(offsetof(heft_input_segment, sample_words) == 192, "segment layout");
 HEFT_INPUT_STATIC_ASSERT(sizeof(heft_input_segment) == 320, "segment is 320 bytes");
+HEFT_INPUT_STATIC_ASSERT(HEFT_INPUT_OK == HEFT_SEGMENT_OK &&
+                             HEFT_INPUT_EMPTY == HEFT_SEGMENT_EMPTY &&
+                             HEFT_INPUT_TORN == HEFT_SEGMENT_TORN,
+                         "the seqlock's results are the segment's");
 
 /* heftd: (re)initialises a segment nobody writes yet: everything zero, then the header; the magic
  * is stored last (release) so that a framework that sees it sees the rest. */
@@ -173,22 +179,11 @@ static inline void heft_input_attach_writer(heft_input_segment* seg, uint32_t wr
   __atomic_store_n(&seg->header.writer_pid, writer_pid, __ATOMIC_RELAXED);
 }
 
-/* Framework, one thread: publishes a sample. Wait-free (a bounded copy). */
+/* Framework, one thread: publishes a sample. Wait-free (a bounded copy; framework_segment.h). */
 static inline void heft_input_write(heft_input_segment* seg, const heft_input_sample* sample) {
   uint64_t words[HEFT_INPUT_SAMPLE_WORDS] = {0};
-  unsigned i;
-  /* relaxed: only the writer modifies seq. A crashed writer may have left it odd: keep it odd. */
-  const uint64_t odd = __atomic_load_n(&seg->seq, __ATOMIC_RELAXED) | 1U;
   memcpy(words, sample, sizeof(*sample));
-  /* relaxed: ordered before the payload by the release stores below (a reader that acquires a new
-   * word also sees this odd value, so its re-check of seq fails). */
-  __atomic_store_n(&seg->seq, odd, __ATOMIC_RELAXED);
-  for (i = 0; i < HEFT_INPUT_SAMPLE_WORDS; ++i) {
-    /* release: see above. */
-    __atomic_store_n(&seg->sample_words[i], words[i], __ATOMIC_RELEASE);
-  }
-  /* release: the payload happens-before a reader that acquires the even value. */
-  __atomic_store_n(&seg->seq, odd + 1U, __ATOMIC_RELEASE);
+  heft_segment_write(&seg->seq, seg->sample_words, words, HEFT_INPUT_SAMPLE_WORDS);
 }
 
 /* heftd (or any reader): copies the newest sample. Returns a heft_input_read_result; never waits
@@ -197,27 +192,10 @@ static inline void heft_input_write(heft_input_segment* seg, const heft_input_sa
 static inline int heft_input_read(const heft_input_segment* seg, heft_input_sample* out,
                                   int max_attempts) {
   uint64_t words[HEFT_INPUT_SAMPLE_WORDS];
-  int attempt;
-  unsigned i;
-  if (max_attempts <= 0) max_attempts = HEFT_INPUT_READ_ATTEMPTS;
-  for (attempt = 0; attempt < max_attempts; ++attempt) {
-    /* acquire: pairs with the writer's final release store of seq. */
-    const uint64_t seq0 = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
-    uint64_t seq1;
-    if (seq0 == 0) return HEFT_INPUT_EMPTY;
-    if ((seq0 & 1U) != 0) continue; /* write in progress */
-    for (i = 0; i < HEFT_INPUT_SAMPLE_WORDS; ++i) {
-      /* acquire: pairs with the writer's release store of the word, and keeps the re-check of seq
-       * below after the copy. */
-      words[i] = __atomic_load_n(&seg->sample_words[i], __ATOMIC_ACQUIRE);
-    }
-    seq1 = __atomic_load_n(&seg->seq, __ATOMIC_RELAXED);
-    if (seq0 == seq1) {
-      memcpy(out, words, sizeof(*out));
-      return HEFT_INPUT_OK;
-    }
-  }
-  return HEFT_INPUT_TORN;
+  const int r = heft_segment_read(&seg->seq, seg->sample_words, words, HEFT_INPUT_SAMPLE_WORDS,
+                                  max_attempts <= 0 ? HEFT_INPUT_READ_ATTEMPTS : max_attempts);
+  if (r == HEFT_INPUT_OK) memcpy(out, words, sizeof(*out));
+  return r;
 }
 
 /* Framework, any thread: sends a command (lock-free). */

@@ -43,6 +43,8 @@
 #ifndef HEFT_HAL_FRAMEWORK_JOINTS_H
 #define HEFT_HAL_FRAMEWORK_JOINTS_H
 
+#include "heft/hal/framework_segment.h"
+
 #ifdef __cplusplus
 #include <cstddef>
 #include <cstdint>
@@ -124,6 +126,10 @@ HEFT_JOINTS_STATIC_ASSERT(offsetof(heft_joints_segment, joint_names) == 64, "seg
 HEFT_JOINTS_STATIC_ASSERT(offsetof(heft_joints_segment, seq) == 3328, "segment layout");
 HEFT_JOINTS_STATIC_ASSERT(offsetof(heft_joints_segment, sample_words) == 3392, "segment layout");
 HEFT_JOINTS_STATIC_ASSERT(sizeof(heft_joints_segment) == 5168, "segment is 5168 bytes");
+HEFT_JOINTS_STATIC_ASSERT(HEFT_JOINTS_OK == HEFT_SEGMENT_OK &&
+                              HEFT_JOINTS_EMPTY == HEFT_SEGMENT_EMPTY &&
+                              HEFT_JOINTS_TORN == HEFT_SEGMENT_TORN,
+                          "the seqlock's results are the segment's");
 
 /* heftd: (re)initialises the segment for `num_joints` joints and `num_wrenches` wrench frames
  * with their names (truncated to HEFT_JOINTS_NAME_LENGTH - 1 bytes): everything zero, then the
@@ -193,23 +199,9 @@ static inline void heft_joints_attach_writer(heft_joints_segment* seg, uint32_t 
   __atomic_store_n(&seg->header.writer_pid, writer_pid, __ATOMIC_RELAXED);
 }
 
-/* Framework, one thread: publishes a sample. Wait-free (a bounded copy). */
+/* Framework, one thread: publishes a sample. Wait-free (a bounded copy; framework_segment.h). */
 static inline void heft_joints_write(heft_joints_segment* seg, const heft_joints_sample* sample) {
-  const uint64_t* words = HEFT_JOINTS_CAST(const uint64_t*, HEFT_JOINTS_CAST(const void*, sample));
-  unsigned i;
-  /* relaxed: only the writer modifies seq. A crashed writer may have left it odd: keep it odd. */
-  const uint64_t odd = __atomic_load_n(&seg->seq, __ATOMIC_RELAXED) | 1U;
-  /* relaxed: ordered before the payload by the release stores below (a reader that acquires a new
-   * word also sees this odd value, so its re-check of seq fails). */
-  __atomic_store_n(&seg->seq, odd, __ATOMIC_RELAXED);
-  for (i = 0; i < HEFT_JOINTS_SAMPLE_WORDS; ++i) {
-    uint64_t w;
-    memcpy(&w, words + i, sizeof(w));
-    /* release: see above. */
-    __atomic_store_n(&seg->sample_words[i], w, __ATOMIC_RELEASE);
-  }
-  /* release: the payload happens-before a reader that acquires the even value. */
-  __atomic_store_n(&seg->seq, odd + 1U, __ATOMIC_RELEASE);
+  heft_segment_write(&seg->seq, seg->sample_words, sample, HEFT_JOINTS_SAMPLE_WORDS);
 }
 
 /* heftd (or any reader): copies the newest sample into `out` (written whatever the result; its
@@ -217,26 +209,8 @@ static inline void heft_joints_write(heft_joints_segment* seg, const heft_joints
  * (<= 0 means HEFT_JOINTS_READ_ATTEMPTS). */
 static inline int heft_joints_read(const heft_joints_segment* seg, heft_joints_sample* out,
                                    int max_attempts) {
-  uint64_t* words = HEFT_JOINTS_CAST(uint64_t*, HEFT_JOINTS_CAST(void*, out));
-  int attempt;
-  unsigned i;
-  if (max_attempts <= 0) max_attempts = HEFT_JOINTS_READ_ATTEMPTS;
-  for (attempt = 0; attempt < max_attempts; ++attempt) {
-    /* acquire: pairs with the writer's final release store of seq. */
-    const uint64_t seq0 = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
-    uint64_t seq1;
-    if (seq0 == 0) return HEFT_JOINTS_EMPTY;
-    if ((seq0 & 1U) != 0) continue; /* write in progress */
-    for (i = 0; i < HEFT_JOINTS_SAMPLE_WORDS; ++i) {
-      /* acquire: pairs with the writer's release store of the word, and keeps the re-check of seq
-       * below after the copy. */
-      const uint64_t w = __atomic_load_n(&seg->sample_words[i], __ATOMIC_ACQUIRE);
-      memcpy(words + i, &w, sizeof(w));
-    }
-    seq1 = __atomic_load_n(&seg->seq, __ATOMIC_RELAXED);
-    if (seq0 == seq1) return HEFT_JOINTS_OK;
-  }
-  return HEFT_JOINTS_TORN;
+  return heft_segment_read(&seg->seq, seg->sample_words, out, HEFT_JOINTS_SAMPLE_WORDS,
+                           max_attempts <= 0 ? HEFT_JOINTS_READ_ATTEMPTS : max_attempts);
 }
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@
 
 #include "heft/hal/framework_input.h"
 #include "heft/hal/robot_state.hpp"
+#include "heft/host/framework_segment.hpp"
 #include "heft/plugin/controller_interface.hpp"
 
 namespace heft::host {
@@ -104,18 +105,18 @@ class InputMapping {
  public:
   /// create: shm_open(O_CREAT, 0660) + fchmod 0660 + ftruncate (heftd); otherwise open an
   /// existing segment read-write (the framework). Throws std::runtime_error naming /dev/shm/<name>.
-  InputMapping(const std::string& name, bool create);
-  ~InputMapping();
-  InputMapping(const InputMapping&) = delete;
-  InputMapping& operator=(const InputMapping&) = delete;
-  [[nodiscard]] heft_input_segment* get() const noexcept { return segment_; }
-  [[nodiscard]] bool created() const noexcept { return created_; }
+  InputMapping(const std::string& name, bool create)
+      : mapping_("framework input", name, sizeof(heft_input_segment), create,
+                 HEFT_INPUT_LAYOUT_VERSION) {}
+  [[nodiscard]] heft_input_segment* get() const noexcept {
+    return static_cast<heft_input_segment*>(mapping_.get());
+  }
+  [[nodiscard]] bool created() const noexcept { return mapping_.resized(); }
   /// Removes /dev/shm/<name> (tests; heftd leaves the segment for the framework).
-  static void Unlink(const std::string& name) noexcept;
+  static void Unlink(const std::string& name) noexcept { FrameworkSegment::Unlink(name); }
 
  private:
-  heft_input_segment* segment_ = nullptr;
-  bool created_ = false;
+  FrameworkSegment mapping_;
 };
 
 class FrameworkInput {
@@ -162,9 +163,7 @@ class FrameworkInput {
   hal::BaseSample good_;  ///< the last accepted sample (health not used)
   std::int64_t good_stamp_ns_ = 0;
   bool seen_ = false;  ///< a sample was accepted since start
-  std::uint64_t last_sequence_ = 0;
-  std::int64_t sequence_advanced_ns_ = 0;
-  bool sequence_seen_ = false;
+  SequenceWatch sequence_;
   std::uint32_t torn_ = 0;
   std::uint32_t rejected_reads_ = 0;
   std::array<std::uint64_t, kNumCommands> command_base_{};

@@ -23,6 +23,7 @@
 
 #include "heft/hal/framework_joints.h"
 #include "heft/hal/robot_state.hpp"
+#include "heft/host/framework_segment.hpp"
 
 namespace heft::host {
 
@@ -102,16 +103,17 @@ class JointsMapping {
  public:
   /// create: shm_open(O_CREAT, 0660) + fchmod 0660 + ftruncate (heftd); otherwise open an
   /// existing segment read-write (the framework). Throws std::runtime_error naming /dev/shm/<name>.
-  JointsMapping(const std::string& name, bool create);
-  ~JointsMapping();
-  JointsMapping(const JointsMapping&) = delete;
-  JointsMapping& operator=(const JointsMapping&) = delete;
-  [[nodiscard]] heft_joints_segment* get() const noexcept { return segment_; }
+  JointsMapping(const std::string& name, bool create)
+      : mapping_("framework joints", name, sizeof(heft_joints_segment), create,
+                 HEFT_JOINTS_LAYOUT_VERSION) {}
+  [[nodiscard]] heft_joints_segment* get() const noexcept {
+    return static_cast<heft_joints_segment*>(mapping_.get());
+  }
   /// Removes /dev/shm/<name> (tests, heft-sim; heftd leaves the segment for the framework).
-  static void Unlink(const std::string& name) noexcept;
+  static void Unlink(const std::string& name) noexcept { FrameworkSegment::Unlink(name); }
 
  private:
-  heft_joints_segment* segment_ = nullptr;
+  FrameworkSegment mapping_;
 };
 
 class FrameworkJoints {
@@ -161,9 +163,7 @@ class FrameworkJoints {
   std::array<bool, hal::kMaxWrenchSensors> wrench_ok_{};
   std::int64_t good_stamp_ns_ = 0;
   bool seen_ = false;
-  std::uint64_t last_sequence_ = 0;
-  std::int64_t sequence_advanced_ns_ = 0;
-  bool sequence_seen_ = false;
+  SequenceWatch sequence_;
   std::uint32_t torn_ = 0;
   std::uint32_t channel_rejects_ = 0;
 

@@ -72,6 +72,10 @@ struct Problem {
   // The F/T cells (model frame indices, in the dataset's order) whose offsets are unknowns; they
   // must be the dataset's frames (Accumulate checks).
   std::vector<int> ft_frames;
+  // Per joint, the gain's plausible size (relative; its prior σ in the posterior); empty: 0.05
+  // for every joint (the torque sensors'). A joint whose torque comes from a motor current gets
+  // its conversion's uncertainty here (PipelineOptions::torque_from_current).
+  Eigen::VectorXd gain_size;
   int gain_begin() const { return offset_begin() + (offsets ? joints() : 0); }
   int ft_begin() const { return gain_begin() + (gains ? joints() : 0); }
 };

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +21,9 @@
 
 namespace heft::identification {
 
+// A torque sensor's gain held at 0 beside joints whose gain is fitted (relative plausible size).
+inline constexpr double kHeldGain = 1e-4;
+
 struct PipelineOptions {
   std::string urdf_path;
   std::vector<std::string> recordings, validations, bodies;
@@ -27,7 +31,11 @@ struct PipelineOptions {
   std::string sdp_rows;              // empty: chosen with the methods
   std::string output_method;         // empty: the SDP when run, else the first method
   bool floating = false, friction = false, offsets = false, ellipsoids = true;
-  bool gains = false;       // joint torque sensors' gains (ProblemTerms)
+  bool gains = false;  // joint torque sensors' gains (ProblemTerms)
+  // Joints whose torque comes from a motor current (τ = i · K_t · N), with the conversion's
+  // relative uncertainty u: their gain is an unknown, its plausible size and prior σ u; the other
+  // joints' gains are unknowns (0.05) with `gains`, else held at 0 (kHeldGain).
+  std::map<std::string, double> torque_from_current;
   bool ft_offsets = false;  // the F/T cells' offsets (ProblemTerms)
   PriorUncertainty prior;   // the posterior's prior (posterior.hpp)
   double ellipsoid_scale = 2.0;
