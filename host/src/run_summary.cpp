@@ -28,6 +28,16 @@ Json SummarizeDrivers(spdlog::logger& log, const drivers::DriverLoop& loop,
   d["rejected"] = Count(c.rejected_total());
   d["lost_samples"] = Count(c.lost_samples);
   d["stale_events"] = Count(c.stale_events);
+  // The devices' own fault reports (a CiA 402 drive's EMCY and heartbeat; any channel's faults).
+  d["fault_events"] = Count(c.fault_events);
+  d["emcy_errors"] = Count(c.emcy_errors);
+  d["heartbeat_faults"] = Count(c.heartbeat_faults);
+  d["heartbeat_timeouts"] = Count(c.heartbeat_timeouts);
+  if (c.fault_events + c.emcy_errors + c.heartbeat_faults + c.heartbeat_timeouts > 0)
+    log.warn(
+        "drivers: {} channel faults, {} EMCY errors, {} heartbeats out of operational, {} "
+        "heartbeats overdue",
+        c.fault_events, c.emcy_errors, c.heartbeat_faults, c.heartbeat_timeouts);
   struct Lost {
     std::uint32_t n;
     std::string channel;

@@ -174,6 +174,7 @@ struct BusSummary {
 };
 struct Summary {
   std::uint64_t published = 0, rejected = 0, lost = 0, stale = 0;
+  std::uint64_t device_faults = 0;  // fault_events + emcy_errors + heartbeat_faults + _timeouts
   std::uint64_t not_ok = 0, with_lost_samples = 0;
   std::map<std::string, BusSummary> buses;
   heft::host::Json json;
@@ -204,6 +205,8 @@ Summary ReadSummary(const std::string& csv) {
   s.rejected = Counter(d, "rejected");
   s.lost = Counter(d, "lost_samples");
   s.stale = Counter(d, "stale_events");
+  for (const char* key : {"fault_events", "emcy_errors", "heartbeat_faults", "heartbeat_timeouts"})
+    s.device_faults += Counter(d, key);
   const heft::host::Json& ch = Group(s.json, "channels");
   s.not_ok = Counter(ch, "not_ok");
   s.with_lost_samples = Counter(ch, "with_lost_samples");
@@ -272,6 +275,7 @@ TEST(Heftd, RandomFrameLossIsCountedAndTheEstimatorKeepsEstimating) {
   EXPECT_LE(s.lost, injected);
   EXPECT_GE(s.lost + 20, injected);
   EXPECT_EQ(s.rejected, 0u);
+  EXPECT_EQ(s.device_faults, 0u) << "frame loss is not a device's fault";
   // The estimator keeps estimating: 1 ms gaps stay within the 3 ms timeout; only four losses in a
   // row on one device make it hold (a tick or two).
   const std::vector<Row> rows = ReadTelemetry(csv);
