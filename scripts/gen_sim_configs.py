@@ -228,6 +228,14 @@ def role_map(indent):
     return out
 
 
+def drives_section():
+    """simulation.drives from the robot's entry (robot.yaml's `drives`); none for a robot without."""
+    if not R["drives"]:
+        return []
+    return ["  # The robot's actuators beyond its URDF (robot.yaml's `drives`; config/README.md, simulation.drives).",
+            "  drives: {%s}" % ", ".join("%s: %g" % kv for kv in sorted(R["drives"].items()))]
+
+
 def roles_section():
     with open(R["roles_file"]) as f:
         roles = ["  " + l for l in f.read().splitlines() if l.startswith("  ")]
@@ -355,6 +363,7 @@ def write_scenario(root, up, name, s):
               "simulation:", "  scenario: %s" % name, "  adaptation: true", "  lockstep: true",
               "  walking_after: %g" % s["walking_after"], "  seed: 1"]
     lines += deviations_line(s.get("deviations", SIM_DEVIATIONS))
+    lines += drives_section()
     lines += roles_section()
     lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
     with open(os.path.join(root, name + ".yaml"), "w") as f:
@@ -411,6 +420,7 @@ def write_standing_curl(root, up):
               for line in SHIPPED_ESTIMATOR]
     lines += ["simulation:", "  scenario: standing-curl", "  adaptation: true", "  lockstep: true", "  seed: 1"]
     lines += deviations_line(SIM_DEVIATIONS)
+    lines += drives_section()
     lines += roles_section()
     lines += ["host:", "  realtime: {priority: 80, lock_memory: true}", ""]
     with open(os.path.join(root, "standing-curl.yaml"), "w") as f:

@@ -11,20 +11,24 @@ left out is derived from the URDF and the role map:
     buses: {can0: [legs, waist], can1: [arms]}  # default {can0: [legs], can1: [waist, arms, other]}
     ft_frames: [left_foot_ft, right_foot_ft]    # default: the frame named *_ft on each foot
     imu: imu_in_pelvis        # default: the one frame named *imu* on the pelvis
+    drives: {damping: 1.0}    # the actuators' viscous damping, N·m·s/rad, on every joint (default: none)
 
 Bus groups: `legs` the moving joints from the pelvis to each foot (the role map's), `waist` those from
 the pelvis to the torso, `arms` those from the torso to each hand, `other` every other moving joint
 (a head, fingers). The joints are numbered bus by bus, group by group as listed, each group's joints
 in the URDF's order; every moving joint must be on one bus. The F/T frames and the IMU are links on
 fixed joints (frames): each F/T frame below its foot, the IMU rigidly on the pelvis (the drivers' base
-IMU, drivers/README.md). The format is YAML's flow subset (scalars, [lists], {maps}), read here
+IMU, drivers/README.md). `drives` is what the robot's actuators add that a URDF does not carry:
+their viscous damping (back-EMF, gearbox), from the maker's own simulation model; the simulated
+robot has it (simulation.drives, config/README.md). The format is YAML's flow subset (scalars, [lists], {maps}), read here
 without python3-yaml."""
 import os
 import re
 
 from propose_roles import MOVING, SIDES, Robot
 
-KEYS = ("name", "urdf", "fixed_urdf", "roles", "buses", "ft_frames", "imu")
+KEYS = ("name", "urdf", "fixed_urdf", "roles", "buses", "ft_frames", "imu", "drives")
+DRIVE_KEYS = ("damping",)
 GROUPS = ("legs", "waist", "arms", "other")
 DEFAULT_BUSES = {"can0": ["legs"], "can1": ["waist", "arms", "other"]}
 
@@ -162,8 +166,27 @@ def load(folder, robots_root):
     for key in ("urdf", "fixed_urdf", "roles"):
         if not os.path.exists(os.path.join(folder, entry[key])):
             raise EntryError("%s: `%s`: no %s in %s" % (path, key, entry[key], folder))
+    if "drives" in entry:
+        entry["drives"] = drives(entry["drives"], raw["drives"][1])
     return robot_from(entry, os.path.join(folder, entry["urdf"]), os.path.join(folder, entry["roles"]),
                       rel + "/", path)
+
+
+def drives(value, where):
+    """robot.yaml's `drives` -> {"damping": float}; a wrong key or value names the line."""
+    if not isinstance(value, dict):
+        raise EntryError("%s: expected a map {damping: N·m·s/rad}" % where)
+    out = {}
+    for key, v in value.items():
+        if key not in DRIVE_KEYS:
+            raise EntryError("%s: %s: unknown key (allowed: %s)" % (where, key, ", ".join(DRIVE_KEYS)))
+        try:
+            out[key] = float(v)
+        except (TypeError, ValueError):
+            out[key] = -1.0
+        if not 0.0 <= out[key] <= 100.0:
+            raise EntryError("%s: %s: %r is not a number in [0, 100]" % (where, key, v))
+    return out
 
 
 def robot_from(entry, urdf_path, roles_path, prefix, where):
@@ -193,4 +216,5 @@ def robot_from(entry, urdf_path, roles_path, prefix, where):
     return dict(name=entry["name"], joints=joints, bus_of=bus_of, buses=list(buses), feet=feet,
                 ft=tuple(ft), imu=imu, forearm=roles[arm + "_arm"]["forearm"], torso=roles["torso"],
                 urdf=prefix + entry["urdf"], fixed_urdf=prefix + entry["fixed_urdf"],
-                roles_file=roles_path, roles_name=prefix + entry["roles"], can_map=prefix + stem + "_can_map.csv")
+                roles_file=roles_path, roles_name=prefix + entry["roles"], can_map=prefix + stem + "_can_map.csv",
+                drives=entry.get("drives") or {})

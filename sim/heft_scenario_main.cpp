@@ -1,7 +1,8 @@
 // heft-scenario: runs one named scenario standalone on the scenarios' plant and writes a CSV.
 //   heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] [--scale S] [--csv PATH]
 //                 [--urdf PATH --roles FILE]   (the robot and its role-map file, `roles:` as in
-//                 simulation.roles; default: the reference humanoid)
+//                 simulation.roles; default: the reference humanoid) [--drive-damping D]
+//                 (the drives' viscous damping, N·m·s/rad: simulation.drives.damping)
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -12,9 +13,10 @@
 namespace {
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] "
-               "[--scale S] [--csv PATH] [--urdf PATH --roles FILE]\nscenarios:");
+  std::fprintf(
+      stderr,
+      "usage: heft-scenario NAME [--adaptation on|off] [--hand-off none|truth] "
+      "[--scale S] [--csv PATH] [--urdf PATH --roles FILE] [--drive-damping D]\nscenarios:");
   for (const auto& name : heft::sim::ScenarioNames()) std::fprintf(stderr, " %s", name.c_str());
   std::fprintf(stderr, "\n");
   return 2;
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
         run.csv_path = value;
       } else if (arg == "--urdf") {
         options.urdf_path = value;
+      } else if (arg == "--drive-damping") {
+        options.drive_damping = std::stod(value);
       } else if (arg == "--roles") {
         options.roles = LoadRoles(value);
       } else {

@@ -72,6 +72,14 @@ bool Plant::SetLinkParameters(int body, const Vector10& pi) noexcept {
   return SetMujocoBodyParameters(model_.get(), body, pi);
 }
 
+void Plant::SetDriveDamping(double damping) {
+  if (!std::isfinite(damping) || damping < 0.0)
+    throw std::invalid_argument("Plant::SetDriveDamping: damping must be finite and >= 0");
+  // Replaces the previous drive damping, keeping each joint's viscous friction on top of it.
+  for (int i = joint_v0_; i < model_->nv; ++i) model_->dof_damping[i] += damping - drive_damping_;
+  drive_damping_ = damping;
+}
+
 void Plant::SetJointFriction(int joint, double coulomb, double viscous) {
   if (joint < 0 || joint >= num_joints_ || !std::isfinite(coulomb) || !std::isfinite(viscous) ||
       coulomb < 0.0 || viscous < 0.0)
@@ -83,7 +91,7 @@ void Plant::SetJointFriction(int joint, double coulomb, double viscous) {
   // 0.03–0.06 rad/s under 95 % of it; with the smallest safe one, two time steps, at under
   // 0.001–0.007 rad/s — closer to the sticking of fc·tanh(q̇/0.01) that heft fits.
   model_->dof_solref[mjNREF * (joint_v0_ + joint)] = 2.0 * model_->opt.timestep;
-  model_->dof_damping[joint_v0_ + joint] = viscous;
+  model_->dof_damping[joint_v0_ + joint] = drive_damping_ + viscous;
 }
 
 Vector10 Plant::LinkParameters(int body) const noexcept {

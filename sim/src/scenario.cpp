@@ -90,6 +90,7 @@ Robot StartScenario(Scenario& s, std::string_view name, const ScenarioOptions& o
                     const std::string& dir, bool floating_base) {
   s.name = std::string(name);
   s.urdf_path = RobotUrdf(options, dir, floating_base);
+  s.drive_damping = options.drive_damping;
   s.floating_base = floating_base;
   MjModelPtr model = LoadMujocoModel(s.urdf_path, MujocoLoadOptions{});
   const bool floating = model->njnt > 0 && model->jnt_type[0] == mjJNT_FREE;

@@ -122,6 +122,7 @@ void SummariseRun(const Scenario& scenario, const Plant& plant, const Controller
 
 RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
   Plant plant(scenario.urdf_path, scenario.wrench_links);
+  plant.SetDriveDamping(scenario.drive_damping);
   if (plant.joint_names() != scenario.joint_names) {
     throw std::invalid_argument("scenario '" + scenario.name +
                                 "': the plant's joint order differs from the scenario's");

@@ -139,6 +139,7 @@ sim::ScenarioOptions ScenarioOptionsOf(const SimOptions& options,
   so.roles = options.roles;
   so.load_after = options.load_after;
   so.foot_sensors = !drivers.ft_cells.empty();
+  so.drive_damping = options.drive_damping;
   return so;
 }
 
@@ -169,6 +170,7 @@ SimulatedRobot::SimulatedRobot(const SimOptions& options, const drivers::DriverC
       noise_(options.noise) {
   scenario_ = sim::MakeScenario(options.scenario, ScenarioOptionsOf(options, drivers));
   plant_ = std::make_unique<sim::Plant>(scenario_.urdf_path, scenario_.wrench_links);
+  plant_->SetDriveDamping(scenario_.drive_damping);  // before the deviations' viscous friction
   for (const auto& p : scenario_.payloads) payload_bodies_.push_back(plant_->body(p.link));
   CheckDriverDevices(scenario_, drivers);
   PlaceSensors(options, drivers, urdf_model);

@@ -153,6 +153,10 @@ SimulationConfig ParseSimulation(const config::Node& root) {
     }
   }
   if (auto d = s.Optional("deviations")) sim.options.deviations = ParseDeviations(*d);
+  if (auto d = s.Optional("drives")) {
+    d->AllowOnly(config::schema::kSimulationDrives);
+    sim.options.drive_damping = d->Get<double>("damping", 0.0, {0.0, 100.0});
+  }
   if (auto n = s.Optional("noise")) {
     SimNoise& noise = sim.options.noise;
     n->AllowOnly(config::schema::kSimulationNoise);

@@ -495,6 +495,46 @@ TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
               HasSubstr("simulation.deviations.mass"));
 }
 
+// simulation.drives: the robot's drives' damping reaches the plant on every joint, and the
+// deviations' viscous friction adds to it (MuJoCo's dof_damping = drive + viscous); absent, none.
+// An unknown key or a negative value is refused with the key's path. Fails if the damping is
+// ignored, replaces the deviations' friction or is replaced by it.
+TEST(Deviations, TheDrivesDampingIsOnEveryJointUnderTheDeviationsViscousFriction) {
+  auto parse = [](const std::string& drives) {
+    const std::string text = "simulation:\n  scenario: dumbbell-curl\n" + drives + kRoles;
+    return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
+  };
+  EXPECT_EQ(parse("").options.drive_damping, 0.0);
+  EXPECT_EQ(parse("  drives: {damping: 1.5}\n").options.drive_damping, 1.5);
+  auto error = [&](const std::string& drives) {
+    try {
+      parse(drives);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  using ::testing::HasSubstr;
+  EXPECT_THAT(error("  drives: {dampng: 1}\n"), HasSubstr("simulation.drives.dampng"));
+  EXPECT_THAT(error("  drives: {dampng: 1}\n"), HasSubstr("allowed: damping"));
+  EXPECT_THAT(error("  drives: {damping: -1}\n"), HasSubstr("simulation.drives.damping"));
+
+  const std::string scenario = "dumbbell-curl";
+  const SimRig s = LoadSetup(scenario);
+  for (const bool deviated : {false, true}) {
+    SimOptions opt = Options(scenario, false);
+    opt.deviations = Preset(deviated, 3);
+    opt.drive_damping = 0.7;
+    SimulatedRobot sim(opt, s.drivers, s.model);
+    const mjModel* m = sim.plant().model();
+    for (std::size_t i = 0; i < s.drivers.joints.size(); ++i) {
+      const int dof = m->jnt_dofadr[mj_name2id(m, mjOBJ_JOINT, s.drivers.joints[i].joint.c_str())];
+      const double viscous = deviated ? sim.deviations().joints[i].viscous : 0.0;
+      EXPECT_DOUBLE_EQ(m->dof_damping[dof], 0.7 + viscous) << s.drivers.joints[i].joint;
+    }
+  }
+}
+
 // simulation.controller_model: the URDF by default; `parameters` only with robot.parameters (the
 // model it names); anything else refused with the allowed values. Fails if a value is ignored.
 TEST(Deviations, TheControllersModelIsTheUrdfUnlessParametersAreAskedForAndGiven) {

@@ -123,7 +123,9 @@ inline constexpr const char* kHostPersistence[] = {"file", "max_age", "interval"
 inline constexpr const char* kSimulation[] = {
     "scenario", "adaptation", "duration_scale", "lockstep", "seed",       "walking_after",
     "noise",    "deviations", "faults",         "candump",  "load_after", "controller_model",
-    "roles"};
+    "roles",    "drives"};
+// simulation.drives: the robot's actuators beyond its URDF (sim/src/sim_config.cpp)
+inline constexpr const char* kSimulationDrives[] = {"damping"};
 inline constexpr const char* kSimulationNoise[] = {
     "joint_torque", "torque_bias", "velocity",  "force",      "moment",  "force_bias",
     "gyro",         "accel",       "gyro_bias", "accel_bias", "attitude"};
@@ -184,6 +186,7 @@ inline constexpr Section kSections[] = {
     {"simulation", kSimulation},
     {"simulation.noise", kSimulationNoise},
     {"simulation.deviations", kSimulationDeviations},
+    {"simulation.drives", kSimulationDrives},
     {"simulation.faults[]", kSimulationFault},
     {"simulation.roles", kSimulationRoles},
     {"simulation.roles.left_leg", kSimulationRolesLeg},

@@ -48,10 +48,16 @@ class Plant {
 
   /// The true π of a link, changed while running. False if not physically consistent.
   bool SetLinkParameters(int body, const Vector10& pi) noexcept;
+  /// The drives' viscous damping [N·m·s/rad] on every joint, set-up only: what the robot's
+  /// actuators take in proportion to the velocity (back-EMF, gearbox), a property of the robot
+  /// (simulation.drives) that a URDF does not carry. SetJointFriction's viscous friction adds to
+  /// it.
+  void SetDriveDamping(double damping);
   /// Joint friction (state joint order), set-up only: MuJoCo's dry friction (`dof_frictionloss`,
   /// a constraint: ±coulomb while the joint slides, up to it while it sticks) and viscous damping
-  /// (`dof_damping`, integrated implicitly: the torque is viscous × the velocity after the step).
-  /// The applied joint torques (what Sample() reports) include what friction takes.
+  /// (`dof_damping` = the drive's damping + viscous, integrated implicitly: the torque is that
+  /// coefficient × the velocity after the step). The applied joint torques (what Sample()
+  /// reports) include what friction takes.
   void SetJointFriction(int joint, double coulomb, double viscous);
   [[nodiscard]] Vector10 LinkParameters(int body) const noexcept;
 
@@ -86,6 +92,7 @@ class Plant {
   int joint_q0_ = 0, joint_v0_ = 0;
   std::vector<int> foot_bodies_;
   std::vector<double> last_torque_;
+  double drive_damping_ = 0.0;  // [N·m·s/rad] SetDriveDamping
   Eigen::Matrix<double, 6, 1> base_acceleration_ = Eigen::Matrix<double, 6, 1>::Zero();
 };
 

@@ -64,6 +64,9 @@ struct ScenarioOptions {
   /// False: the robot has no foot F/T cells (floating base; the controller then takes contact
   /// from the feet's kinematics and the plant measures no foot wrench).
   bool foot_sensors = true;
+  /// [N·m·s/rad] The robot's drives' viscous damping on every joint (simulation.drives.damping;
+  /// Plant::SetDriveDamping): a property of the actuators that the URDF does not carry. 0: none.
+  double drive_damping = 0.0;
 };
 
 /// A foot's sole (the foot link's URDF collision box: the centre of its bottom face and its half
@@ -87,6 +90,7 @@ struct Scenario {
   std::string scored_error;               ///< the task error of Table II
   Sole sole;                              ///< floating base: the feet's soles (from the URDF)
   double fall_height = 0.6;               ///< [m] floating base: a pelvis below this has fallen
+  double drive_damping = 0.0;             ///< [N·m·s/rad] the plant's (ScenarioOptions)
   std::unique_ptr<Controller> controller;
 };
 

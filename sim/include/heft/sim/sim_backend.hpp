@@ -129,6 +129,9 @@ struct SimOptions {
   std::uint64_t seed = 1;
   SimNoise noise;
   DeviationConfig deviations;  // the simulated robot vs its URDF (default: ideal, the URDF)
+  // simulation.drives.damping [N·m·s/rad]: the robot's drives' viscous damping on every joint (a
+  // property of its actuators the URDF does not carry; the deviations' viscous friction adds to it)
+  double drive_damping = 0.0;
   std::vector<SimFault> faults;
   // The host takes the floating base from the framework's input segment (host.framework_input
   // .base), which the simulated framework writes: a floating robot then needs no drivers.imu.
