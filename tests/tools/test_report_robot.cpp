@@ -15,39 +15,19 @@
 #include <vector>
 
 #include "heft/host/telemetry_table.hpp"
+#include "heft/test/heftd_run.hpp"
 
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using heft::test::Slurp;
+using Outcome = heft::test::ProgramOutput;
 
 // Runs heft-report with `args`; its exit code, stdout and stderr.
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
 Outcome Report(const std::vector<std::string>& args) {
-  const std::string base = testing::TempDir() + "/report_robot_" + std::to_string(getpid());
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen((base + ".out").c_str(), "w", stdout)) _exit(126);
-    if (!std::freopen((base + ".err").c_str(), "w", stderr)) _exit(126);
-    std::vector<char*> argv{const_cast<char*>(HEFT_REPORT)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(HEFT_REPORT, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(base + ".out"), Slurp(base + ".err")};
+  return heft::test::RunProgramApart(HEFT_REPORT, args);
 }
 
 // The robot's role map as simulation.roles (a run's configuration holds it).

@@ -18,40 +18,19 @@
 #include <vector>
 
 #include "heft/host/telemetry_table.hpp"
+#include "heft/test/heftd_run.hpp"
 
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using heft::test::Slurp;
+using Outcome = heft::test::ProgramOutput;
 
-struct Outcome {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs `program` with `args`; stdout and stderr apart (stderr is not a terminal here).
+// Runs `program` with `args`; stdout and stderr apart.
 Outcome Exec(const char* program, const std::vector<std::string>& args) {
-  const std::string base = testing::TempDir() + "/tools_" + std::to_string(getpid());
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen((base + ".out").c_str(), "w", stdout)) _exit(126);
-    if (!std::freopen((base + ".err").c_str(), "w", stderr)) _exit(126);
-    std::vector<char*> argv{const_cast<char*>(program)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(program, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(base + ".out"), Slurp(base + ".err")};
+  return heft::test::RunProgramApart(program, args);
 }
 
 // Would fail if a tool took --help as an argument (heft-report took it as its run directory), or
