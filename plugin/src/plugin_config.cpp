@@ -1,15 +1,14 @@
+// The plugin's sections (robot, drivers, estimator) read into PluginConfig, each key checked on its
+// own and against the sections read before it. The URDF's checks: plugin_config_urdf.cpp.
+
 #include "heft/plugin/plugin_config.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <optional>
 #include <sstream>
 #include <system_error>
 
 #include "heft/config/schema.hpp"
-#include "heft/plugin/driver_check.hpp"
 
 namespace heft::plugin {
 namespace {
@@ -296,61 +295,6 @@ void ParseEstimator(const config::Node& root, PluginConfig& cfg) {
   ParseLimitsMappingStart(e, cfg);
 }
 
-// Acceleration noise from the sensors' noise (EstimatorConfig::acceleration_sigma): a central
-// difference over 2h samples of 1 ms turns a velocity's σ into √2 σ / (2h · 1 ms). The base's
-// linear acceleration comes from one of two paths (sample_mapping.hpp):
-//   - the specific force: the accelerometer's σ and the gyro's difference through the transport
-//     from the IMU to the base origin (ω̇ × p_BS), combined as independent;
-//   - the base's linear velocity differenced: √2 σ_v / (2h · 1 ms) alone (the gyro does not enter:
-//     a = dv/dt on those rows).
-// base_acceleration: imu takes the first, velocity the second. auto takes the first with
-// drivers.imu (the CAN IMU always carries a specific force and never a velocity); without it the
-// base comes from the controller framework, which may send either, sample by sample, and the
-// rows' covariance is set once: it takes the larger of the two, so that whichever path runs is
-// covered (a larger σ than the path's costs some information on the base's rows; a smaller one
-// gates them). The base's angular rows are the gyro's difference on both paths. Each σ then times
-// acceleration_inflation (PluginConfig).
-//
-// Where the velocity path can run and base_velocity is not given, the other sensors' noise being
-// modelled, PluginConfig::kDefaultBaseVelocitySigma stands in for it (and is recorded in
-// cfg.base_velocity_sigma): without it the differenced velocity's noise — 154.5 N RMS on the
-// humanoid's base force rows at 5 mm/s against R's ~10 N — would be unmodelled and nearly every
-// tick gated. A default rather than a refusal because `auto` without drivers.imu is what every
-// framework-fed configuration gets without choosing (scripts/faults.py's framework-input cells
-// among them), and one rule for both paths keeps the key's meaning simple; `base_velocity: 0`
-// states an exact velocity (the old behaviour). Nothing modelled at all (every σ 0 or absent):
-// no acceleration noise, as before.
-void SetAccelerationNoise(const dynamics::Model& model, PluginConfig& cfg) {
-  const bool floating = model.floating_base;
-  const estimator::BaseAcceleration source = cfg.mapping.base_acceleration;
-  const bool velocity_path =
-      floating && (source == estimator::BaseAcceleration::kVelocity ||
-                   (source == estimator::BaseAcceleration::kAuto && !cfg.drivers.imu));
-  const bool sensors =
-      cfg.gyro_sigma > 0.0 || cfg.accelerometer_sigma > 0.0 || cfg.joint_velocity_sigma > 0.0;
-  if (velocity_path && sensors && !cfg.base_velocity_sigma)
-    cfg.base_velocity_sigma = PluginConfig::kDefaultBaseVelocitySigma;
-  const double base_velocity = velocity_path ? cfg.base_velocity_sigma.value_or(0.0) : 0.0;
-  if (!sensors && !(base_velocity > 0.0)) return;
-  const double span = 2.0 * cfg.mapping.difference_samples * 1e-3;
-  const double angular = std::sqrt(2.0) * cfg.gyro_sigma / span;
-  const double lever = cfg.drivers.imu ? cfg.drivers.imu->p_BI.norm() : 0.0;
-  Eigen::VectorXd sigma =
-      Eigen::VectorXd::Constant(model.nv, std::sqrt(2.0) * cfg.joint_velocity_sigma / span);
-  if (floating) {
-    const double from_specific_force = std::hypot(cfg.accelerometer_sigma, lever * angular);
-    const double from_velocity = std::sqrt(2.0) * base_velocity / span;
-    double linear = from_specific_force;
-    if (source == estimator::BaseAcceleration::kVelocity)
-      linear = from_velocity;
-    else if (velocity_path)
-      linear = std::max(from_specific_force, from_velocity);
-    sigma.head<3>().setConstant(linear);
-    sigma.segment<3>(3).setConstant(angular);
-  }
-  cfg.estimator.acceleration_sigma = cfg.acceleration_inflation * sigma;
-}
-
 }  // namespace
 
 PluginConfig ParsePluginConfig(const config::Node& root, const std::string& config_dir) {
@@ -360,174 +304,6 @@ PluginConfig ParsePluginConfig(const config::Node& root, const std::string& conf
   ParseDrivers(root, cfg);
   ParseEstimator(root, cfg);
   return cfg;
-}
-
-PluginConfig ReadPluginConfig(const config::Node& root) {
-  PluginConfig cfg =
-      ParsePluginConfig(root, std::filesystem::path(root.file()).parent_path().string());
-  // Cross-checks against the URDF (read once, by the model loader), each error at the entry's
-  // line and key.
-  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(
-      cfg.urdf_path, dynamics::ModelOptions{cfg.floating_base, cfg.repair_inertia});
-  plugin::CheckDriverConfig(cfg.drivers, model, cfg.urdf_path, root["drivers"]);
-  if (auto frames = root["estimator"].Optional("contact_frames")) {
-    const std::vector<config::Node> f = frames->Elements();
-    for (std::size_t k = 0; k < f.size(); ++k) {
-      try {
-        (void)model.frame_index(cfg.mapping.wrench_frames[k]);
-      } catch (const dynamics::ModelError& e) {
-        f[k].Fail(std::string(e.what()) + " (in " + cfg.urdf_path + ")");
-      }
-    }
-  }
-  const std::vector<config::Node> links = root["estimator"]["links"].Elements();
-  for (std::size_t k = 0; k < links.size(); ++k) {
-    try {
-      (void)model.body_index(cfg.estimator.bodies[k]);
-    } catch (const dynamics::ModelError& e) {
-      links[k].Fail(std::string(e.what()) + " (in " + cfg.urdf_path + ")");
-    }
-    for (std::size_t i = 0; i < k; ++i)
-      if (cfg.estimator.bodies[i] == cfg.estimator.bodies[k])
-        links[k].Fail("link '" + cfg.estimator.bodies[k] + "' is listed twice");
-  }
-  SetAccelerationNoise(model, cfg);
-  return cfg;
-}
-
-namespace {
-
-// A link's `covariance` (heft-identify's posterior of π: 100 numbers, row major), when given:
-// finite, symmetric and positive semidefinite within the rounding of its printed digits.
-std::optional<Eigen::Matrix<double, 10, 10>> ReadCovariance(const config::Node& link) {
-  const std::optional<config::Node> node = link.Optional("covariance");
-  if (!node) return std::nullopt;
-  const std::vector<double> v = node->Numbers(100);
-  Eigen::Matrix<double, 10, 10> c;
-  for (int i = 0; i < 10; ++i)
-    for (int j = 0; j < 10; ++j)
-      c(i, j) = v[static_cast<std::size_t>(i) * 10 + static_cast<std::size_t>(j)];
-  if (!c.allFinite()) node->Fail("not finite (π's 10 x 10 covariance, row major)");
-  const double scale = c.cwiseAbs().maxCoeff();
-  // heft-identify prints 9 significant digits: an honest matrix is symmetric to ~1e-9 of its
-  // largest entry and its eigenvalues ≥ −1e-9 of the largest.
-  constexpr double kTolerance = 1e-6;
-  if ((c - c.transpose()).cwiseAbs().maxCoeff() > kTolerance * scale)
-    node->Fail("not symmetric (π's 10 x 10 covariance, row major)");
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 10, 10>> eig(c);
-  const double lmax = eig.eigenvalues().maxCoeff(), lmin = eig.eigenvalues().minCoeff();
-  if (lmin < -kTolerance * std::max(lmax, 0.0) || (lmax <= 0.0 && scale > 0.0)) {
-    std::ostringstream msg;
-    msg.precision(3);
-    msg << "not positive semidefinite: smallest eigenvalue " << lmin << " against the largest "
-        << lmax << " (π's 10 x 10 covariance, row major)";
-    node->Fail(msg.str());
-  }
-  return Eigen::Matrix<double, 10, 10>(0.5 * (c + c.transpose()));
-}
-
-}  // namespace
-
-std::vector<std::string> ApplyNominalParameters(const std::string& path, dynamics::Model& model) {
-  return ApplyNominalParameters(config::Document::Load(path), model);
-}
-
-std::vector<std::string> ApplyNominalParameters(const config::Document& doc,
-                                                dynamics::Model& model) {
-  std::vector<std::string> applied;
-  const config::Node links = doc.root()["links"];
-  if (!links.IsMap()) links.Fail("expected a map of link names");
-  for (const std::string& name : links.Keys()) {
-    const config::Node link = links[name];
-    int body = -1;
-    try {
-      body = model.body_index(name);
-    } catch (const std::exception&) {
-      link.Fail("'" + name + "' is not a moving link of the URDF");
-    }
-    const std::vector<double> v = link["pi"].Numbers(10);
-    dynamics::Vector10 pi;
-    for (int k = 0; k < 10; ++k) pi[k] = v[k];
-    // A body on the boundary (a point mass, rod or plate) is realisable and fine for the
-    // dynamics; an estimated one is refused as degenerate, with its repair, by
-    // CheckEstimatedNominals.
-    const dynamics::PseudoInertiaExtremes e = dynamics::PseudoInertiaEigenvalues(pi);
-    if (!pi.allFinite() || !(pi[0] > 0.0) || e.min < -dynamics::kDegenerateTolerance * e.max)
-      link["pi"].Fail(
-          "not physically consistent (mass not positive, or pseudo-inertia with a negative "
-          "eigenvalue: an inertia about the centre of mass that is not positive semidefinite or "
-          "breaks the triangle inequalities)");
-    dynamics::SetBodyParameters(model, body, pi);
-    model.bodies[body].covariance = ReadCovariance(link);
-    applied.push_back(name);
-  }
-  return applied;
-}
-
-void CheckEstimatedNominals(const PluginConfig& cfg,
-                            const std::vector<std::string>& from_parameters,
-                            dynamics::Model& model) {
-  for (const std::string& name : cfg.estimator.bodies) {
-    const int body = model.body_index(name);
-    const dynamics::Vector10 pi = dynamics::GetBodyParameters(model, body);
-    // Massless or clearly inconsistent: the estimator's own check says so (InertialEstimator). A
-    // body on the boundary (a point mass, rod or plate: λ_min(J) zero up to rounding, either sign)
-    // is degenerate, named here with its file and the repair.
-    if (!(pi[0] > 0.0) || !pi.allFinite() || dynamics::HasConsistencyMargin(pi)) continue;
-    if (const dynamics::PseudoInertiaExtremes x = dynamics::PseudoInertiaEigenvalues(pi);
-        x.min < -dynamics::kDegenerateTolerance * x.max)
-      continue;
-    const bool param =
-        std::find(from_parameters.begin(), from_parameters.end(), name) != from_parameters.end();
-    const std::string& source = param ? cfg.parameters_path : cfg.urdf_path;
-    const dynamics::PseudoInertiaExtremes e = dynamics::PseudoInertiaEigenvalues(pi);
-    std::ostringstream msg;
-    msg.precision(3);
-    msg << source << ": estimated link '" << name << "' is nearly degenerate (a point mass, rod or "
-        << "plate): its pseudo-inertia's smallest eigenvalue " << e.min << " is below the "
-        << "estimator's margin " << e.threshold() << " (" << dynamics::kConsistencyMargin
-        << " x its largest, " << e.max << ")";
-    if (!cfg.repair_inertia)
-      throw config::ConfigError(
-          msg.str() + "; " +
-          (param ? "re-identify with heft-identify (its SDP keeps a margin, --sdp-margin)"
-                 : "fix the link's <inertial> in the URDF") +
-          ", stop estimating the link (estimator.links), or set robot.repair_inertia: true to "
-          "inflate its inertia to the margin");
-    // Repair: J + δ·1 (mass +δ, inertia about the origin +2δ·1), δ ≤ 2e-6 λ_max(J).
-    const dynamics::Vector10 repaired = dynamics::InflateToMargin(pi);
-    dynamics::SetBodyParameters(model, body, repaired);
-    const dynamics::PseudoInertiaExtremes r = dynamics::PseudoInertiaEigenvalues(repaired);
-    std::ostringstream fixed;
-    fixed.precision(3);
-    fixed << msg.str() << "; repaired (robot.repair_inertia): mass + " << repaired[0] - pi[0]
-          << " kg, inertia + " << repaired[4] - pi[4]
-          << " kg m^2 on each axis, smallest eigenvalue now " << r.min;
-    model.warnings.push_back(fixed.str());
-  }
-}
-
-std::vector<estimator::JointFriction> ReadNominalFriction(const std::string& path,
-                                                          const dynamics::Model& model) {
-  const config::Document doc = config::Document::Load(path);
-  std::vector<estimator::JointFriction> out;
-  const auto friction = doc.root().Optional("friction");
-  if (!friction) return out;
-  if (!friction->IsMap()) friction->Fail("expected a map of joint names");
-  for (const std::string& name : friction->Keys()) {
-    const config::Node joint = (*friction)[name];
-    bool known = false;
-    for (const dynamics::Body& b : model.bodies)
-      known = known || (b.joint.type != dynamics::JointType::kFree && b.joint.name == name);
-    if (!known) joint.Fail("'" + name + "' is not a moving joint of the URDF");
-    joint.AllowOnly({"fc", "fv"});
-    estimator::JointFriction f;
-    f.joint = name;
-    f.coulomb = joint.Get<double>("fc", 0.0, {-1e4, 1e4});
-    f.viscous = joint.Get<double>("fv", 0.0, {-1e4, 1e4});
-    out.push_back(f);
-  }
-  return out;
 }
 
 }  // namespace heft::plugin

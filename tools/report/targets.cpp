@@ -1,0 +1,182 @@
+#include "targets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "heft/drivers/driver_config.hpp"
+
+namespace heft::report {
+
+bool IsTorsoShapeScenario(const std::string& name) {
+  return name == "torso-load" || name == "step-in-place" || name == "walk";
+}
+
+// Every scenario's first targets: the handed sets consistent, the control tick's time.
+void AddRunTargets(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
+  targets.push_back(
+      {name + ": every handed parameter set physically consistent",
+       std::to_string(a.rows - a.handed_inconsistent) + " / " + std::to_string(a.rows), "all",
+       a.handed_inconsistent == 0, true});
+  targets.push_back(
+      {name + ": control tick 99.9th percentile < 10 % of 3 ms, never over the period",
+       Fmt("%.0f µs", a.tick_p999) + Fmt(" / worst %.0f µs", a.tick_worst), "< 300 µs, < 3000 µs",
+       a.tick_p999 < 300 && a.tick_worst < 3000, false});
+}
+
+// Table II's checked reductions (forearm-load, torso-load). A missed one says what the error with
+// adaptation is made of: a steady offset (its mean at least 0.9 of its RMSE) is held by the
+// controller or a biased estimate, not the hand-off's lag, which alternates with the load.
+void AddReductionTarget(const std::string& name, const RunFigures& a, double ratio,
+                        std::vector<Target>& targets) {
+  const bool forearm = name == "forearm-load", torso = name == "torso-load";
+  if (!forearm && !torso) return;
+  const double wanted = forearm ? 7.0 : 2.2;
+  Target t{forearm ? "elbow RMSE reduced by adaptation (forearm-load)"
+                   : "pelvis-height RMSE reduced by adaptation (torso-load)",
+           Fmt("%.1f×", ratio), forearm ? "≥ 7×" : "≥ 2.2×", ratio >= wanted, true};
+  if (!t.met && std::abs(a.mean_error) >= 0.9 * a.rmse)
+    t.figure += Fmt(" (with adaptation a steady offset: mean %+.4f", a.mean_error) +
+                Fmt(" of %.4f RMSE, not the hand-off's lag)", a.rmse);
+  targets.push_back(t);
+}
+
+// Issue 14: where standing and walking say little (a torso's centre-of-mass height), the estimate
+// holds its prior (docs/estimator.md, "Where the data say nothing").
+void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
+                          std::vector<Target>& targets) {
+  if (!IsTorsoShapeScenario(name)) return;
+  // Against the truth, beyond what the nominal model itself gets wrong there: on the deviated
+  // robot the identified torso's CoM is off in directions no recording fixes, and holding that
+  // prior is what the estimate should do (docs/imperfect-robot.md, "What no recording fixes").
+  // On the ideal robot the nominal's error is about 0 and this is the plain 10 mm.
+  targets.push_back({name + ": torso centre of mass at steady state",
+                     Fmt("%.1f mm", 1000 * a.com_error) +
+                         Fmt(" (the nominal model's own: %.1f mm)", 1000 * a.prior_com_error),
+                     "≤ 10 mm + the nominal's", a.com_error <= 0.01 + a.prior_com_error, true});
+  // And its inertia no further from the truth than the prior's. The rotational inertia about the
+  // CoM (the URDF's), since the CoM has its own check: about the link origin the inertia holds
+  // m c cᵀ, which moves 0.3 % per mm of the torso's CoM height, so that figure re-checks the CoM
+  // 30 times more strictly and rewards a prior whose CoM error happens to cancel its inertia's
+  // (docs/estimator.md, "Where the data say nothing"). "No further" up to twice the estimate's own
+  // jitter over the settled part (its noise): a drift beyond it fails.
+  targets.push_back(
+      {name + ": torso inertia about its CoM at steady state, no further from the truth "
+              "than the prior",
+       Fmt("%.2f %%", 100 * a.com_inertia_error) + Fmt(" ± %.2f", 100 * a.com_inertia_jitter) +
+           Fmt(" (prior %.2f %%; about the origin ", 100 * a.prior_com_inertia_error) +
+           Fmt("%.1f %%", 100 * a.inertia_error) +
+           Fmt(", prior %.1f %%)", 100 * a.prior_inertia_error),
+       "≤ the prior's + 2 × jitter",
+       a.com_inertia_error <= a.prior_com_inertia_error + 2 * a.com_inertia_jitter, true});
+}
+
+// The handed covariance: the mean NEES over the settled part is 10 when it is honest. It is not
+// on the deviated robot (docs/estimator.md, "The handed covariance": the nominal model's error
+// is not in the filter yet): the factor is reported for every run, and on torso-load held below
+// 300×, so that a regression to the loose prior's 3000× fails (measured: 0.85× on the URDF robot;
+// about 105× on the deviated seed 1's short job, 36× before the gate read the low-passed rows'
+// NIS with their own noise and took more of their updates).
+void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
+  const bool torso = name == "torso-load";
+  targets.push_back({name + ": handed covariance, mean NEES ÷ 10 (1 when honest)",
+                     Fmt("%.3g×", a.nees / 10) +
+                         (std::isnan(a.mh_nees)
+                              ? std::string()
+                              : Fmt(" (mass and first moment alone, ÷ 4: %.3g×)", a.mh_nees / 4)),
+                     torso ? "≤ 300×" : "≤ 2× (χ²(10) 95 %: ≤ 20.5)",
+                     torso ? a.nees <= 3000 : a.nees <= 20.5, torso});
+}
+
+// The dumbbell's mass, CoM and convergence. The same reading as the torso's: the forearm's own
+// mass and CoM are shares of the arm's distal composite that no recording splits, so the nominal
+// model's forearm is off by what identification left there (up to the URDF's deviation), and the
+// estimate converges to it plus the dumbbell.
+void AddDumbbellTargets(const RunFigures& a, std::vector<Target>& targets) {
+  targets.push_back({"dumbbell: forearm + dumbbell mass at steady state",
+                     Fmt("%.2f %%", 100 * a.mass_error) +
+                         Fmt(" (the nominal model's own: %.2f %%)", 100 * a.prior_mass_error),
+                     "≤ 2 % + the nominal's", a.mass_error <= 0.02 + a.prior_mass_error, true});
+  targets.push_back({"dumbbell: centre of mass at steady state",
+                     Fmt("%.1f mm", 1000 * a.com_error) +
+                         Fmt(" (the nominal model's own: %.1f mm)", 1000 * a.prior_com_error),
+                     "≤ 10 mm + the nominal's", a.com_error <= 0.01 + a.prior_com_error, true});
+  targets.push_back({"dumbbell: raw estimate within 5 % after the dumbbell arrives",
+                     Fmt("%.3f s", a.converge_s), "< 0.5 s (Baek et al.: ~0.1 s)",
+                     a.converge_s < 0.5, true});
+}
+
+namespace {
+
+// The largest relative uncertainty of a torque from current among a run's joints (drivers'
+// `torque_uncertainty`, defaulted where `torque_constant` is set), or NaN when none has one.
+double TorqueFromCurrentUncertainty(const std::string& yaml_path) {
+  double u = NAN;
+  try {
+    const heft::config::Document doc = heft::config::Document::Load(yaml_path);
+    for (const auto& j : heft::drivers::ParseDriverConfig(doc.root()["drivers"]).joints)
+      if (j.torque_scale_uncertainty >= 0.0 && !(j.torque_scale_uncertainty <= u))
+        u = j.torque_scale_uncertainty;
+  } catch (const std::exception&) {
+    return NAN;  // no configuration beside the run: no target that needs it
+  }
+  return u;
+}
+
+// RMS of the link's true mass against RMS of its change from the first row (the unloaded link the
+// nominal model describes), over the rows from the load's arrival on: how large the mass is
+// against the error the nominal model makes.
+double MassOverChange(const Table& t, const std::string& link, double load_time) {
+  const std::vector<double> time = Seconds(t), m = t.column(LinkColumn(t, link, "true_", 0));
+  if (m.empty() || m.size() != time.size()) return NAN;
+  const double origin = time.front() > 1.0 ? time.front() : 0.0;
+  std::vector<double> mass, change;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (!(time[i] - origin >= load_time) && !std::isnan(load_time)) continue;
+    mass.push_back(m[i]);
+    change.push_back(m[i] - m.front());
+  }
+  return Rms(mass) / Rms(change);
+}
+
+}  // namespace
+
+// The MIT path's own targets (docs/standard-actuators.md, "The main job on MIT actuators"). A
+// torque from current is the CAN torque sensor's reading through K_t · N, known to a relative u: a
+// scale error δ (|δ| ≤ u) on the joints that sense the load moves the load's estimate by δ·m.
+// Beside the CAN path's (its steady-state mass error e, its task error E with adaptation, linear in
+// the handed mass error) the MIT path is held to e + u, and to the reduction its task error allows
+// when the CAN path just meets its target W: 1 / (1/W + u · RMS(m) / RMS(m − m₀)), RMS(m − m₀)
+// being what the nominal model's task error is made of, and never below 1×. The current's
+// quantisation (2 t_max / 4095 A, K_t N t_max ≤ the joint's effort limit: ≤ 0.042 N·m σ on the
+// reference robot) is below 5 % of the rows' modelled noise σ₀ (estimator.noise.joint_torque, 1
+// N·m): no term of its own.
+void AddMitTargets(const std::string& name, const std::string& yaml_path, const Table& mit,
+                   const std::string& link, const RunFigures& f, const RunFigures& c,
+                   const RunFigures& o, std::vector<Target>& targets) {
+  const double u = TorqueFromCurrentUncertainty(yaml_path);
+  if (std::isnan(u)) return;
+  targets.push_back({name +
+                         ": mass error on MIT actuators at steady state, within the CAN path's + "
+                         "the current-to-torque uncertainty u",
+                     Fmt("%.2f %%", 100 * f.mass_error) + Fmt(" (CAN %.2f %%", 100 * c.mass_error) +
+                         Fmt(", u %.0f %%)", 100 * u),
+                     "≤ CAN's + u", f.mass_error <= c.mass_error + u, true});
+  const bool forearm = name == "forearm-load";
+  if (!o.ok || (!forearm && name != "torso-load")) return;
+  const double wanted = forearm ? 7.0 : 2.2;  // AddReductionTarget's
+  const double ratio = o.rmse / f.rmse;
+  // At least 1×: adaptation is never to make the task worse than the nominal model does.
+  const double allowed =
+      std::max(1.0, 1.0 / (1.0 / wanted + u * MassOverChange(mit, link, f.load_time)));
+  targets.push_back(
+      {std::string(forearm ? "elbow" : "pelvis-height") + " RMSE reduced by adaptation (" + name +
+           "), MIT actuators",
+       Fmt("%.1f×", ratio),
+       Fmt("≥ %.1f× (the CAN path's ", allowed) + Fmt("%.3g× less u's share)", wanted),
+       ratio >= allowed, true});
+}
+
+}  // namespace heft::report
