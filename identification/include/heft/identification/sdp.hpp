@@ -50,6 +50,10 @@ struct SdpOptions {
   // μ: the pull toward the prior, per plausible size squared, against the whitened rows' sum of
   // squares (one unit per row at the noise model's σ).
   double regularisation = 1e3;
+  // σ_f: the friction unknowns' prior (N·m, N·m·s/rad; PriorUncertainty::friction), toward 0 with
+  // the weight of one whitened row, not μ's: the URDF states no friction to pull toward, and μ's
+  // pull shrank what the data fix (docs/identification.md, "The pull toward the URDF").
+  double friction_sigma = 1.0;
   double epsilon = 1e-7;  // smallest eigenvalue of every pseudo-inertia
   // κ: every body's pseudo-inertia keeps at least this share of the prior's smallest eigenvalue
   // (ε_b above). With the absolute ε alone the SDP returned point masses (I_c ≈ 2ε ≈ 2e-7 kg·m²)
