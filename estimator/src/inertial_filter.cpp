@@ -204,8 +204,8 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
 }
 
 int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                              const Eigen::Ref<const Eigen::VectorXd>& z, double& nis,
-                              double scale, bool consider) noexcept {
+                              const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale,
+                              bool consider) noexcept {
   // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
   const int m = static_cast<int>(H_pi.rows());
   nis = 0.0;
@@ -314,7 +314,7 @@ void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction) 
     D_candidate_ = D_;
     return;
   }
-  if (covariance_form) {  // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
+  if (covariance_form) {     // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
     auto X = X_.topRows(m);  // H D − C
     X = -Cc_.topRows(m);
     X.noalias() += Hc_.topRows(m) * D_;

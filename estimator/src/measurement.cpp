@@ -444,7 +444,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
 }
 
 void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q,
-                                      bool lower_only) noexcept {
+                                       bool lower_only) noexcept {
   if (!acceleration_noise_) return;
   // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a): its lower triangle for a Cholesky factor (half the
   // products), both triangles where the null-space path projects the whole matrix from both sides.

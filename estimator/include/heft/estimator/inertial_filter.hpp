@@ -252,7 +252,7 @@ class InertialFilter {
   // and scratch.
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
   Eigen::MatrixXd HtH_;  // HᵀH of the last information-form factorisation (FactorInformation)
-  Eigen::MatrixXd Kt_;  // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
+  Eigen::MatrixXd Kt_;   // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 
