@@ -528,7 +528,8 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   // With the low-pass, the gate reads the gate copy's NIS for its own noise (HGateNis) and the
   // update learns from the used ticks' rows (HUse: the gate's own while the copies agree).
   InertialFilter::Candidate cand;
-  const bool ok = s.lowpass ? filter_.Nis(lowpass_.HGateNis(), lowpass_.zGateNis(), cand.nis)
+  const bool ok = s.lowpass ? filter_.Nis(lowpass_.HGate(), lowpass_.zGate(), cand.nis, -1.0,
+                                          lowpass_.GateNisScale())
                             : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   const double gated_nis = cand.nis;
   cand.nis = std::max(gated_nis, s.raw_nis);
@@ -575,7 +576,8 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   InertialFilter::Candidate cand;
   filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
   double nis = 0.0;
-  bool ok = s.lowpass ? filter_.Nis(lowpass_.HGateNis(), lowpass_.zGateNis(), nis)
+  bool ok = s.lowpass ? filter_.Nis(lowpass_.HGate(), lowpass_.zGate(), nis, -1.0,
+                                    lowpass_.GateNisScale())
                       : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   if (!s.lowpass) nis = cand.nis;
   const double reduction = ok ? nis_gated - nis : 0.0;

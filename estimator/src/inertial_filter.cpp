@@ -40,6 +40,7 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consid
       Cc_(Eigen::MatrixXd::Zero(rows, consider)),
       X_(Eigen::MatrixXd::Zero(rows, consider)),
       T_(Eigen::MatrixXd::Zero(n_, consider)),
+      HtH_(Eigen::MatrixXd::Zero(n_, n_)),
       Kt_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, n_)),
       llt_(n_) {
   frame_.setZero(10, n_);
@@ -203,20 +204,21 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
 }
 
 int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                              const Eigen::Ref<const Eigen::VectorXd>& z, double& nis) noexcept {
+                              const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale,
+                              bool consider) noexcept {
   // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
   const int m = static_cast<int>(H_pi.rows());
   nis = 0.0;
   int rows = 0;
   for (int i = 0; i < m; ++i) {
-    const double innovation = z[i] - H_pi.row(i).head(n_).dot(pi_);
+    const double innovation = scale * (z[i] - H_pi.row(i).head(n_).dot(pi_));
     if ((H_pi.row(i).head(n_).array() == 0.0).all()) {
       nis += innovation * innovation;
       continue;
     }
     yc_[rows] = innovation;
-    U_.row(rows) = H_pi.row(i).head(n_);
-    if (nc_ > 0) Cc_.row(rows) = H_pi.row(i).tail(nc_);
+    U_.row(rows) = scale * H_pi.row(i).head(n_);
+    if (consider && nc_ > 0) Cc_.row(rows) = H_pi.row(i).tail(nc_);
     ++rows;
   }
   auto H = Hc_.topRows(rows);
@@ -231,8 +233,8 @@ int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
 }
 
 bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                         const Eigen::Ref<const Eigen::VectorXd>& z, double& nis,
-                         double level) noexcept {
+                         const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level,
+                         double scale) noexcept {
   const int m = static_cast<int>(H_pi.rows());
   if (m > Hc_.rows() || H_pi.cols() != n_ + nc_ || z.size() != m || !P_.allFinite()) return false;
   // ỹᵀỹ bounds the NIS from above (S = H P Hᵀ + I ≥ I): m·n operations against the factorisation's
@@ -240,10 +242,11 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   auto innovation = res_.head(m);
   innovation = z;
   innovation.noalias() -= H_pi.leftCols(n_) * pi_;
-  nis = innovation.squaredNorm();
+  nis = scale * scale * innovation.squaredNorm();
   if (!std::isfinite(nis)) return false;
   if (nis <= level) return true;
-  const int rows = StageRows(H_pi, z, nis);
+  // The NIS needs no consider columns: they are not staged.
+  const int rows = StageRows(H_pi, z, nis, scale, false);
   // The first half of either form of the update, with Evaluate's choice between them.
   double nis_rows = 0.0;
   const bool ok =
@@ -311,21 +314,21 @@ void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction) 
     D_candidate_ = D_;
     return;
   }
-  auto X = X_.topRows(m);
-  X = -Cc_.topRows(m);
-  X.noalias() += Hc_.topRows(m) * D_;
-  if (covariance_form) {  // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
+  if (covariance_form) {     // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
+    auto X = X_.topRows(m);  // H D − C
+    X = -Cc_.topRows(m);
+    X.noalias() += Hc_.topRows(m) * D_;
     // Kᵀ = L⁻ᵀ V first: a triangular solve on the n state columns, not on X's many consider ones.
     auto kt = Kt_.topRows(m);
     kt = U_.topRows(m);
     S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().transpose().solveInPlace(kt);
     T_.noalias() = kt.transpose() * X;
-  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A)
-    T_.noalias() = Hc_.topRows(m).transpose() * X;
+  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A): Hᵀ(H D − C) = (HᵀH) D − Hᵀ C, HᵀH from the factorisation
+    T_.noalias() = HtH_ * D_;
+    T_.noalias() -= Hc_.topRows(m).transpose() * Cc_.topRows(m);
     llt_.solveInPlace(T_);
   }
-  D_candidate_ = D_;
-  D_candidate_.noalias() -= fraction * T_;
+  D_candidate_.noalias() = D_ - fraction * T_;
 }
 
 bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept {
@@ -333,7 +336,8 @@ bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept
   if (llt_.info() != Eigen::Success) return false;
   A_.setIdentity();
   llt_.solveInPlace(A_);
-  A_.noalias() += Hc_.topRows(m).transpose() * Hc_.topRows(m);
+  HtH_.noalias() = Hc_.topRows(m).transpose() * Hc_.topRows(m);
+  A_ += HtH_;
   llt_.compute(A_);
   return llt_.info() == Eigen::Success;
 }
@@ -413,16 +417,19 @@ bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
 
 bool InertialFilter::Apply() noexcept {
   if (!x_candidate_.allFinite() || !P_candidate_.allFinite()) return false;
+  // Swapped, not copied (the buffers keep their sizes; nothing allocates): the candidate's
+  // buffers are written anew by the next Evaluate.
   x_previous_ = x_;
-  P_previous_ = P_;
-  D_previous_ = D_;
-  D_ = D_candidate_;
+  P_previous_.swap(P_);
+  D_previous_.swap(D_);
+  D_.swap(D_candidate_);
   x_.swap(x_candidate_);
   P_ = 0.5 * (P_candidate_ + P_candidate_.transpose());
   RefreshParameters();
   if (!pi_.allFinite()) {  // exp overflow in g(θ): undo, covariance included
     x_.swap(x_candidate_);
     P_ = P_previous_;
+    D_.swap(D_candidate_);
     D_ = D_previous_;
     RefreshParameters();
     return false;

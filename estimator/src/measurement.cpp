@@ -326,7 +326,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     // z = L⁻¹r.
     rfull_.setZero();
     SetRowVariances(in.tau);
-    AddAccelerationNoise(in.q);
+    AddAccelerationNoise(in.q, true);  // its Cholesky factor reads the lower triangle only
     if (ft_noise_ && !contact_frames_.empty()) {
       dynamics::ForwardKinematics(model_, ws_, in.q);
       for (std::size_t k = 0; k < contact_frames_.size(); ++k) {
@@ -443,13 +443,17 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   return true;
 }
 
-void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept {
+void Measurement::AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q,
+                                       bool lower_only) noexcept {
   if (!acceleration_noise_) return;
-  // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a), both triangles (the null-space path projects the
-  // whole matrix from both sides).
+  // M Σ_a Mᵀ = (M D)(M D)ᵀ with D = diag(σ_a): its lower triangle for a Cholesky factor (half the
+  // products), both triangles where the null-space path projects the whole matrix from both sides.
   dynamics::Crba(model_, ws_, q, mass_);
   mass_scaled_.noalias() = mass_ * acceleration_sigma_.asDiagonal();
-  rfull_.noalias() += mass_scaled_ * mass_scaled_.transpose();
+  if (lower_only)
+    rfull_.selfadjointView<Eigen::Lower>().rankUpdate(mass_scaled_);
+  else
+    rfull_.noalias() += mass_scaled_ * mass_scaled_.transpose();
 }
 
 }  // namespace heft::estimator

@@ -12,14 +12,22 @@ MeasurementLowPass::MeasurementLowPass(double cutoff_hz, double control_period, 
     alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * cutoff_hz * control_period);
     rejoin_ticks_ = static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - alpha_)));
   }
-  H_gate_.setZero(rows, states);
+  for (int i = 0; i < 2; ++i) {
+    H_gate_[i].setZero(rows, states);
+    z_gate_[i].setZero(rows);
+  }
   H_kept_.setZero(rows, states);
   H_use_.setZero(rows, states);
-  H_nis_.setZero(rows, states);
-  z_nis_.setZero(rows);
-  z_gate_.setZero(rows);
   z_kept_.setZero(rows);
   z_use_.setZero(rows);
+}
+
+const Eigen::MatrixXd& MeasurementLowPass::HKept() const {
+  return kept_at_ == Kept::kOwn ? H_kept_ : H_gate_[kept_at_ == Kept::kGate ? gate_ : 1 - gate_];
+}
+
+const Eigen::VectorXd& MeasurementLowPass::zKept() const {
+  return kept_at_ == Kept::kOwn ? z_kept_ : z_gate_[kept_at_ == Kept::kGate ? gate_ : 1 - gate_];
 }
 
 void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::MatrixXd>& H,
@@ -31,28 +39,36 @@ void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::Matrix
   }
   const bool restart = !chain || rows != rows_;
   rows_ = rows;
-  auto hg = H_gate_.topRows(rows);
-  auto zg = z_gate_.head(rows);
   if (restart) {
-    hg = H.topRows(rows);
-    zg = z.head(rows);
+    H_gate_[gate_].topRows(rows) = H.topRows(rows);
+    z_gate_[gate_].head(rows) = z.head(rows);
+    use_is_gate_ = true;  // the update's copy: this tick alone, the gate's too
+  } else if (kept_ && kept_at_ == Kept::kGate) {
+    // The copies agree: the gate copy blends into its other buffer, the one it leaves is the kept
+    // state, and the update's copy (this tick blended into the kept state) is the gate's.
+    const int next = 1 - gate_;
+    H_gate_[next].topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * HGate();
+    z_gate_[next].head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * zGate();
+    gate_ = next;
+    kept_at_ = Kept::kOther;
+    use_is_gate_ = true;
   } else {
+    auto hg = H_gate_[gate_].topRows(rows);
+    auto zg = z_gate_[gate_].head(rows);
     hg = alpha_ * H.topRows(rows) + (1.0 - alpha_) * hg;
     zg = alpha_ * z.head(rows) + (1.0 - alpha_) * zg;
-  }
-  // The update's copy: this tick alone until a used tick is kept, then blended into that.
-  if (!kept_) {
-    H_use_.topRows(rows) = H.topRows(rows);
-    z_use_.head(rows) = z.head(rows);
-  } else {
-    H_use_.topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * H_kept_.topRows(rows);
-    z_use_.head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * z_kept_.head(rows);
+    // The update's copy: this tick alone until a used tick is kept, then blended into that.
+    if (!kept_) {
+      H_use_.topRows(rows) = H.topRows(rows);
+      z_use_.head(rows) = z.head(rows);
+    } else {
+      H_use_.topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * HKept().topRows(rows);
+      z_use_.head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * zKept().head(rows);
+    }
+    use_is_gate_ = false;
   }
   const double fresh = 1.0 - alpha_;
   gate_variance_ = restart ? 1.0 : fresh * fresh * gate_variance_ + alpha_ * alpha_;
-  const double whiten = 1.0 / std::sqrt(gate_variance_);
-  H_nis_.topRows(rows) = whiten * hg;
-  z_nis_.head(rows) = whiten * zg;
   last_ = time;
   split_now_ = split_ || (!kept_ && !restart);
 }
@@ -78,14 +94,18 @@ void MeasurementLowPass::After(bool updated, bool released) noexcept {
 }
 
 void MeasurementLowPass::Keep() noexcept {
-  H_kept_.topRows(rows_) = H_use_.topRows(rows_);
-  z_kept_.head(rows_) = z_use_.head(rows_);
+  if (use_is_gate_) {
+    kept_at_ = Kept::kGate;
+  } else {
+    H_kept_.topRows(rows_) = H_use_.topRows(rows_);
+    z_kept_.head(rows_) = z_use_.head(rows_);
+    kept_at_ = Kept::kOwn;
+  }
   kept_ = true;
 }
 
 void MeasurementLowPass::Sync() noexcept {
-  H_use_.topRows(rows_) = H_gate_.topRows(rows_);
-  z_use_.head(rows_) = z_gate_.head(rows_);
+  use_is_gate_ = true;
   Keep();
 }
 

@@ -94,6 +94,9 @@ void BM_ShippedTick(benchmark::State& st) {
     const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
     benchmark::DoNotOptimize(est.Step(in));
   }
+  // The states and the consider columns the tick carries (docs/estimator.md, "The tick's cost").
+  st.counters["states"] = est.filter().states();
+  st.counters["consider"] = est.filter().consider();
 }
 BENCHMARK(BM_ShippedTick)->ArgNames({"bodies"})->Arg(1)->Arg(4);
 

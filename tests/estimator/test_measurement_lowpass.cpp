@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <random>
 
 #include "fixtures.hpp"
 #include "heft/dynamics/inertia.hpp"
@@ -264,6 +265,65 @@ TEST(MeasurementLowPass, TheGateRowsAreWhitenedForTheirOwnNoise) {
     lp.After(true, false);
   }
   EXPECT_NEAR(v, alpha / (2.0 - alpha), 1e-6);  // the stationary variance of a low-passed white
+}
+
+// The two copies as the header defines them (a plain reference with a buffer each): the gate's
+// takes every tick; the update's is this tick alone until a used tick is kept, then this tick
+// blended into the kept state; a release or a rejoin makes both the gate's. MeasurementLowPass
+// forms the update's copy and the kept state without copies while they agree with the gate's;
+// over random rows, decisions, gaps and row counts its copies must equal the reference bit for
+// bit. Fails if a tick's update rows or kept state come from the wrong buffer (the gate's after a
+// rejected tick, a kept state the gate's blend overwrote).
+TEST(MeasurementLowPass, TheCopiesFollowTheirDefinitionBitForBit) {
+  const double fc = 5.0, dt = 0.003;
+  const int rows = 4, cols = 3;
+  MeasurementLowPass lp(fc, dt, rows, cols);
+  const double alpha = 1.0 - std::exp(-2.0 * std::numbers::pi * fc * dt);
+  const int rejoin = static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - alpha)));
+  Eigen::MatrixXd gate(rows, cols), use(rows, cols), kept(rows, cols);
+  bool has_kept = false, split = false;
+  int ticks_split = 0, last_rows = -1;
+  double last_time = -1.0, time = 0.0;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int k = 0; k < 3000; ++k) {
+    time += u(rng) < 0.01 ? 5 * dt : dt;            // now and then a gap: both restart
+    const int m = u(rng) < 0.01 ? rows - 1 : rows;  // now and then a contact changes the rows
+    const Eigen::MatrixXd H = Eigen::MatrixXd::Random(rows, cols);
+    const Eigen::VectorXd z = Eigen::VectorXd::Random(rows);
+    lp.Blend(time, H, z, m);
+    const bool restart = !(time - last_time <= 1.5 * dt && time > last_time) || m != last_rows;
+    if (restart) has_kept = split = false;
+    gate.topRows(m) = restart
+                          ? H.topRows(m)
+                          : Eigen::MatrixXd(alpha * H.topRows(m) + (1.0 - alpha) * gate.topRows(m));
+    use.topRows(m) = !has_kept
+                         ? H.topRows(m)
+                         : Eigen::MatrixXd(alpha * H.topRows(m) + (1.0 - alpha) * kept.topRows(m));
+    const bool split_now = split || (!has_kept && !restart);
+    last_time = time;
+    last_rows = m;
+    ASSERT_TRUE((lp.HGate().array() == gate.topRows(m).array()).all()) << k;
+    ASSERT_TRUE((lp.HUse().array() == use.topRows(m).array()).all()) << k;
+    const double r = u(rng);
+    const bool released = r < 0.05, updated = !released && r < 0.8;
+    lp.After(updated, released);
+    if (released || updated) {
+      if (released) use = gate;
+      kept = use;
+      has_kept = true;
+      split = !released && split_now;
+      ticks_split = released ? 0 : ticks_split;
+      if (split && ++ticks_split >= rejoin) {
+        use = kept = gate;
+        split = false;
+        ticks_split = 0;
+      }
+    } else {
+      split = true;
+      ticks_split = 0;
+    }
+  }
 }
 
 }  // namespace

@@ -163,8 +163,11 @@ class InertialFilter {
   // ỹᵀỹ, an upper bound of it (S ≥ I), is at most `level`, nis ← that bound, without factorising
   // (a gate at threshold `level` needs no more). Leaves the last evaluated candidate as it was.
   // False when the numbers are not usable.
+  // `scale` multiplies H_π and z (the low-pass's gate copy whitened for its own variance,
+  // MeasurementLowPass::GateNisScale) without a scaled copy of them.
   bool Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-           const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level = -1.0) noexcept;
+           const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level = -1.0,
+           double scale = 1.0) noexcept;
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
   // non-finite or, for the EKF, not mappable back (never happens for finite θ).
   [[nodiscard]] bool Apply() noexcept;
@@ -212,10 +215,12 @@ class InertialFilter {
   dynamics::Vector10 InBodyFrame(int body, const dynamics::Vector10& pi_frame) const noexcept;
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
   // the NIS of those rows; false if unusable.
-  // Stages z's innovation and H = H_π G (the rows carrying information on x) in yc_ and Hc_;
-  // returns their number, nis ← the other rows' ỹᵢ².
+  // Stages z's innovation and H = H_π G (the rows carrying information on x) in yc_ and Hc_, both
+  // times `scale`, and the consider columns in Cc_ when `consider`; returns their number,
+  // nis ← the other rows' ỹᵢ².
   int StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                const Eigen::Ref<const Eigen::VectorXd>& z, double& nis) noexcept;
+                const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale = 1.0,
+                bool consider = true) noexcept;
   bool InformationUpdate(int m, double& nis) noexcept;
   // D_candidate_ from the evaluated step on the m staged rows (header: "Consider parameters").
   void ConsiderStep(int m, bool covariance_form, double fraction) noexcept;
@@ -225,8 +230,8 @@ class InertialFilter {
   // triangle, U_ = H P and w_ = L⁻¹ ỹ.
   bool InformationNis(int m, double& nis) noexcept;
   bool CovarianceNis(int m, double& nis) noexcept;
-  // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form);
-  // false if B or A is not positive definite.
+  // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form), and
+  // HtH_ ← HᵀH (ConsiderStep's); false if B or A is not positive definite.
   bool FactorInformation(const Eigen::MatrixXd& B, int m) noexcept;
   // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
   double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
@@ -246,7 +251,8 @@ class InertialFilter {
   // Consider analysis: D (its candidate and the state before the last Apply), the staged rows' C,
   // and scratch.
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
-  Eigen::MatrixXd Kt_;  // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
+  Eigen::MatrixXd HtH_;  // HᵀH of the last information-form factorisation (FactorInformation)
+  Eigen::MatrixXd Kt_;   // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
   Eigen::LLT<Eigen::MatrixXd> llt_;
 };
 

@@ -101,8 +101,10 @@ class Measurement {
   // rfull_(v, v) += kDroppedVariance for the rows StictionBand dropped this tick.
   void DecoupleDropped() noexcept;
   static constexpr double kDroppedVariance = 1e12;  // (N·m)²: a row that carries nothing
-  // rfull_ += M(q) Σ_a M(q)ᵀ when acceleration noise is configured.
-  void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q) noexcept;
+  // rfull_ += M(q) Σ_a M(q)ᵀ when acceleration noise is configured; with `lower_only` its lower
+  // triangle only.
+  void AddAccelerationNoise(const Eigen::Ref<const Eigen::VectorXd>& q,
+                            bool lower_only = false) noexcept;
 
   dynamics::Model model_;
   dynamics::RegressorSelection selection_;

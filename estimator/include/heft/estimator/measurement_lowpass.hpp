@@ -23,6 +23,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cmath>
 #include <limits>
 
 namespace heft::estimator {
@@ -46,18 +47,26 @@ class MeasurementLowPass {
 
   // The gate copy's noise variance per whitened row.
   double gate_variance() const { return gate_variance_; }
-  auto HGate() const { return H_gate_.topRows(rows_); }
-  auto zGate() const { return z_gate_.head(rows_); }
+  auto HGate() const { return H_gate_[gate_].topRows(rows_); }
+  auto zGate() const { return z_gate_[gate_].head(rows_); }
   // The gate copy whitened for its own noise (÷ √v): the innovation's covariance of the low-passed
   // rows is H P Hᵀ + v·1, so these rows' NIS (R = 1) is the low-passed one's, χ²(m) per tick.
-  auto HGateNis() const { return H_nis_.topRows(rows_); }
-  auto zGateNis() const { return z_nis_.head(rows_); }
-  auto HUse() const { return H_use_.topRows(rows_); }
-  auto zUse() const { return z_use_.head(rows_); }
+  // GateNisScale() is that 1/√v, for InertialFilter::Nis to apply to HGate and zGate (the scaled
+  // rows are an expression, not a copy: a real-time caller passes the scale).
+  double GateNisScale() const { return 1.0 / std::sqrt(gate_variance_); }
+  auto HGateNis() const { return GateNisScale() * HGate(); }
+  auto zGateNis() const { return GateNisScale() * zGate(); }
+  auto HUse() const { return (use_is_gate_ ? H_gate_[gate_] : H_use_).topRows(rows_); }
+  auto zUse() const { return (use_is_gate_ ? z_gate_[gate_] : z_use_).head(rows_); }
 
  private:
   void Keep() noexcept;  // the update's copy becomes the kept state
   void Sync() noexcept;  // the update's copy (and the kept state) become the gate's
+  // Where the kept state is: the gate copy itself (the copies agree), the gate's other buffer
+  // (the gate copy before this tick's blend, when they agreed until then), or its own buffer.
+  enum class Kept { kGate, kOther, kOwn };
+  const Eigen::MatrixXd& HKept() const;
+  const Eigen::VectorXd& zKept() const;
 
   double alpha_ = 0.0;
   int rejoin_ticks_ = 0;  // used ticks after which split copies differ by below 10⁻³
@@ -69,8 +78,15 @@ class MeasurementLowPass {
   int ticks_split_ = 0;
   double gate_variance_ = 1.0;
   int rows_ = 0;
-  Eigen::MatrixXd H_gate_, H_kept_, H_use_, H_nis_;
-  Eigen::VectorXd z_gate_, z_kept_, z_use_, z_nis_;
+  // The copies without copying while they agree (the common case: every tick used): the gate copy
+  // blends into the other of its two buffers, so the one it leaves is the kept state as it was
+  // before this tick; the update's copy is then the gate's, bit for bit (the same arithmetic on
+  // the same operands), and is not formed.
+  int gate_ = 0;  // which of H_gate_ / z_gate_ is the gate copy
+  Kept kept_at_ = Kept::kOwn;
+  bool use_is_gate_ = true;
+  Eigen::MatrixXd H_gate_[2], H_kept_, H_use_;
+  Eigen::VectorXd z_gate_[2], z_kept_, z_use_;
 };
 
 }  // namespace heft::estimator
