@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "heft/dynamics/model.hpp"
+
 namespace heft::sim {
 
 Plant::Plant(const std::string& urdf_path, std::span<const std::string> foot_links, double timestep)
@@ -25,6 +27,15 @@ Plant::Plant(const std::string& urdf_path, std::span<const std::string> foot_lin
   for (const auto& link : foot_links)
     foot_bodies_.push_back(MujocoBodyId(model_.get(), link, source_));
   last_torque_.assign(num_joints_, 0.0);
+  // The drives' effort limits from the URDF (MuJoCo's importer does not keep them).
+  const dynamics::Model urdf = dynamics::LoadModelFromUrdfFile(urdf_path, dynamics::ModelOptions{});
+  effort_.assign(num_joints_, std::numeric_limits<double>::infinity());
+  const std::vector<std::string> names = joint_names();
+  for (int i = 0; i < num_joints_; ++i) {
+    const double effort = urdf.bodies[urdf.joint_body_index(names[i])].joint.effort;
+    if (effort > 0.0) effort_[i] = effort;
+  }
+  beyond_effort_steps_.assign(num_joints_, 0);
 }
 
 std::vector<std::string> Plant::joint_names() const {
@@ -100,10 +111,17 @@ Vector10 Plant::LinkParameters(int body) const noexcept {
 
 void Plant::Step(std::span<const double> joint_torques) noexcept {
   for (int i = 0; i < joint_v0_; ++i) data_->qfrc_applied[i] = 0.0;
+  bool beyond = false;
+  const bool void_run = unstable();  // after MuJoCo's reset nothing is counted
   for (int i = 0; i < num_joints_; ++i) {
     data_->qfrc_applied[joint_v0_ + i] = joint_torques[i];
     last_torque_[i] = joint_torques[i];
+    if (!void_run && std::abs(joint_torques[i]) > effort_[i]) {
+      ++beyond_effort_steps_[i];
+      beyond = true;
+    }
   }
+  if (beyond) ++steps_beyond_effort_;
   Eigen::Matrix<double, 6, 1> v_before = Eigen::Matrix<double, 6, 1>::Zero();
   for (int i = 0; i < joint_v0_; ++i) v_before[i] = data_->qvel[i];
   mj_step(model_.get(), data_.get());

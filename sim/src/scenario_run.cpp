@@ -175,6 +175,7 @@ RunResult RunScenario(Scenario& scenario, const RunOptions& options) {
   result.wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   SummariseRun(scenario, plant, controller, sum_sq, ticks, scored, result);
+  result.steps_beyond_effort = plant.steps_beyond_effort();
   return result;
 }
 

@@ -10,6 +10,21 @@
 #include "heft/sim/nees.hpp"
 
 namespace heft::sim {
+namespace {
+
+// ": joint n, joint n" for the joints whose commanded torque went beyond their effort limit (empty:
+// none).
+std::string JointsBeyondEffort(const Plant& plant) {
+  std::string out;
+  const std::vector<std::string> joints = plant.joint_names();
+  for (std::size_t i = 0; i < joints.size(); ++i)
+    if (plant.beyond_effort_steps()[i] > 0)
+      out += fmt::format("{}{} {}", out.empty() ? ": " : ", ", joints[i],
+                         plant.beyond_effort_steps()[i]);
+  return out;
+}
+
+}  // namespace
 
 SimulatedBackend::SimulatedBackend(SimulationConfig config, double duration,
                                    const drivers::DriverConfig& drivers,
@@ -177,6 +192,8 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
         robot_->lowest_pelvis() < robot_->scenario().fall_height ? "yes" : "no",
         balance ? balance->touchdowns() : 0, robot_->truth().base.position[0]);
   }
+  log.info("simulated robot: commanded torques beyond the drives' effort limits on {} steps{}",
+           robot_->plant().steps_beyond_effort(), JointsBeyondEffort(robot_->plant()));
   for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
     const SimBusCounters& sc = robot_->bus_counters()[b];
     log.info(
@@ -195,6 +212,14 @@ void SimulatedBackend::LogSummary(spdlog::logger& log, const std::vector<std::st
 void SimulatedBackend::Summarize(host::Json& summary, const std::vector<std::string>& bus_names) {
   auto count = [](std::uint64_t n) { return host::Json::Of(static_cast<double>(n)); };
   summary["simulation"]["unstable_at"] = host::Json::Of(robot_->unstable_at());
+  // Steps on which a commanded torque was beyond the joint's effort limit (the URDF's).
+  const sim::Plant& plant = robot_->plant();
+  summary["simulation"]["steps_beyond_effort"] = count(plant.steps_beyond_effort());
+  const std::vector<std::string> joints = plant.joint_names();
+  for (std::size_t i = 0; i < joints.size(); ++i)
+    if (plant.beyond_effort_steps()[i] > 0)
+      summary["simulation"]["beyond_effort_steps"][joints[i]] =
+          count(plant.beyond_effort_steps()[i]);
   for (std::size_t b = 0; b < robot_->bus_counters().size(); ++b) {
     const SimBusCounters& sc = robot_->bus_counters()[b];
     host::Json& bus = summary["buses"][bus_names[b]];

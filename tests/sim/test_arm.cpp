@@ -2,6 +2,7 @@
 // handed on, the controller holds the task; with the load and no adaptation it does not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -106,6 +107,32 @@ TEST(ScenariosPlant, PayloadParametersRoundTripThroughMujoco) {
   bad[4] = -1.0;  // Ixx < 0 about the origin: not a rigid body
   EXPECT_FALSE(plant.SetLinkParameters(body, bad));
   EXPECT_TRUE(plant.LinkParameters(body).isApprox(truth, 1e-9));
+}
+
+// The plant counts the steps on which a commanded torque is beyond its joint's URDF effort limit
+// (what a real drive could not deliver) and applies it as commanded. Fails if a limit is not the
+// URDF's, if a step within the limit is counted or one beyond it missed, or if the torque reaching
+// MuJoCo (and reported) is not the commanded one.
+TEST(ScenariosPlant, CountsTorquesBeyondTheUrdfEffortLimit) {
+  const Scenario s = MakeScenario("forearm-load", ScenarioOptions{});
+  Plant plant(s.urdf_path, {});
+  const auto it = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
+  ASSERT_NE(it, s.joint_names.end());
+  const auto elbow = static_cast<std::size_t>(it - s.joint_names.begin());
+  const double effort = plant.effort_limits()[elbow];
+  EXPECT_EQ(effort, 60.0);  // heft_humanoid_fixed.urdf: <limit ... effort="60"/> on left_elbow
+  std::vector<double> tau(s.joint_names.size(), 0.0);
+  hal::RobotStateSample state;
+  for (const double command : {0.5 * effort, effort, 2.0 * effort, -2.0 * effort}) {
+    plant.Reset(s.initial_joints, false);
+    tau[elbow] = command;
+    plant.Step(tau);
+    plant.Sample(state);
+    EXPECT_DOUBLE_EQ(state.joints[elbow].torque, command);
+    EXPECT_DOUBLE_EQ(plant.data()->qfrc_applied[elbow], command);  // fixed base: no free joint
+  }
+  EXPECT_EQ(plant.steps_beyond_effort(), 2);
+  EXPECT_EQ(plant.beyond_effort_steps()[elbow], 2);
 }
 
 // Shortened forearm-load (4 s: 2 s of sine, 2 s of square).

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,8 +62,19 @@ class Plant {
   void SetJointFriction(int joint, double coulomb, double viscous);
   [[nodiscard]] Vector10 LinkParameters(int body) const noexcept;
 
-  /// One step with these joint torques (state joint order).
+  /// One step with these joint torques (state joint order), applied as commanded: nothing limits
+  /// an actuator's torque (docs/simulator.md, "The deviated G1's touchdown"). Sample() reports
+  /// them.
   void Step(std::span<const double> joint_torques) noexcept;
+  /// The drives' effort limits (state joint order) [N·m or N], the URDF's `<limit effort>`; +inf
+  /// where it gives none.
+  [[nodiscard]] const std::vector<double>& effort_limits() const noexcept { return effort_; }
+  /// Steps on which each joint's commanded torque was beyond its effort limit (state joint order),
+  /// and steps on which any joint's was, since construction: what a real drive could not deliver.
+  [[nodiscard]] const std::vector<std::int64_t>& beyond_effort_steps() const noexcept {
+    return beyond_effort_steps_;
+  }
+  [[nodiscard]] std::int64_t steps_beyond_effort() const noexcept { return steps_beyond_effort_; }
   /// The state sample after the last step (measured torque = applied torque).
   void Sample(hal::RobotStateSample& out) const noexcept;
   /// The floating base's acceleration over the last step, [a_WB in W; ω̇_WB in B] (model.hpp's
@@ -92,7 +104,10 @@ class Plant {
   int joint_q0_ = 0, joint_v0_ = 0;
   std::vector<int> foot_bodies_;
   std::vector<double> last_torque_;
-  double drive_damping_ = 0.0;  // [N·m·s/rad] SetDriveDamping
+  std::vector<double> effort_;                     // [N·m or N] per joint, +inf: no limit
+  std::vector<std::int64_t> beyond_effort_steps_;  // per joint
+  std::int64_t steps_beyond_effort_ = 0;           // steps with any joint beyond its limit
+  double drive_damping_ = 0.0;                     // [N·m·s/rad] SetDriveDamping
   Eigen::Matrix<double, 6, 1> base_acceleration_ = Eigen::Matrix<double, 6, 1>::Zero();
 };
 

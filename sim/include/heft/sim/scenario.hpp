@@ -125,6 +125,8 @@ struct RunResult {
   bool fell = false;               ///< floating base: pelvis below fall_height at any time
   bool controller_failed = false;  ///< Compute refused, or the simulation went unstable (run cut)
   int touchdowns = 0;
+  /// Steps on which a commanded joint torque was beyond its URDF effort limit (Plant counts them).
+  std::int64_t steps_beyond_effort = 0;
   /// Centre of pressure of each loaded foot (fz > 100 N, after 0.5 s) relative to its sole: the
   /// largest of |x − x_c| / half-length and |y| / half-width (≤ 1: inside the sole).
   double max_cop_fraction = 0.0;
