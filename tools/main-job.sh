@@ -3,7 +3,7 @@
 # whole service — heftd's host, threads, drivers and plugin — on a MuJoCo humanoid):
 #   1. record an exciting motion with the service (scenario excite: squats, sway, steps in place,
 #      waist and arms moving; host.recording → excite.heftrec);
-#   2. identify the robot from it (heft-identify, SDP + friction) → identified.yaml / .urdf;
+#   2. identify the robot from it (heft-identify, SDP + friction and sensor offsets and gains) → identified.yaml / .urdf;
 #   3. start the service with robot.parameters: identified.yaml; the robot stands (holds) still,
 #      unloaded, while the estimator calibrates; the payload arrives after (simulation.load_after);
 #   4. run the scenarios, with and without adaptation, and compare the URDF's and the identified
@@ -186,18 +186,18 @@ run excite record "s|^  scenario: excite|&\n  ${IDENT_DURATION[0]}: ${IDENT_DURA
   "s|^host:|host:\n  recording: {path: $OUT/excite.heftrec}|"
 grep -o 'recording: .*' "$OUT/excite-record.log" | tail -1 | sed 's/^/  /'
 
-step "2. heft-identify on the recording: SDP (physically consistent) on the full-sensing rows + friction"
+step "2. heft-identify on the recording: SDP (physically consistent) on the full-sensing rows + friction and the sensors' offsets and gains"
 # The SDP fits the full-sensing rows (joint torques and the feet's wrenches; the null-space rows
 # left it worse than the URDF and inconsistent on this recording) and is pulled toward the URDF
 # by heft-identify's default, 1e3 per plausible size squared (docs/identification.md, "The pull
 # toward the URDF").
-# Friction only: with the sensors' offsets and gains and the cells' offsets too the fit is within 2×
-# of the ideal robot's and the arm's estimate better, but the dumbbell's mass sits at its target's
-# edge and torso-load's reduction is lower on seeds 2 and 3 (docs/imperfect-robot.md, "Sensor
-# terms in the procedure").
+# What the robot has where the data see it: each joint's friction, each torque sensor's offset and
+# gain, each F/T cell's offsets. Without the sensors' terms their offsets go into the bodies' first
+# moments (the fit 8× the ideal robot's, the arm's handed covariance 10× more overconfident;
+# docs/imperfect-robot.md, "Sensor terms in the procedure").
 t0=$SECONDS
 rc=0
-"$HEFT_IDENTIFY" --urdf "$URDF" --friction --methods wls,sdp --sdp-rows wls \
+"$HEFT_IDENTIFY" --urdf "$URDF" --friction --offsets --gains --ft-offsets --methods wls,sdp --sdp-rows wls \
   --out-yaml "$OUT/identified.yaml" --out-urdf "$OUT/identified.urdf" "$OUT/excite.heftrec" \
   >"$OUT/identify.log" 2>&1 || rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
