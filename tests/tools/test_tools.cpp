@@ -239,34 +239,38 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
   EXPECT_THAT(unwritable.out, Not(HasSubstr("done")));
 }
 
-// The procedure's check that the calibration ends before the payload arrives (a calibration that
-// averages the load absorbs it as bias): a synthetic forearm-load run whose estimator calibrates
+// A synthetic forearm-load run directory (adaptive and nominal runs) whose estimator calibrates
 // until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it.
-// Would fail if the report missed a late calibration (or flagged a timely one), or if the 2×2
-// table did not find the run by its label.
+void WriteForearmLoadRuns(const std::string& dir, double calibrated) {
+  std::filesystem::create_directories(dir);
+  for (const char* label : {"adaptive", "nominal"}) {
+    std::ofstream f(dir + "/forearm-load-" + label + ".csv");
+    f << "t,state,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
+    for (const char* kind : {"_est_", "_true_", "_"})
+      for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
+        f << ",left_forearm" << kind << q;
+    f << "\n";
+    for (int i = 0; i < 400; ++i) {
+      const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
+      f << t << "," << (t < calibrated ? 2 : 3) << ",1,0,1,20,"
+        << (std::string(label) == "adaptive" ? 0.01 : 0.1);
+      for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
+      f << "\n";
+    }
+    std::ofstream(dir + "/forearm-load-" + label + ".yaml")
+        << "simulation:\n  scenario: forearm-load\n  load_after: 0.6\nestimator:\n"
+           "  calibration: {enabled: true, window: 0.2}\nrobot:\n  parameters: identified.yaml\n";
+  }
+}
+
+// The procedure's check that the calibration ends before the payload arrives (a calibration that
+// averages the load absorbs it as bias). Would fail if the report missed a late calibration (or
+// flagged a timely one), or if the 2×2 table did not find the run by its label.
 TEST(Tools, ReportChecksTheCalibrationEndsBeforeThePayload) {
   for (const double calibrated : {0.3, 0.9}) {
     const std::string dir = testing::TempDir() + "/tools_calibration_" +
                             std::to_string(static_cast<int>(10 * calibrated));
-    std::filesystem::create_directories(dir);
-    for (const char* label : {"adaptive", "nominal"}) {
-      std::ofstream f(dir + "/forearm-load-" + label + ".csv");
-      f << "t,state,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
-      for (const char* kind : {"_est_", "_true_", "_"})
-        for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
-          f << ",left_forearm" << kind << q;
-      f << "\n";
-      for (int i = 0; i < 400; ++i) {
-        const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
-        f << t << "," << (t < calibrated ? 2 : 3) << ",1,0,1,20,"
-          << (std::string(label) == "adaptive" ? 0.01 : 0.1);
-        for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
-        f << "\n";
-      }
-      std::ofstream(dir + "/forearm-load-" + label + ".yaml")
-          << "simulation:\n  scenario: forearm-load\n  load_after: 0.6\nestimator:\n"
-             "  calibration: {enabled: true, window: 0.2}\nrobot:\n  parameters: identified.yaml\n";
-    }
+    WriteForearmLoadRuns(dir, calibrated);
     const Outcome r = Exec(HEFT_REPORT, {dir, "--check"});
     const std::string md = Slurp(dir + "/report.md");
     const bool late = calibrated > 0.6;
@@ -277,6 +281,26 @@ TEST(Tools, ReportChecksTheCalibrationEndsBeforeThePayload) {
         << md;
     EXPECT_THAT(md, HasSubstr("| identified nominal | — | 0.0100 rad (10.0×) |")) << md;
   }
+}
+
+// The procedure's identification line names the terms heft-identify fitted, read from what
+// identified.yaml holds (not the main job's flags written into the report). Would fail if the
+// report named a term the file does not hold (here no F/T cells' offsets) or left one out.
+TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
+  const std::string dir = testing::TempDir() + "/tools_identified_terms";
+  WriteForearmLoadRuns(dir, 0.3);
+  std::ofstream(dir + "/identified.yaml")
+      << "fit:\n  method: sdp\n  physically_consistent: true\nlinks:\n"
+         "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n  left_elbow: {fc: 0.5, fv: 0.4}\n"
+         "torque_sensors:  # gains\n  left_elbow: {gain: 0.01, gain_sigma: 0.002}\n"
+         "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
+         "heft):\n"
+         "#   left_elbow: 0.1\n";
+  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(
+      Slurp(dir + "/results.md"),
+      HasSubstr("2. **Identification** (`heft-identify --friction --offsets --gains`, sdp)"));
 }
 
 // The torso-inertia check on synthetic step-in-place runs: a 30 kg torso, its CoM 0.3 m above the

@@ -93,6 +93,25 @@ std::map<std::string, std::string> ReadFit(const std::string& dir) {
   return fit;
 }
 
+// The terms heft-identify fitted beside the bodies, as its flags, from what identified.yaml holds:
+// a friction section, the torque sensors' gains, the sensors' and cells' offsets (comments).
+std::string IdentifiedTerms(const std::string& dir) {
+  std::ifstream y(dir + "/identified.yaml");
+  bool friction = false, gains = false, offsets = false, ft_offsets = false;
+  for (std::string line; std::getline(y, line);) {
+    friction = friction || line.rfind("friction:", 0) == 0;
+    gains = gains || line.rfind("torque_sensors:", 0) == 0;
+    offsets = offsets || line.rfind("# torque-sensor offsets identified", 0) == 0;
+    ft_offsets = ft_offsets || line.rfind("# F/T cells' offsets identified", 0) == 0;
+  }
+  std::string flags;
+  if (friction) flags += " --friction";
+  if (offsets) flags += " --offsets";
+  if (gains) flags += " --gains";
+  if (ft_offsets) flags += " --ft-offsets";
+  return flags;
+}
+
 // identify.log: each method's joint-torque prediction RMSE and the wall time.
 void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& wall) {
   std::ifstream log(dir + "/identify.log");
@@ -125,7 +144,7 @@ std::string IdentificationItem(const std::string& dir, std::vector<Target>& targ
   if (!identified)
     md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
   else
-    md << "2. **Identification** (`heft-identify --friction`, " << fit["method"]
+    md << "2. **Identification** (`heft-identify" << IdentifiedTerms(dir) << "`, " << fit["method"]
        << "): " << fit["samples"] << " samples at 100 Hz, rank " << fit["rank"] << " of "
        << fit["unknowns"] << " unknowns, condition " << fit["condition"]
        << ", physically consistent: " << (consistent ? "yes" : "**no**")
