@@ -154,6 +154,17 @@ run() {
   local t0=$SECONDS
   if ! "$HEFT_SIM" --config "$cfg" --telemetry "$OUT/$config-$label.csv" "${DURATION[@]}" \
     "${RUN_ARGS[@]}" >"$OUT/$config-$label.log" 2>&1; then
+    # A run MuJoCo found unstable is void (its summary says when): the job goes on and the report
+    # names it, with its checked target missed. The recording is not optional: without it there is
+    # nothing to identify.
+    if [ "$label" != record ] &&
+      grep -q '"unstable_at":[0-9]' "$OUT/$config-$label.summary.json" 2>/dev/null; then
+      printf '  %-19s %-11s %3ss  void: %s (%s)\n' "$config" "$label" $((SECONDS - t0)) \
+        "$(grep -o 'MuJoCo found the simulation unstable at t = [0-9.]* s' "$OUT/$config-$label.log" |
+          head -1)" "$OUT/$config-$label.log"
+      RUN_ARGS=()
+      return 0
+    fi
     echo "heft-sim failed on $config ($label); its log:" >&2
     tail -20 "$OUT/$config-$label.log" >&2
     exit 1

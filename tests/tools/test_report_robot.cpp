@@ -118,4 +118,35 @@ TEST(ReportRobot, AMissedReductionSaysWhetherTheErrorIsASteadyOffset) {
   }
 }
 
+// A run MuJoCo found unstable (heft-sim's summary: simulation.unstable_at) is void: the job goes
+// on, the report names it and why, scores nothing from its telemetry, and --check fails. Would
+// fail if a void run's figures reached a table (the URDF run's 0.0500 rad), if a run whose summary
+// says it completed (unstable_at -1) were taken as void, or if --check passed with a void run.
+TEST(ReportRobot, AVoidRunIsNamedNotScored) {
+  const std::string dir = testing::TempDir() + "/report_robot_void";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  WriteRun(dir, "forearm-load-adaptive", "arm_link_4", {{"arm_joint_4_error_rad", 0.01}});
+  WriteRun(dir, "forearm-load-nominal", "arm_link_4", {{"arm_joint_4_error_rad", 0.1}});
+  WriteRun(dir, "forearm-load-urdf", "arm_link_4", {{"arm_joint_4_error_rad", 0.05}});
+  std::ofstream(dir + "/forearm-load-adaptive.summary.json")
+      << R"({"simulation":{"unstable_at":-1,"steps_beyond_effort":0}})";
+  std::ofstream(dir + "/forearm-load-urdf.summary.json")
+      << R"({"drivers":{"published":18000},"simulation":{"unstable_at":3.522,)"
+      << R"("steps_beyond_effort":25,"beyond_effort_steps":{"torso_joint":5,)"
+      << R"("left_shoulder_pitch_joint":20,"left_elbow_joint":25,"right_elbow_joint":2}}})";
+  const Outcome r = Report({"--check", dir});
+  EXPECT_EQ(r.code, 1) << r.err << r.out;
+  const std::string md = Slurp(dir + "/report.md");
+  EXPECT_THAT(md, HasSubstr("| every run completes: MuJoCo never found the simulated robot "
+                            "unstable | 2 / 3 (void: forearm-load-urdf, unstable at 3.52 s; "
+                            "torques beyond the drives' limits on 25 steps (left_elbow_joint 25, "
+                            "left_shoulder_pitch_joint 20, torso_joint 5, …)) | all | **no** |"));
+  EXPECT_THAT(md, HasSubstr("| forearm-load-urdf | "));
+  EXPECT_THAT(md, HasSubstr("**void**: unstable at 3.52 s"));
+  EXPECT_THAT(md, Not(HasSubstr("0.0500 rad")));
+  EXPECT_THAT(md, HasSubstr("| elbow RMSE reduced by adaptation (forearm-load) | 10.0× | ≥ 7× | "
+                            "yes |"));
+}
+
 }  // namespace

@@ -156,16 +156,26 @@ std::string IdentificationItem(const std::string& dir, std::vector<Target>& targ
   return md.str();
 }
 
-// Every run's set-up; appends the target that every calibration ended before the payload.
+// Every run's set-up; appends the targets that every run completed and that every calibration
+// ended before the payload.
 std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
   std::ostringstream md;
   md << "| run | simulated robot (deviations) | nominal model | calibration | payload arrives | "
         "adaptation | filter | foot F/T cells |\n|---|---|---|---|---|---|---|---|\n";
   Cache cache(dir);
-  int late = 0, calibrated = 0;
+  int late = 0, calibrated = 0, runs = 0, void_runs = 0;
+  std::string voided;  // the void runs and why
   for (const std::string& run : Runs(dir)) {
     const RunInfo info = DescribeRun(dir + "/" + run + ".yaml");
     const RunFigures& f = cache.Get(run);
+    ++runs;
+    if (const std::optional<VoidRun> v = VoidOf(dir + "/" + run + ".csv")) {
+      ++void_runs;
+      voided += (voided.empty() ? "" : " · ") + run + ", " + v->Reason();
+      md << "| " << run << " | " << DescribeDeviations(info) << " | **void**: " << v->Reason()
+         << " | | | | | |\n";
+      continue;
+    }
     std::string cal = "off";
     if (info.calibration) {
       ++calibrated;
@@ -185,6 +195,13 @@ std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
                            : "**no**")
        << " |\n";
   }
+  // A void run's figures are left out of every table (shown as —) and its scenario's targets
+  // with them: this target says so, and fails the check.
+  if (runs > 0)
+    targets.push_back({"every run completes: MuJoCo never found the simulated robot unstable",
+                       std::to_string(runs - void_runs) + " / " + std::to_string(runs) +
+                           (voided.empty() ? "" : " (void: " + voided + ")"),
+                       "all", void_runs == 0, true});
   if (calibrated > 0)
     targets.push_back({"every calibration finished before the payload arrived",
                        std::to_string(calibrated - late) + " / " + std::to_string(calibrated),

@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <utility>
 
+#include "heft/host/json.hpp"
 #include "plot.hpp"
 
 namespace heft::report {
@@ -83,6 +86,42 @@ double InertiaAboutComError(const std::array<double, 10>& a, const std::array<do
 }
 
 }  // namespace
+
+std::string VoidRun::Reason() const {
+  std::string out = Fmt("unstable at %.2f s", unstable_at);
+  if (steps_beyond_effort > 0)
+    out += Fmt("; torques beyond the drives' limits on %.0f steps", steps_beyond_effort) +
+           (joints.empty() ? "" : " (" + joints + ")");
+  return out;
+}
+
+std::optional<VoidRun> VoidOf(const std::string& telemetry_path) {
+  std::ifstream in(host::SummaryPath(telemetry_path));
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::optional<host::Json> summary = host::ParseJson(text.str());
+  const host::Json* sim = summary ? summary->Find("simulation") : nullptr;
+  if (sim == nullptr || !(sim->Number("unstable_at", -1.0) >= 0.0)) return std::nullopt;
+  VoidRun v;
+  v.unstable_at = sim->Number("unstable_at");
+  v.steps_beyond_effort = sim->Number("steps_beyond_effort");
+  std::vector<std::pair<double, std::string>> joints;
+  if (const host::Json* per = sim->Find("beyond_effort_steps"))
+    for (const host::Json::Member& m : per->object) joints.emplace_back(m.second.number, m.first);
+  std::stable_sort(joints.begin(), joints.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kNamed = 3;  // the rest are in the run's log and summary
+  for (std::size_t j = 0; j < joints.size() && j < kNamed; ++j)
+    v.joints += (j ? ", " : "") + joints[j].second + Fmt(" %.0f", joints[j].first);
+  if (joints.size() > kNamed) v.joints += ", …";
+  return v;
+}
+
+Table Read(const std::string& path) {
+  if (VoidOf(path)) return Table{};
+  return host::ReadTelemetryTable(path);
+}
 
 double Rms(const std::vector<double>& v) {
   double s = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,25 @@
 
 namespace heft::report {
 
-// The telemetry as the host's one reader reads it (heft/host/telemetry_table.hpp).
 using Table = host::TelemetryTable;
-inline Table Read(const std::string& path) {
-  return host::ReadTelemetryTable(path);
-}
+
+// A run the simulated robot could not complete: MuJoCo found the simulation unstable and reset it
+// (heft-sim's run summary beside the telemetry, simulation.unstable_at; heft-sim exits 1), so its
+// telemetry from then on is not the scenario's.
+struct VoidRun {
+  double unstable_at = NAN;        // s
+  double steps_beyond_effort = 0;  // steps on which a commanded torque was beyond a drive's limit
+  std::string joints;              // those joints, most steps first: "NAME STEPS, …"
+  // "unstable at T s; torques beyond the drives' limits on N steps (NAME STEPS, …)"
+  std::string Reason() const;
+};
+// The run whose telemetry is `telemetry_path` as its summary (host::SummaryPath) describes it:
+// nullopt when it completed or has no summary.
+std::optional<VoidRun> VoidOf(const std::string& telemetry_path);
+
+// The telemetry as the host's one reader reads it (heft/host/telemetry_table.hpp); a void run's
+// reads as none (not ok), so no figure of the report comes from it.
+Table Read(const std::string& path);
 
 double Rms(const std::vector<double>& v);
 double Quantile(std::vector<double> v, double q);
