@@ -157,11 +157,18 @@ run() {
     # A run MuJoCo found unstable is void (its summary says when): the job goes on and the report
     # names it, with its checked target missed. The recording is not optional: without it there is
     # nothing to identify.
-    if [ "$label" != record ] &&
-      grep -q '"unstable_at":[0-9]' "$OUT/$config-$label.summary.json" 2>/dev/null; then
+    if grep -q '"unstable_at":[0-9]' "$OUT/$config-$label.summary.json" 2>/dev/null; then
+      local why
+      why=$(grep -o 'MuJoCo found the simulation unstable at t = [0-9.]* s' \
+        "$OUT/$config-$label.log" | head -1)
+      if [ "$label" = record ]; then
+        echo "the recording is void: $why (the controller could not hold this robot through the" \
+          "exciting motion), so there is nothing to identify; its log: $OUT/$config-$label.log" >&2
+        grep -E 'simulated robot: (pelvis|commanded)' "$OUT/$config-$label.log" | cut -c1-300 >&2
+        exit 1
+      fi
       printf '  %-19s %-11s %3ss  void: %s (%s)\n' "$config" "$label" $((SECONDS - t0)) \
-        "$(grep -o 'MuJoCo found the simulation unstable at t = [0-9.]* s' "$OUT/$config-$label.log" |
-          head -1)" "$OUT/$config-$label.log"
+        "$why" "$OUT/$config-$label.log"
       RUN_ARGS=()
       return 0
     fi
