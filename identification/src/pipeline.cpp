@@ -121,6 +121,7 @@ void RunSdp(const PipelineOptions& o, const PipelineHooks& hooks, Stacked& equat
   const Problem& problem = r.problem;
   const NormalEquations& ne = equations.Get(r.sdp_rows);
   SdpOptions sopt = o.sdp;
+  sopt.friction_sigma = o.prior.friction;  // one stated friction prior, the posterior's too
   if (o.ellipsoids) sopt.ellipsoids = BoundingEllipsoids(problem, o.ellipsoid_scale);
   Log(hooks, "SDP (CSDP) on the " + r.sdp_rows + " rows: " + std::to_string(problem.size()) +
                  " unknowns, " + std::to_string(problem.selection.size()) + " pseudo-inertia LMIs");

@@ -167,7 +167,6 @@ std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
   std::string voided;  // the void runs and why
   for (const std::string& run : Runs(dir)) {
     const RunInfo info = DescribeRun(dir + "/" + run + ".yaml");
-    const RunFigures& f = cache.Get(run);
     ++runs;
     if (const std::optional<VoidRun> v = VoidOf(dir + "/" + run + ".csv")) {
       ++void_runs;
@@ -176,6 +175,7 @@ std::string RunsTable(const std::string& dir, std::vector<Target>& targets) {
          << " | | | | | |\n";
       continue;
     }
+    const RunFigures& f = cache.Get(run);
     std::string cal = "off";
     if (info.calibration) {
       ++calibrated;

@@ -50,7 +50,8 @@ struct SdpOptions {
   // μ: the pull toward the prior, per plausible size squared, against the whitened rows' sum of
   // squares (one unit per row at the noise model's σ).
   double regularisation = 1e3;
-  // σ_f: the friction unknowns' prior (N·m, N·m·s/rad; PriorUncertainty::friction), toward 0 with
+  // σ_f: the friction unknowns' prior (N·m, N·m·s/rad; the pipeline sets it from
+  // PriorUncertainty::friction, the posterior's), toward 0 with
   // the weight of one whitened row, not μ's: the URDF states no friction to pull toward, and μ's
   // pull shrank what the data fix (docs/identification.md, "The pull toward the URDF").
   double friction_sigma = 1.0;
