@@ -3,9 +3,11 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 
+#include "heft/dynamics/model.hpp"
 #include "heft/sim/controller.hpp"
 
 namespace heft::sim {
@@ -81,15 +83,26 @@ BalanceController::BalanceController(const std::string& urdf_path,
                                 "' is not a joint of the state sample");
   for (auto& J : Jc_) J.setZero(6, nv);
   for (auto& d : drift_) d.setZero();
-  const int n = nv + 12, m = 6 + 12 + kMaxLimits;
+  const int n = nv + 12, m = 6 + 12 + kMaxActive;
   H_.setZero(n, n);
   K_.setZero(n + m, n + m);
   g_.setZero(n);
   rhs_.setZero(n + m);
   sol_.setZero(n + m);
   sol_previous_.setZero(n + m);
-  limit_rows_.setZero(kMaxLimits, n);
-  limit_rhs_.setZero();
+  // The drives' effort limits, from the URDF (the control model does not keep them).
+  effort_.setConstant(nv, std::numeric_limits<double>::infinity());
+  const dynamics::Model urdf = dynamics::LoadModelFromUrdfFile(urdf_path, dynamics::ModelOptions{});
+  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
+    const double effort = urdf.bodies[urdf.joint_body_index(state_joint_names[i])].joint.effort;
+    if (effort > 0.0) effort_[joint_v_[i]] = effort;
+  }
+  const int max_limits = 2 * kFootLimits + 2 * nv;
+  limit_rows_.setZero(max_limits, n);
+  limit_rhs_.setZero(max_limits);
+  limit_slot_.assign(max_limits, -1);
+  limit_opposite_.assign(max_limits, -1);
+  row_.setZero(n);
   lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(n + m);
   if (curl_v_ >= 0)
     SetTaskErrorNames({"pelvis_height_error_m", "com_x_error_m", "com_y_error_m",

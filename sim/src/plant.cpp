@@ -114,8 +114,10 @@ void Plant::Step(std::span<const double> joint_torques) noexcept {
   bool beyond = false;
   const bool void_run = unstable();  // after MuJoCo's reset nothing is counted
   for (int i = 0; i < num_joints_; ++i) {
-    data_->qfrc_applied[joint_v0_ + i] = joint_torques[i];
-    last_torque_[i] = joint_torques[i];
+    // A drive delivers at most its effort limit (it saturates); what was asked beyond is counted.
+    const double applied = std::clamp(joint_torques[i], -effort_[i], effort_[i]);
+    data_->qfrc_applied[joint_v0_ + i] = applied;
+    last_torque_[i] = applied;
     if (!void_run && std::abs(joint_torques[i]) > effort_[i]) {
       ++beyond_effort_steps_[i];
       beyond = true;

@@ -315,6 +315,7 @@ void StandingScenario(Scenario& s, BalanceConfig& config, const Robot& robot,
   config.sole_B = legs.sole.centre;
   config.sole_half_length = legs.sole.half_length;
   config.sole_half_width = legs.sole.half_width;
+  config.com_margin = 0.5 * legs.sole.half_width;
   config.pelvis_height =
       Micrometres(legs.hip_drop + legs.thigh + legs.shin + legs.ankle_height - kStandingCrouch);
   s.fall_height = 0.6 * config.pelvis_height;

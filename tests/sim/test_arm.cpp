@@ -109,11 +109,11 @@ TEST(ScenariosPlant, PayloadParametersRoundTripThroughMujoco) {
   EXPECT_TRUE(plant.LinkParameters(body).isApprox(truth, 1e-9));
 }
 
-// The plant counts the steps on which a commanded torque is beyond its joint's URDF effort limit
-// (what a real drive could not deliver) and applies it as commanded. Fails if a limit is not the
-// URDF's, if a step within the limit is counted or one beyond it missed, or if the torque reaching
-// MuJoCo (and reported) is not the commanded one.
-TEST(ScenariosPlant, CountsTorquesBeyondTheUrdfEffortLimit) {
+// The plant saturates each drive at its joint's URDF effort limit, as a real drive does, and counts
+// the steps on which a command was beyond it. Fails if a limit is not the URDF's, if a step within
+// the limit is counted or one beyond it missed, or if the torque reaching MuJoCo (and reported) is
+// not the command within the limit and the limit beyond it, with the command's sign.
+TEST(ScenariosPlant, SaturatesAndCountsTorquesBeyondTheUrdfEffortLimit) {
   const Scenario s = MakeScenario("forearm-load", ScenarioOptions{});
   Plant plant(s.urdf_path, {});
   const auto it = std::find(s.joint_names.begin(), s.joint_names.end(), "left_elbow");
@@ -128,8 +128,9 @@ TEST(ScenariosPlant, CountsTorquesBeyondTheUrdfEffortLimit) {
     tau[elbow] = command;
     plant.Step(tau);
     plant.Sample(state);
-    EXPECT_DOUBLE_EQ(state.joints[elbow].torque, command);
-    EXPECT_DOUBLE_EQ(plant.data()->qfrc_applied[elbow], command);  // fixed base: no free joint
+    const double applied = std::clamp(command, -effort, effort);
+    EXPECT_DOUBLE_EQ(state.joints[elbow].torque, applied);
+    EXPECT_DOUBLE_EQ(plant.data()->qfrc_applied[elbow], applied);  // fixed base: no free joint
   }
   EXPECT_EQ(plant.steps_beyond_effort(), 2);
   EXPECT_EQ(plant.beyond_effort_steps()[elbow], 2);

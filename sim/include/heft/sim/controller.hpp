@@ -221,21 +221,31 @@ struct BalanceConfig {
   double step_length = 0.0;       ///< [m] forward of the stance foot (0: in place)
   double touchdown_force = 60.0;  ///< [N] vertical force on the swing foot that ends the step
   double touchdown_speed = 0.4;   ///< [m/s] downward at contact
-  /// [m] centre-of-mass target in single support, inward of the stance sole's centre (the sole's
-  /// half-width is 0.06 m: 0.03 leaves room for a model centre of mass 1–2 cm off; 0.04 put the
-  /// real one on the sole's inner edge, where a touchdown rolled the foot)
+  /// [m] centre-of-mass target in single support, inward of the stance sole's centre. The
+  /// scenarios set half the sole's half-width (the reference's 0.06 m sole: 0.03, which leaves
+  /// room for a model centre of mass 1–2 cm off; 0.04 put the real one on the sole's inner edge,
+  /// where a touchdown rolled the foot; the G1's 0.035 m sole at 0.03 tipped inward at its last
+  /// step)
   double com_margin = 0.03;
-  // Contact limits (inequalities on each stance foot's planned wrench, in its sole's frame, held
-  // by a primal active set over the KKT solve): the centre of pressure inside `cop_limit` of the
-  // sole's half-sizes (below 1, a margin for the model's centre-of-mass error), a normal force of
-  // at least `min_normal_force` (fading to 0 on the foot a weight shift unloads), and a landing
-  // foot's normal force at most (t − touchdown) / land_time of the weight (at least 2 % of it):
-  // its load is blended in. A pass whose wrenches exceed twice the weight is not taken.
+  // Limits (inequalities on the planned accelerations and wrenches, held by an active set over the
+  // KKT solve that adds the most violated and drops any whose multiplier turns negative, until
+  // none is violated): on each stance foot, in its sole's frame, the centre of pressure inside
+  // `cop_limit` of the sole's half-sizes (below 1, a margin for the model's centre-of-mass error),
+  // a normal force of at least `min_normal_force` (fading to 0 on the foot a weight shift
+  // unloads), and a landing foot's normal force at most (t − touchdown) / land_time of the weight
+  // (at least 2 % of it): its load is blended in; in the floor's frame, the tangential forces
+  // inside the friction pyramid |F_x|, |F_y| ≤ `friction` F_z; and every joint's torque
+  // (M v̇ + h − Σ J_cᵀ f + the friction feed-forward) within its drive's URDF effort limit.
+  // An iterate whose wrenches exceed twice the weight (limits that contradict each other) is not
+  // taken: the last one is kept.
   double sole_half_length = 0.12, sole_half_width = 0.06;  ///< [m] the sole box
   double cop_limit = 1.0;
   double min_normal_force = 10.0;  ///< [N]
   double land_time = 0.08;         ///< [s]
-  int active_set_passes = 4;       ///< KKT solves per tick at most (0: no contact limits)
+  /// Friction coefficient the plan keeps within (the simulated floor's is 1; a margin for the
+  /// plan's own error and a foot that rolls).
+  double friction = 0.7;
+  int active_set_passes = 30;  ///< KKT solves per tick at most (0: no limits)
   /// An arm task while standing (the dumbbell curl): `curl_joint`'s posture reference becomes
   /// posture + curl_amplitude · fade · sin(2π curl_frequency (t − curl_start)) from curl_start on,
   /// the amplitude growing smoothly over `curl_fade`; its error is the fourth task error.
@@ -309,14 +319,26 @@ class BalanceController final : public Controller {
   std::array<double, 2> touchdown_time_{-1e9, -1e9};  // [s] each foot's last touchdown
   double stance_width_ = 0.0;  // [m] left sole − right sole (y) when the first step starts
   // Workspace.
-  static constexpr int kMaxLimits = 12;  // per foot: 4 centre of pressure, 2 normal force
+  // Candidate limits of a tick: per stance foot 4 centre of pressure, 2 normal force and 4
+  // friction rows, then 2 a joint with an effort limit; at most kMaxActive held at once.
+  static constexpr int kFootLimits = 10;
+  static constexpr int kMaxActive = 24;
   bool SolveWithContactLimits(double t, int n) noexcept;
-  Eigen::Matrix<double, kMaxLimits, Eigen::Dynamic> limit_rows_;
-  Eigen::Matrix<double, kMaxLimits, 1> limit_rhs_;
-  std::array<bool, kMaxLimits> limit_active_{};
-  std::array<int, kMaxLimits> limit_opposite_{};  // the row bounding the same quantity (-1: none)
+  void AddFootLimits(double t, int foot) noexcept;
+  void AddEffortLimits() noexcept;
+  void AddLimit(const Eigen::Ref<const Eigen::RowVectorXd>& row, double bound,
+                int opposite) noexcept;
+  void Activate(int limit, int n) noexcept;
+  void Deactivate(int slot, int n) noexcept;
+  Eigen::MatrixXd limit_rows_;
+  Eigen::VectorXd limit_rhs_;
+  Eigen::VectorXd effort_;                    // model v order: the drives' limits (+inf: none)
+  std::vector<int> limit_slot_;               // the KKT slot holding each limit (-1: not held)
+  std::vector<int> limit_opposite_;           // the row bounding the same quantity (-1: none)
+  std::array<int, kMaxActive> slot_limit_{};  // the limit each held slot holds
   int num_limits_ = 0;
   int active_limits_ = 0;
+  Eigen::RowVectorXd row_;
   std::array<Matrix6X, 2> Jc_;
   std::array<Vector6, 2> drift_;
   Eigen::MatrixXd H_, K_;

@@ -62,15 +62,15 @@ class Plant {
   void SetJointFriction(int joint, double coulomb, double viscous);
   [[nodiscard]] Vector10 LinkParameters(int body) const noexcept;
 
-  /// One step with these joint torques (state joint order), applied as commanded: nothing limits
-  /// an actuator's torque (docs/simulator.md, "The deviated G1's touchdown"). Sample() reports
-  /// them.
+  /// One step with these joint torques (state joint order), each saturated at its drive's effort
+  /// limit as a real drive saturates (a command beyond it is counted: beyond_effort_steps).
+  /// Sample() reports the torques applied.
   void Step(std::span<const double> joint_torques) noexcept;
   /// The drives' effort limits (state joint order) [N·m or N], the URDF's `<limit effort>`; +inf
   /// where it gives none.
   [[nodiscard]] const std::vector<double>& effort_limits() const noexcept { return effort_; }
   /// Steps on which each joint's commanded torque was beyond its effort limit (state joint order),
-  /// and steps on which any joint's was, since construction: what a real drive could not deliver.
+  /// and steps on which any joint's was, since construction: what the drive could not deliver.
   [[nodiscard]] const std::vector<std::int64_t>& beyond_effort_steps() const noexcept {
     return beyond_effort_steps_;
   }
