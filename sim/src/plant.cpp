@@ -118,7 +118,8 @@ void Plant::Step(std::span<const double> joint_torques) noexcept {
     const double applied = std::clamp(joint_torques[i], -effort_[i], effort_[i]);
     data_->qfrc_applied[joint_v0_ + i] = applied;
     last_torque_[i] = applied;
-    if (!void_run && std::abs(joint_torques[i]) > effort_[i]) {
+    // A plan held at a limit reaches it to rounding: that is delivered, not beyond.
+    if (!void_run && std::abs(joint_torques[i]) > effort_[i] * (1.0 + 1e-9)) {
       ++beyond_effort_steps_[i];
       beyond = true;
     }
