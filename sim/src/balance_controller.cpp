@@ -226,7 +226,7 @@ bool BalanceController::ComputeGeneralizedForce(double t, const hal::RobotStateS
   AddSwingFootTask();
   AddWrenchRegularisation(com_acc, mass);
   AssembleKkt(n);
-  if (!SolveWithContactLimits(t, n)) return false;
+  if (!SolveWithLimits(t, n)) return false;
   JointTorques(tau);
   return true;
 }

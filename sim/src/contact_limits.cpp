@@ -107,7 +107,7 @@ void BalanceController::Deactivate(int slot, int n) noexcept {
   rhs_[k] = 0.0;
 }
 
-bool BalanceController::SolveWithContactLimits(double t, int n) noexcept {
+bool BalanceController::SolveWithLimits(double t, int n) noexcept {
   const double weight = model_.total_mass() * 9.81;
   num_limits_ = 0;
   if (config_.active_set_passes > 0) {

@@ -323,7 +323,7 @@ class BalanceController final : public Controller {
   // friction rows, then 2 a joint with an effort limit; at most kMaxActive held at once.
   static constexpr int kFootLimits = 10;
   static constexpr int kMaxActive = 24;
-  bool SolveWithContactLimits(double t, int n) noexcept;
+  bool SolveWithLimits(double t, int n) noexcept;
   void AddFootLimits(double t, int foot) noexcept;
   void AddEffortLimits() noexcept;
   void AddLimit(const Eigen::Ref<const Eigen::RowVectorXd>& row, double bound,
