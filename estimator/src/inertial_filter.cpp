@@ -42,6 +42,8 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consid
       T_(Eigen::MatrixXd::Zero(n_, consider)),
       HtH_(Eigen::MatrixXd::Zero(n_, n_)),
       Kt_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, n_)),
+      K_(Eigen::MatrixXd::Zero(n_, consider > 0 ? rows : 0)),
+      KH_(Eigen::MatrixXd::Zero(n_, n_)),
       llt_(n_),
       HPHt_(Eigen::MatrixXd::Zero(rows, rows)),
       P_inverse_(Eigen::MatrixXd::Zero(n_, n_)),

@@ -164,10 +164,15 @@ void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction,
     kt = U_.topRows(m);
     S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().transpose().solveInPlace(kt);
     T_.noalias() = kt.transpose() * X;
-  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A): Hᵀ(H D − C) = (HᵀH) D − Hᵀ C, HᵀH from the factorisation
-    T_.noalias() = HtH_ * D_;
-    T_.noalias() -= Hc_.topRows(m).transpose() * C;
-    llt_.solveInPlace(T_);
+  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A): K (H D − C) = (A⁻¹ HᵀH) D − K C, HᵀH the staged one's
+    // The solves on the n + m columns of A⁻¹ HᵀH and K, not on the many consider ones.
+    KH_ = HtH_;
+    llt_.solveInPlace(KH_);
+    auto k = K_.leftCols(m);
+    k = Hc_.topRows(m).transpose();
+    llt_.solveInPlace(k);
+    T_.noalias() = KH_ * D_;
+    T_.noalias() -= k * C;
   }
   D_candidate_.noalias() = D_ - fraction * T_;
 }

@@ -267,6 +267,8 @@ class InertialFilter {
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
   Eigen::MatrixXd HtH_;  // HᵀH of the staged rows (InformationNis; ConsiderStep's)
   Eigen::MatrixXd Kt_;   // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
+  Eigen::MatrixXd K_;    // K = A⁻¹ Hᵀ of the information form's gain (ConsiderStep)
+  Eigen::MatrixXd KH_;   // its K H = A⁻¹ HᵀH
   Eigen::LLT<Eigen::MatrixXd> llt_;
   // Stage's last rows: where from (H_π's and z's data, rows, stride, the state's generation), the
   // rows kept and the other rows' ỹᵢ², whether the consider columns were staged, and which
