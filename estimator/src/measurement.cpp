@@ -352,10 +352,10 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
       row_scale_[i] = std::sqrt(RowVariance(row_sigma_[i], torque_scale_[i], in.tau[i]));
   }
   H_.leftCols(n_) = Y_;
-  if (nc_ > 0) {
+  if (nc_ > 0 && bias != nullptr)
+    H_.rightCols(nc_) = C_ - consider_bias_;  // one pass, not a copy and a subtraction
+  else if (nc_ > 0)
     H_.rightCols(nc_) = C_;
-    if (bias != nullptr) H_.rightCols(nc_) -= consider_bias_;
-  }
   z_ = r_;
   if (whitened_full_) {
     // H's columns are mostly zeros before whitening (sparse_whitening.hpp): L⁻¹ once, then only
@@ -426,10 +426,10 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   const int cols = n_ + nc_;
   auto qy = qy_.leftCols(cols + 1);
   qy.leftCols(n_) = Y_;
-  if (nc_ > 0) {
+  if (nc_ > 0 && bias != nullptr)
+    qy.middleCols(n_, nc_) = C_ - consider_bias_;
+  else if (nc_ > 0)
     qy.middleCols(n_, nc_) = C_;
-    if (bias != nullptr) qy.middleCols(n_, nc_) -= consider_bias_;
-  }
   qy.col(cols) = r_;
   rfull_.setZero();
   SetRowVariances(in.tau);
