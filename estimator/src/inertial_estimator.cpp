@@ -542,7 +542,8 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   }
   switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
     case GateDecision::kAccept:
-      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand)) &&
+      // The update's copy is often the gate's own, just read by Nis: its staging is reused.
+      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand, true)) &&
                            filter_.Apply()
                        ? TickStatus::kUpdated
                        : TickStatus::kRejectedNumeric;
@@ -551,10 +552,11 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
       res.status = TickStatus::kGated;
       break;
     case GateDecision::kOpen:
-      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand)) &&
-                           filter_.Apply()
-                       ? TickStatus::kReleased
-                       : TickStatus::kRejectedNumeric;
+      res.status =
+          (!s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand, true)) &&
+                  filter_.Apply()
+              ? TickStatus::kReleased
+              : TickStatus::kRejectedNumeric;
       break;
     case GateDecision::kRelease:
       Release(in, s, gated_nis, res);
@@ -584,7 +586,7 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
   if (ok && reduction >= release_threshold_) {
     res.nis = nis;
-    ok = !s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand);
+    ok = !s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand, true);
     res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
     if (res.status == TickStatus::kRejectedNumeric) filter_.UndoInflate();
   } else {

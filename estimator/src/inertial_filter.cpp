@@ -42,7 +42,12 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consid
       T_(Eigen::MatrixXd::Zero(n_, consider)),
       HtH_(Eigen::MatrixXd::Zero(n_, n_)),
       Kt_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, n_)),
-      llt_(n_) {
+      K_(Eigen::MatrixXd::Zero(n_, consider > 0 ? rows : 0)),
+      KH_(Eigen::MatrixXd::Zero(n_, n_)),
+      llt_(n_),
+      HPHt_(Eigen::MatrixXd::Zero(rows, rows)),
+      P_inverse_(Eigen::MatrixXd::Zero(n_, n_)),
+      b_staged_(Eigen::VectorXd::Zero(n_)) {
   frame_.setZero(10, n_);
   frame_inverse_.setZero(10, n_);
   framed_.assign(k_, 0);
@@ -133,6 +138,7 @@ dynamics::Vector10 InertialFilter::InBodyFrame(int body,
 }
 
 void InertialFilter::RefreshParameters() noexcept {
+  ++generation_;  // x_ changed (and P_ with it, wherever this is called)
   for (int j = 0; j < k_; ++j) {
     if (kind_ == FilterKind::kLogCholesky) {
       const dynamics::Vector10 theta = x_.segment<10>(10 * j);
@@ -153,6 +159,7 @@ void InertialFilter::Predict(const Eigen::Ref<const Eigen::VectorXd>& q_per_seco
   const auto period = q_per_second.size();
   if (period != 10 && period != n_) return;
   for (int i = 0; i < n_; ++i) P_(i, i) += q_per_second[i % period] * dt;
+  ++generation_;
 }
 
 bool InertialFilter::PullToPrior(double w) noexcept {
@@ -203,218 +210,6 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
   return true;
 }
 
-int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                              const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale,
-                              bool consider) noexcept {
-  // Innovation ỹ = z − h(x⁻); rows with no information on x only add ỹᵢ² to the NIS.
-  const int m = static_cast<int>(H_pi.rows());
-  nis = 0.0;
-  int rows = 0;
-  for (int i = 0; i < m; ++i) {
-    const double innovation = scale * (z[i] - H_pi.row(i).head(n_).dot(pi_));
-    if ((H_pi.row(i).head(n_).array() == 0.0).all()) {
-      nis += innovation * innovation;
-      continue;
-    }
-    yc_[rows] = innovation;
-    U_.row(rows) = scale * H_pi.row(i).head(n_);
-    if (consider && nc_ > 0) Cc_.row(rows) = H_pi.row(i).tail(nc_);
-    ++rows;
-  }
-  auto H = Hc_.topRows(rows);
-  if (kind_ == FilterKind::kLogCholesky) {  // H = H_π G(θ), block by block
-    for (int j = 0; j < k_; ++j)
-      H.middleCols<10>(10 * j).noalias() =
-          U_.topRows(rows).middleCols<10>(10 * j) * G_.block<10, 10>(0, 10 * j);
-  } else {
-    H = U_.topRows(rows);
-  }
-  return rows;
-}
-
-bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                         const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level,
-                         double scale) noexcept {
-  const int m = static_cast<int>(H_pi.rows());
-  if (m > Hc_.rows() || H_pi.cols() != n_ + nc_ || z.size() != m || !P_.allFinite()) return false;
-  // ỹᵀỹ bounds the NIS from above (S = H P Hᵀ + I ≥ I): m·n operations against the factorisation's
-  // m·n² (a 35-row tick and 4 bodies: about 1.4·10³ against 10⁵).
-  auto innovation = res_.head(m);
-  innovation = z;
-  innovation.noalias() -= H_pi.leftCols(n_) * pi_;
-  nis = scale * scale * innovation.squaredNorm();
-  if (!std::isfinite(nis)) return false;
-  if (nis <= level) return true;
-  // The NIS needs no consider columns: they are not staged.
-  const int rows = StageRows(H_pi, z, nis, scale, false);
-  // The first half of either form of the update, with Evaluate's choice between them.
-  double nis_rows = 0.0;
-  const bool ok =
-      rows == 0 || (rows < n_ && CovarianceNis(rows, nis_rows)) || InformationNis(rows, nis_rows);
-  nis += nis_rows;
-  return ok && std::isfinite(nis);
-}
-
-bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                              const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept {
-  const int m = static_cast<int>(H_pi.rows());
-  if (m > Hc_.rows() || H_pi.cols() != n_ + nc_ || z.size() != m) return false;
-  // An overflowed covariance would reject every later measurement as numeric: start it afresh
-  // (this tick is still reported unusable, so the caller sees the failure).
-  if (!P_.allFinite()) {
-    RecoverCovariance();
-    return false;
-  }
-  double nis = 0.0;
-  const int rows = StageRows(H_pi, z, nis);
-  double nis_rows = 0.0;
-  bool ok = true;
-  out.covariance_form = false;
-  if (rows == 0) {
-    dx_.setZero();
-    P_candidate_ = P_;
-  } else if (rows < n_ && CovarianceUpdate(rows, nis_rows)) {
-    out.covariance_form = true;
-  } else {
-    ok = InformationUpdate(rows, nis_rows);
-  }
-  // Damping (EKF): backtrack along dx until the nonlinear MAP cost decreases.
-  double fraction = 1.0;
-  if (ok && rows > 0 && kind_ == FilterKind::kLogCholesky) {
-    // At s = 0 the residual is the innovation itself, already at hand.
-    const double cost0 = nis + yc_.head(rows).squaredNorm();
-    int halvings = 0;
-    while (halvings <= kMaxHalvings &&
-           !(Residual(H_pi, z, fraction) + fraction * fraction * prior_cost_ < cost0)) {
-      fraction *= 0.5;
-      ++halvings;
-    }
-    if (halvings > kMaxHalvings) fraction = 0.0;  // no descent along dx: keep the mean
-  }
-  out.step_fraction = fraction;
-  x_candidate_ = x_ + fraction * dx_;
-  // The covariance of the step taken (Joseph form with the gain s·K, header).
-  if (fraction < 1.0) {
-    const double keep = (1.0 - fraction) * (1.0 - fraction), learn = fraction * (2.0 - fraction);
-    P_candidate_ = keep * P_ + learn * P_candidate_;
-  }
-  if (nc_ > 0) ConsiderStep(ok ? rows : 0, out.covariance_form, fraction);
-  out.nis = nis + nis_rows;
-  out.dof = m;
-  out.rows_used = rows;
-  out.step = fraction * dx_.cwiseAbs().maxCoeff();
-  return ok && std::isfinite(out.nis) && x_candidate_.allFinite() && P_candidate_.allFinite();
-}
-
-void InertialFilter::ConsiderStep(int m, bool covariance_form, double fraction) noexcept {
-  // The estimate's error e = x̂ − x moves as e⁺ = (1 − K_s H) e + K_s (C c + v) with the gain
-  // K_s = s·K of the step taken, so its sensitivity to the consider parameters c as
-  // D⁺ = D − s·K (H D − C).
-  if (m == 0 || fraction == 0.0) {
-    D_candidate_ = D_;
-    return;
-  }
-  if (covariance_form) {     // K = Vᵀ L⁻¹ with V = L⁻¹ H P (U_) and S = L Lᵀ (S_)
-    auto X = X_.topRows(m);  // H D − C
-    X = -Cc_.topRows(m);
-    X.noalias() += Hc_.topRows(m) * D_;
-    // Kᵀ = L⁻ᵀ V first: a triangular solve on the n state columns, not on X's many consider ones.
-    auto kt = Kt_.topRows(m);
-    kt = U_.topRows(m);
-    S_.topLeftCorner(m, m).triangularView<Eigen::Lower>().transpose().solveInPlace(kt);
-    T_.noalias() = kt.transpose() * X;
-  } else {  // K = A⁻¹ Hᵀ, llt_ = chol(A): Hᵀ(H D − C) = (HᵀH) D − Hᵀ C, HᵀH from the factorisation
-    T_.noalias() = HtH_ * D_;
-    T_.noalias() -= Hc_.topRows(m).transpose() * Cc_.topRows(m);
-    llt_.solveInPlace(T_);
-  }
-  D_candidate_.noalias() = D_ - fraction * T_;
-}
-
-bool InertialFilter::FactorInformation(const Eigen::MatrixXd& B, int m) noexcept {
-  llt_.compute(B);
-  if (llt_.info() != Eigen::Success) return false;
-  A_.setIdentity();
-  llt_.solveInPlace(A_);
-  HtH_.noalias() = Hc_.topRows(m).transpose() * Hc_.topRows(m);
-  A_ += HtH_;
-  llt_.compute(A_);
-  return llt_.info() == Eigen::Success;
-}
-
-bool InertialFilter::InformationNis(int m, double& nis) noexcept {
-  const auto H = Hc_.topRows(m);
-  const auto y = yc_.head(m);
-  if (!FactorInformation(P_, m)) return false;  // A = P⁻¹ + HᵀH
-  b_.noalias() = H.transpose() * y;
-  dx_ = b_;
-  llt_.solveInPlace(dx_);
-  nis = y.squaredNorm() - b_.dot(dx_);
-  return true;
-}
-
-bool InertialFilter::InformationUpdate(int m, double& nis) noexcept {
-  if (!InformationNis(m, nis)) return false;
-  const auto H = Hc_.topRows(m);
-  P_candidate_.setIdentity();
-  llt_.solveInPlace(P_candidate_);
-  auto Hdx = res_.head(m);
-  Hdx.noalias() = H * dx_;
-  prior_cost_ = b_.dot(dx_) - Hdx.squaredNorm();  // A dx = b, A = P⁻¹ + HᵀH
-  return true;
-}
-
-double InertialFilter::Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                                const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept {
-  for (int j = 0; j < k_; ++j) {
-    const dynamics::Vector10 theta = x_.segment<10>(10 * j) + s * dx_.segment<10>(10 * j);
-    pi_trial_.segment<10>(10 * j) = InBodyFrame(j, dynamics::LogCholeskyToParameters(theta));
-  }
-  auto residual = res_.head(z.size());
-  residual = z;
-  residual.noalias() -= H_pi.leftCols(n_) * pi_trial_;
-  const double r = residual.squaredNorm();
-  return std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
-}
-
-bool InertialFilter::CovarianceNis(int m, double& nis) noexcept {
-  const auto H = Hc_.topRows(m);
-  auto V = U_.topRows(m);
-  V.noalias() = H * P_;  // H P, made L⁻¹ H P by CovarianceUpdate
-  Eigen::Ref<Eigen::MatrixXd> S(S_.topLeftCorner(m, m));
-  S.triangularView<Eigen::Lower>() = V * H.transpose();
-  S.diagonal().array() += 1.0;
-  const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(S);  // in place: no allocation
-  if (llt.info() != Eigen::Success) return false;
-  auto w = w_.head(m);
-  w = yc_.head(m);
-  llt.matrixL().solveInPlace(w);
-  nis = w.squaredNorm();
-  return true;
-}
-
-bool InertialFilter::CovarianceUpdate(int m, double& nis) noexcept {
-  if (!CovarianceNis(m, nis)) return false;
-  const auto H = Hc_.topRows(m);
-  auto V = U_.topRows(m);
-  auto w = w_.head(m);
-  const auto L = S_.topLeftCorner(m, m).triangularView<Eigen::Lower>();  // S's factor
-  L.solveInPlace(V);
-  dx_.noalias() = V.transpose() * w;
-  // dxᵀP⁻¹dx = (H dx)ᵀ S⁻¹ỹ, since dx = P Hᵀ S⁻¹ỹ.
-  L.transpose().solveInPlace(w);  // w = S⁻¹ỹ now
-  auto Hdx = res_.head(m);
-  Hdx.noalias() = H * dx_;
-  prior_cost_ = Hdx.dot(w);
-  P_candidate_ = P_;
-  P_candidate_.selfadjointView<Eigen::Lower>().rankUpdate(V.transpose(), -1.0);
-  for (int j = 1; j < n_; ++j)
-    for (int i = 0; i < j; ++i) P_candidate_(i, j) = P_candidate_(j, i);
-  // Cancellation in P − VᵀV can cost definiteness when a measurement is very informative.
-  llt_.compute(P_candidate_);
-  return llt_.info() == Eigen::Success && P_candidate_.allFinite();
-}
-
 bool InertialFilter::Apply() noexcept {
   if (!x_candidate_.allFinite() || !P_candidate_.allFinite()) return false;
   // Swapped, not copied (the buffers keep their sizes; nothing allocates): the candidate's
@@ -446,12 +241,14 @@ void InertialFilter::Revert() noexcept {
 
 void InertialFilter::Inflate(double factor, double cap) noexcept {
   P_before_inflation_ = P_;
+  ++generation_;
   P_ *= factor;
   P_.diagonal() += p0_diagonal_;
   CapVariances(cap);
 }
 
 void InertialFilter::CapVariances(double cap) noexcept {
+  ++generation_;
   for (int i = 0; i < n_; ++i) {
     const double limit = cap * p0_diagonal_[i];
     if (!(P_(i, i) > limit)) continue;
@@ -469,6 +266,7 @@ bool InertialFilter::RecoverCovariance() noexcept {
   P_.setZero();
   P_.diagonal() = p0_diagonal_;
   ++covariance_resets_;
+  ++generation_;
   return true;
 }
 

@@ -7,6 +7,7 @@
 
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/nominal_uncertainty.hpp"
+#include "sparse_whitening.hpp"
 
 namespace heft::estimator {
 namespace {
@@ -197,6 +198,10 @@ Measurement::Measurement(const dynamics::Model& model,
   jac_.resize(6, nv_);
   qy_.resize(nv_, std::max(n_ + nc_, nv_) + 1);
   rfull_.resize(nv_, nv_);
+  l_inverse_.setZero(nv_, nv_);
+  whiten_column_.setZero(nv_);
+  dense_rows_ = model_.floating_base ? 6 : 0;  // the base's rows: in every column's support
+  whiten_top_.setZero(dense_rows_, n_ + nc_);
   if (config.acceleration_sigma.size() != 0) {
     if (config.acceleration_sigma.size() != nv_ ||
         !(config.acceleration_sigma.array() >= 0.0).all() || !config.acceleration_sigma.allFinite())
@@ -347,12 +352,19 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
       row_scale_[i] = std::sqrt(RowVariance(row_sigma_[i], torque_scale_[i], in.tau[i]));
   }
   H_.leftCols(n_) = Y_;
-  if (nc_ > 0) {
+  if (nc_ > 0 && bias != nullptr)
+    H_.rightCols(nc_) = C_ - consider_bias_;  // one pass, not a copy and a subtraction
+  else if (nc_ > 0)
     H_.rightCols(nc_) = C_;
-    if (bias != nullptr) H_.rightCols(nc_) -= consider_bias_;
-  }
   z_ = r_;
-  Whiten(H_);
+  if (whitened_full_) {
+    // H's columns are mostly zeros before whitening (sparse_whitening.hpp): L⁻¹ once, then only
+    // their non-zero entries.
+    detail::LowerTriangularInverse(ft_llt_.matrixLLT(), l_inverse_);
+    detail::ApplyLowerInverse(l_inverse_, dense_rows_, H_, whiten_top_, whiten_column_);
+  } else {
+    Whiten(H_);
+  }
   Whiten(z_);
   return true;
 }
@@ -414,10 +426,10 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   const int cols = n_ + nc_;
   auto qy = qy_.leftCols(cols + 1);
   qy.leftCols(n_) = Y_;
-  if (nc_ > 0) {
+  if (nc_ > 0 && bias != nullptr)
+    qy.middleCols(n_, nc_) = C_ - consider_bias_;
+  else if (nc_ > 0)
     qy.middleCols(n_, nc_) = C_;
-    if (bias != nullptr) qy.middleCols(n_, nc_) -= consider_bias_;
-  }
   qy.col(cols) = r_;
   rfull_.setZero();
   SetRowVariances(in.tau);

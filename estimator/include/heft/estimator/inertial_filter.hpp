@@ -156,8 +156,14 @@ class InertialFilter {
     double step_fraction = 1.0;  // s of the damped step (1: the full Kalman step)
   };
   static constexpr int kMaxHalvings = 8;
+  // With `reuse_nis`, where H_π and z are the ones the last Nis read (the same buffers, unchanged
+  // since: the caller's promise) and the filter's state has not changed since, the rows that Nis
+  // staged and their products (H P Hᵀ, or P⁻¹ and HᵀH) are reused instead of formed again: the
+  // gate's NIS and the update on one low-passed copy (InertialEstimator). Other buffers, or a
+  // changed state, are staged anew.
   bool Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out) noexcept;
+                const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out,
+                bool reuse_nis = false) noexcept;
   // The NIS Evaluate would report for this measurement (χ²(m) under the model), without forming
   // an update: for a gate that screens rows other than the ones the update learns from. Where
   // ỹᵀỹ, an upper bound of it (S ≥ I), is at most `level`, nis ← that bound, without factorising
@@ -188,7 +194,10 @@ class InertialFilter {
   // Returns true if it reset. Evaluate calls it; a reset is counted.
   bool RecoverCovariance() noexcept;
   // Puts back the covariance the last Inflate started from (a release the caller refused).
-  void UndoInflate() noexcept { P_ = P_before_inflation_; }
+  void UndoInflate() noexcept {
+    P_ = P_before_inflation_;
+    ++generation_;
+  }
   std::uint64_t covariance_resets() const { return covariance_resets_; }
 
   // Current estimate in π (10k) and its covariance in π (ParameterCovariance: first order,
@@ -216,23 +225,28 @@ class InertialFilter {
   // The two forms of the update on the compacted rows Hc_/yc_ (m of them): dx_, P_candidate_ and
   // the NIS of those rows; false if unusable.
   // Stages z's innovation and H = H_π G (the rows carrying information on x) in yc_ and Hc_, both
-  // times `scale`, and the consider columns in Cc_ when `consider`; returns their number,
-  // nis ← the other rows' ỹᵢ².
+  // times `scale`, and the consider columns in Cc_ when `consider` and some rows are left out (else
+  // they are read in H_π); returns their number, nis ← the other rows' ỹᵢ².
   int StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale = 1.0,
                 bool consider = true) noexcept;
+  // Stage's rows (unscaled, StageRows) for Nis and Evaluate: with `reuse`, the last ones where
+  // they were staged from the same H_π and z at the same state (Evaluate's reuse_nis).
+  int Stage(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+            const Eigen::Ref<const Eigen::VectorXd>& z, double& other_nis, bool consider,
+            bool reuse) noexcept;
   bool InformationUpdate(int m, double& nis) noexcept;
-  // D_candidate_ from the evaluated step on the m staged rows (header: "Consider parameters").
-  void ConsiderStep(int m, bool covariance_form, double fraction) noexcept;
+  // D_candidate_ from the evaluated step on the m staged rows (header: "Consider parameters"),
+  // whose consider columns are C (m × consider()).
+  void ConsiderStep(int m, bool covariance_form, double fraction,
+                    const Eigen::Ref<const Eigen::MatrixXd>& C) noexcept;
   bool CovarianceUpdate(int m, double& nis) noexcept;
-  // Their first halves, all Nis needs: the NIS of the staged rows. The information form's leaves
-  // llt_ = chol(A), b_ and dx_ = A⁻¹ b; the covariance form's leaves S's factor L in S_'s lower
-  // triangle, U_ = H P and w_ = L⁻¹ ỹ.
-  bool InformationNis(int m, double& nis) noexcept;
-  bool CovarianceNis(int m, double& nis) noexcept;
-  // llt_ ← Cholesky factor of A = B⁻¹ + HᵀH with H = Hc_.topRows(m) (the information form), and
-  // HtH_ ← HᵀH (ConsiderStep's); false if B or A is not positive definite.
-  bool FactorInformation(const Eigen::MatrixXd& B, int m) noexcept;
+  // Their first halves, all Nis needs: the NIS of the staged rows times `scale`. The information
+  // form's leaves llt_ = chol(A), b_ and dx_ = A⁻¹ b; the covariance form's leaves S's factor L in
+  // S_'s lower triangle, U_ = H P and w_ = L⁻¹ ỹ. The products of the staged rows that do not
+  // depend on the scale (P⁻¹, HᵀH, Hᵀỹ; H P, H P Hᵀ) are formed once per staging (staged_).
+  bool InformationNis(int m, double& nis, double scale) noexcept;
+  bool CovarianceNis(int m, double& nis, double scale) noexcept;
   // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
   double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                   const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
@@ -251,9 +265,28 @@ class InertialFilter {
   // Consider analysis: D (its candidate and the state before the last Apply), the staged rows' C,
   // and scratch.
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
-  Eigen::MatrixXd HtH_;  // HᵀH of the last information-form factorisation (FactorInformation)
+  Eigen::MatrixXd HtH_;  // HᵀH of the staged rows (InformationNis; ConsiderStep's)
   Eigen::MatrixXd Kt_;   // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
+  Eigen::MatrixXd K_;    // K = A⁻¹ Hᵀ of the information form's gain (ConsiderStep)
+  Eigen::MatrixXd KH_;   // its K H = A⁻¹ HᵀH
   Eigen::LLT<Eigen::MatrixXd> llt_;
+  // Stage's last rows: where from (H_π's and z's data, rows, stride, the state's generation), the
+  // rows kept and the other rows' ỹᵢ², whether the consider columns were staged, and which
+  // products of them are formed: the covariance form's U_ = H P and HPHt_ (lower triangle), the
+  // information form's P_inverse_, HtH_ and b_staged_ = Hᵀỹ.
+  struct Staged {
+    const double* H = nullptr;
+    const double* z = nullptr;
+    Eigen::Index rows = 0, stride = 0;
+    std::uint64_t generation = 0;
+    int kept = 0;
+    double other_nis = 0.0;
+    bool valid = false, consider = false, covariance = false, information = false;
+  };
+  Staged staged_;
+  std::uint64_t generation_ = 0;  // counts the changes of x_ and P_ (Stage's reuse)
+  Eigen::MatrixXd HPHt_, P_inverse_;
+  Eigen::VectorXd b_staged_;
 };
 
 }  // namespace heft::estimator

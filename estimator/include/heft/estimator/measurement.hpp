@@ -144,6 +144,11 @@ class Measurement {
   bool acceleration_noise_ = false;
   Eigen::MatrixXd mass_, mass_scaled_;  // M(q) and M diag(σ_a) (acceleration noise)
   Eigen::LLT<Eigen::MatrixXd> ft_llt_;  // R of the full-wrench rows with the cells' noise
+  // L⁻¹ of ft_llt_'s factor, for H's mostly zero columns (sparse_whitening.hpp): its first
+  // dense_rows_ rows taken as dense, and scratch.
+  Eigen::MatrixXd l_inverse_, whiten_top_;
+  Eigen::Index dense_rows_ = 0;
+  Eigen::VectorXd whiten_column_;
   // Qᵀ of the null-space QR as one block reflector I − V T Vᵀ, and its products' workspaces.
   Eigen::MatrixXd wy_v_, wy_t_, wy_w_, wy_w2_, wy_u_, wy_u2_, wy_p_;
   Eigen::Index null_k_ = 0;  // columns of Q₁ in the last null-space tick's reflector (0: none)
