@@ -3,11 +3,9 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numbers>
 #include <stdexcept>
 
-#include "heft/dynamics/model.hpp"
 #include "heft/sim/controller.hpp"
 
 namespace heft::sim {
@@ -90,16 +88,11 @@ BalanceController::BalanceController(const std::string& urdf_path,
   rhs_.setZero(n + m);
   sol_.setZero(n + m);
   sol_previous_.setZero(n + m);
-  // The drives' effort limits, from the URDF (the control model does not keep them).
-  effort_.setConstant(nv, std::numeric_limits<double>::infinity());
-  const dynamics::Model urdf = dynamics::LoadModelFromUrdfFile(urdf_path, dynamics::ModelOptions{});
-  for (std::size_t i = 0; i < joint_v_.size(); ++i) {
-    const double effort = urdf.bodies[urdf.joint_body_index(state_joint_names[i])].joint.effort;
-    if (effort > 0.0) effort_[joint_v_[i]] = effort;
-  }
+  effort_ = model_.effort_limits();
   const int max_limits = 2 * kFootLimits + 2 * nv;
   limit_rows_.setZero(max_limits, n);
   limit_rhs_.setZero(max_limits);
+  limit_norm_.setZero(max_limits);
   limit_slot_.assign(max_limits, -1);
   limit_opposite_.assign(max_limits, -1);
   row_.setZero(n);

@@ -15,6 +15,7 @@ void BalanceController::AddLimit(const Eigen::Ref<const Eigen::RowVectorXd>& row
                                  int opposite) noexcept {
   limit_rows_.row(num_limits_) = row;
   limit_rhs_[num_limits_] = bound;
+  limit_norm_[num_limits_] = row.norm();
   limit_opposite_[num_limits_] = opposite == 0 ? -1 : num_limits_ + opposite;
   limit_slot_[num_limits_] = -1;
   ++num_limits_;
@@ -152,8 +153,7 @@ bool BalanceController::SolveWithLimits(double t, int n) noexcept {
       // A bound whose opposite is held cannot be reached too (the two would contradict).
       const int o = limit_opposite_[j];
       if (limit_slot_[j] >= 0 || (o >= 0 && limit_slot_[o] >= 0)) continue;
-      const double excess =
-          (limit_rows_.row(j).dot(sol_.head(n)) - limit_rhs_[j]) / limit_rows_.row(j).norm();
+      const double excess = (limit_rows_.row(j).dot(sol_.head(n)) - limit_rhs_[j]) / limit_norm_[j];
       if (excess > worst) {
         worst = excess;
         hold = j;

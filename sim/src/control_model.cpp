@@ -1,6 +1,7 @@
 #include "heft/sim/control_model.hpp"
 
 #include <Eigen/Geometry>
+#include <limits>
 #include <stdexcept>
 
 #include "heft/dynamics/inertia.hpp"
@@ -56,6 +57,16 @@ int ControlModel::joint_v_index(std::string_view joint) const {
 
 std::vector<std::string> ControlModel::joint_names() const {
   return model_.joint_names();
+}
+
+Eigen::VectorXd ControlModel::effort_limits() const {
+  Eigen::VectorXd effort =
+      Eigen::VectorXd::Constant(model_.nv, std::numeric_limits<double>::infinity());
+  for (const dynamics::Body& body : model_.bodies) {
+    if (body.joint.type == dynamics::JointType::kFree) continue;
+    if (body.joint.effort > 0.0) effort[body.v_index] = body.joint.effort;
+  }
+  return effort;
 }
 
 Vector10 ControlModel::parameters(int body) const noexcept {

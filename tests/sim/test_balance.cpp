@@ -143,7 +143,7 @@ TEST(ScenariosBalanceController, ComputeDoesNotAllocateAfterWarmUp) {
 // sole's edge in the first single support; a plan without the floor's friction pyramid and the
 // drives' effort limits answered with 10³–10⁵ N·m until MuJoCo's acceleration was not finite
 // (4.24 s, 1 touchdown). Fails if either run falls, fails, misses a touchdown of the five or lets
-// the pelvis height wander by a centimetre (measured: 0.5 and 0.9 mm).
+// the pelvis height wander by a centimetre (measured: 0.6 and 1.1 mm).
 TEST(ScenariosStepping, ThePublishedH12StepsWithAndWithoutItsDrivesDamping) {
   const std::string dir = std::string(HEFT_TEST_ROBOTS_DIR) + "/unitree_h1_2/";
   ScenarioOptions options;

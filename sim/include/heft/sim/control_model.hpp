@@ -45,6 +45,9 @@ class ControlModel {
   [[nodiscard]] int joint_v_index(std::string_view joint) const;
   /// Names of the 1-DoF joints in v order.
   [[nodiscard]] std::vector<std::string> joint_names() const;
+  /// The drives' effort limits in v order [N·m or N], the URDF's `<limit effort>`; +inf where it
+  /// gives none and on the floating base's six. Set-up.
+  [[nodiscard]] Eigen::VectorXd effort_limits() const;
 
   [[nodiscard]] Vector10 parameters(int body) const noexcept;
   /// Replaces a body's π (see mujoco_model.hpp); false (and unchanged) if not physically

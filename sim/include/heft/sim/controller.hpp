@@ -332,6 +332,7 @@ class BalanceController final : public Controller {
   void Deactivate(int slot, int n) noexcept;
   Eigen::MatrixXd limit_rows_;
   Eigen::VectorXd limit_rhs_;
+  Eigen::VectorXd limit_norm_;                // |row|: a violation as a distance in x
   Eigen::VectorXd effort_;                    // model v order: the drives' limits (+inf: none)
   std::vector<int> limit_slot_;               // the KKT slot holding each limit (-1: not held)
   std::vector<int> limit_opposite_;           // the row bounding the same quantity (-1: none)
