@@ -1,4 +1,4 @@
-// The estimator's tick (estimator/src/inertial_estimator.cpp: InertialEstimator::Step and the
+// The estimator's tick (estimator/src/inertial_estimator*.cpp: InertialEstimator::Step and the
 // calls around it: StartCalibration, SkipCalibration, ResetFilter, HandOn) on fuzzed TickInputs,
 // up to 64 calls per input on an estimator built fresh for the input (the models are loaded once:
 // the humanoid of config/robots, fixed and floating). Checks beyond "no crash, no out-of-bounds

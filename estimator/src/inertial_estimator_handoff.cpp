@@ -1,0 +1,115 @@
+// InertialEstimator's hand-off: the policy (nominal until the data show a change), the rate limit
+// along consistent sets, and the covariance of what is handed. No allocation.
+#include <Eigen/Cholesky>
+#include <limits>
+
+#include "heft/estimator/inertial_estimator.hpp"
+
+namespace heft::estimator {
+
+namespace {
+
+// dᵀ S⁻¹ d for a symmetric positive definite S (infinite when it is not). No allocation.
+template <int N>
+double Mahalanobis(const Eigen::Matrix<double, N, N>& S,
+                   const Eigen::Matrix<double, N, 1>& d) noexcept {
+  const Eigen::LLT<Eigen::Matrix<double, N, N>> llt(S);
+  if (llt.info() != Eigen::Success) return std::numeric_limits<double>::infinity();
+  const Eigen::Matrix<double, N, 1> w = llt.matrixL().solve(d);
+  return w.squaredNorm();
+}
+
+}  // namespace
+
+void InertialEstimator::EstimateCovariance() noexcept {
+  for (int k = 0; k < selection_.size(); ++k) {
+    filter_.BodyCovariance(k, cov_estimate_.middleCols<10>(10 * k));
+    if (measurement_.consider_columns() > 0)
+      filter_.BodyCovariance(k, cov_filter_.middleCols<10>(10 * k), false);
+    else
+      cov_filter_.middleCols<10>(10 * k) = cov_estimate_.middleCols<10>(10 * k);
+  }
+}
+
+void InertialEstimator::HandedCovariance() noexcept {
+  // The handed π's error about the truth is the estimate's plus the known offset between them:
+  // E[(π_h − π)(π_h − π)ᵀ] = Σ + δδᵀ with δ = π_h − π̂; while the policy holds the nominal, the
+  // nominal's own error too.
+  for (int k = 0; k < selection_.size(); ++k) {
+    const dynamics::Vector10 d =
+        handed_.segment<10>(10 * k) - filter_.parameters().segment<10>(10 * k);
+    cov_pi_.middleCols<10>(10 * k) = cov_estimate_.middleCols<10>(10 * k);
+    cov_pi_.middleCols<10>(10 * k).noalias() += d * d.transpose();
+    // A link handed at its nominal (the policy holds it there) carries the nominal's own error.
+    if (handoff_threshold_ > 0.0 && handed_.segment<10>(10 * k) == nominal_.segment<10>(10 * k))
+      cov_pi_.middleCols<10>(10 * k) += nominal_cov_.middleCols<10>(10 * k);
+  }
+}
+
+TickResult InertialEstimator::HandOn() noexcept {
+  TickResult res;
+  res.status = TickStatus::kInvalidInput;
+  HandOn(res);
+  HandedCovariance();
+  return res;
+}
+
+dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
+                                                   const dynamics::Vector10& estimate) noexcept {
+  if (!(handoff_threshold_ > 0.0)) return estimate;  // the policy is off
+  // Whether the data show the link changed: the estimate differs from the nominal by more than
+  // both errors explain, the estimate's and the nominal's own (a body's systematic error the
+  // filter absorbed is not a load). A link that departed stays so until the estimate is back
+  // within the median of that distance (hysteresis: no flipping at the threshold).
+  const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
+  // The estimate's own covariance here is the filter's P alone: what the consider analysis adds
+  // is the nominal's error as the estimate carries it, which Σ_nominal already counts (once).
+  const Eigen::Matrix<double, 10, 10> S =
+      cov_filter_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
+  const dynamics::Vector10 d = estimate - nominal;
+  if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
+  if (departed_[k] && !Significant(S, d, return_threshold4_, return_threshold_)) departed_[k] = 0;
+  return departed_[k] ? estimate : nominal;
+}
+
+bool InertialEstimator::Significant(const Eigen::Matrix<double, 10, 10>& S,
+                                    const dynamics::Vector10& d, double threshold4,
+                                    double threshold10) const noexcept {
+  // The whole π (10 dof), or its mass and first moment alone (4 dof: what a load changes most and
+  // a whole-body controller's balance reads), each against its χ²: a load that moves only the mass
+  // and the CoM is not diluted by the six inertia dof it leaves as they were.
+  const Eigen::Matrix4d S4 = S.topLeftCorner<4, 4>();
+  const Eigen::Vector4d d4 = d.head<4>();
+  return Mahalanobis<4>(S4, d4) > threshold4 || Mahalanobis<10>(S, d) > threshold10;
+}
+
+void InertialEstimator::HandOn(TickResult& res) noexcept {
+  // Rate-limited along the segment towards the estimate, only towards targets consistent with the
+  // margin (dynamics::kConsistencyMargin). A target that is consistent but thinner (λ_min(J) > 0,
+  // below the margin) is handed moved into it (dynamics::InflateToMargin: J + δ·1, δ ≤ 2e-6 λ_max;
+  // counted in thin_targets); one that is not consistent at all (the baseline KF's) keeps the
+  // link's last handed set, and target_consistent is false (inconsistent_targets). Both ends having
+  // the margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
+  // Policy (EstimatorConfig::handoff_confidence): a link moves only when the data show a change.
+  const Eigen::VectorXd& estimate = filter_.parameters();
+  for (int k = 0; k < selection_.size(); ++k) {
+    dynamics::Vector10 t = HandOnTarget(k, estimate.segment<10>(10 * k));
+    if (!dynamics::HasConsistencyMargin(t)) {
+      if (!dynamics::IsPhysicallyConsistent(t, 0.0)) {
+        res.target_consistent = false;
+        continue;
+      }
+      t = dynamics::InflateToMargin(t);
+      res.target_thin = true;
+    }
+    const RateLimitResult step =
+        RateLimitStep(handed_.segment<10>(10 * k), t, config_.rate_limits, config_.control_period);
+    handed_.segment<10>(10 * k) = step.handed;
+    res.rate_limited = res.rate_limited || step.fraction < 1.0;
+  }
+  if (!res.target_consistent) ++inconsistent_targets_;
+  if (res.target_thin) ++thin_targets_;
+  if (res.rate_limited) ++rate_limited_ticks_;
+}
+
+}  // namespace heft::estimator
