@@ -34,7 +34,7 @@ void InertialEstimator::EstimateCovariance() noexcept {
 void InertialEstimator::HandedCovariance() noexcept {
   // The handed π's error about the truth is the estimate's plus the known offset between them:
   // E[(π_h − π)(π_h − π)ᵀ] = Σ + δδᵀ with δ = π_h − π̂; while the policy holds the nominal, the
-  // nominal's own error too.
+  // nominal's own error too; and the unknown shape of a load the estimate carries (load_shape).
   for (int k = 0; k < selection_.size(); ++k) {
     const dynamics::Vector10 d =
         handed_.segment<10>(10 * k) - filter_.parameters().segment<10>(10 * k);
@@ -43,6 +43,10 @@ void InertialEstimator::HandedCovariance() noexcept {
     // A link handed at its nominal (the policy holds it there) carries the nominal's own error.
     if (handoff_threshold_ > 0.0 && handed_.segment<10>(10 * k) == nominal_.segment<10>(10 * k))
       cov_pi_.middleCols<10>(10 * k) += nominal_cov_.middleCols<10>(10 * k);
+    // A load the estimate carries, of a shape the data see only where the motion excites it.
+    const double added = filter_.parameters()[10 * k] - nominal_[10 * k];
+    if (config_.load_shape && added > 0.0)
+      cov_pi_.middleCols<10>(10 * k) += (added * added) * load_shape_.middleCols<10>(10 * k);
   }
 }
 

@@ -148,9 +148,12 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
       !std::isfinite(u.mass + u.com + u.inertia))
     throw std::invalid_argument(
         "estimator.nominal_uncertainty: mass, com and inertia >= 0, finite");
-  for (int k = 0; k < selection_.size(); ++k)
+  load_shape_ = Eigen::MatrixXd::Zero(10, n_);
+  for (int k = 0; k < selection_.size(); ++k) {
     nominal_cov_.middleCols<10>(10 * k) =
         NominalCovariance(nominal_.segment<10>(10 * k), u.mass, u.com, u.inertia);
+    load_shape_.middleCols<10>(10 * k) = LoadShapeCovariance(nominal_.segment<10>(10 * k));
+  }
   if (!(config.handoff_confidence >= 0.0 && config.handoff_confidence < 1.0))
     throw std::invalid_argument("estimator.handoff_confidence must be in [0, 1) (0: off)");
   if (config.handoff_confidence > 0.0) {

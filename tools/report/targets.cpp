@@ -73,21 +73,30 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
        a.com_inertia_error <= a.prior_com_inertia_error + 2 * a.com_inertia_jitter, true});
 }
 
-// The handed covariance: the mean NEES over the settled part is 10 when it is honest. It is not
-// on the deviated robot (docs/estimator.md, "The handed covariance": the nominal model's error
-// is not in the filter yet): the factor is reported for every run, and on torso-load held below
-// 300×, so that a regression to the loose prior's 3000× fails (measured: 0.85× on the URDF robot;
-// about 105× on the deviated seed 1's short job, 36× before the gate read the low-passed rows'
-// NIS with their own noise and took more of their updates).
+// The handed covariance: the mean NEES over the settled part is 10 when it is honest (4 for the
+// mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× is the honesty
+// (docs/estimator.md, "The handed covariance"). Reported for every run. Checked where it holds
+// on every seed measured (short and full jobs, deviated seeds 1, 2, 3, 7, 11 and the ideal robot):
+// dumbbell-curl whole and alone (0.2–1.0× / 0.15–1.7×), torso-load's mass and first moment alone
+// (0.17–1.2×). torso-load's whole π (0.4–3.4×) and forearm-load (the unloaded forearm between
+// loads: up to 4.1× / 2.7×) are reported.
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
-  const bool torso = name == "torso-load";
-  targets.push_back({name + ": handed covariance, mean NEES ÷ 10 (1 when honest)",
-                     Fmt("%.3g×", a.nees / 10) +
-                         (std::isnan(a.mh_nees)
-                              ? std::string()
-                              : Fmt(" (mass and first moment alone, ÷ 4: %.3g×)", a.mh_nees / 4)),
-                     torso ? "≤ 300×" : "≤ 2× (χ²(10) 95 %: ≤ 20.5)",
-                     torso ? a.nees <= 3000 : a.nees <= 20.5, torso});
+  constexpr double kHonest = 2.0;
+  const bool whole_met = a.nees / 10 <= kHonest;
+  const bool mh_met = std::isnan(a.mh_nees) || a.mh_nees / 4 <= kHonest;
+  const std::string figure =
+      Fmt("%.3g×", a.nees / 10) +
+      (std::isnan(a.mh_nees) ? std::string()
+                             : Fmt(" (mass and first moment alone, ÷ 4: %.3g×)", a.mh_nees / 4));
+  if (name == "torso-load") {
+    targets.push_back({name + ": handed covariance of the mass and first moment, mean NEES ÷ 4 "
+                              "(1 when honest)",
+                       Fmt("%.3g×", a.mh_nees / 4), "≤ 2×", mh_met && !std::isnan(a.mh_nees),
+                       true});
+  }
+  targets.push_back({name + ": handed covariance, mean NEES ÷ 10 (1 when honest)", figure,
+                     "≤ 2×, and the mass and first moment alone too", whole_met && mh_met,
+                     name == "dumbbell-curl"});
 }
 
 // The dumbbell's mass, CoM and convergence. The same reading as the torso's: the forearm's own

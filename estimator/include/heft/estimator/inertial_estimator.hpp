@@ -161,6 +161,17 @@ struct EstimatorConfig {
   // absorbs (the nominal model's, Σ_nominal) then never reach the controller while nothing is
   // carried. 0: every tick follows the estimate at the rate limits (the paper's).
   double handoff_confidence = 0.0;
+  // A load's unknown shape in the handed covariance (docs/estimator.md, "A load's shape"): the
+  // data see a load's mass and first moment at once, but its second moments only along the
+  // motions that excite them; elsewhere the filter's covariance collapses while the estimate
+  // drifts thin. A link whose estimate carries Δm = m̂ − m_nominal > 0 more than its nominal gets,
+  // in its handed covariance, the spread of that load's second moments about its own centre of
+  // mass: each along the link's axes anywhere in [0, Δm R²] (uniform, σ = Δm R² / √12), each
+  // product of inertia with half that σ, independent; R is the link's half-extent along its
+  // longest axis from its nominal, √(3 λ_max / m) of its second moments about the CoM (a box's
+  // half-side). The estimate, its mass and first moment, and the hand-off are not changed. false:
+  // the covariance of the estimate alone (the paper's).
+  bool load_shape = false;
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -257,7 +268,8 @@ class InertialEstimator {
   // Covariance of each body's handed π about the truth: 10 × 10k, block k (columns 10k..10k+9)
   // for body k: the filter's covariance of its estimate plus (π_handed − π̂)(π_handed − π̂)ᵀ, the
   // hand-off's known offset from the estimate (held or rate-limited), plus the nominal's own
-  // uncertainty while the hand-off policy holds the link at its nominal.
+  // uncertainty while the hand-off policy holds the link at its nominal, plus the unknown shape of
+  // a load the estimate carries (EstimatorConfig::load_shape).
   const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
   // The filter's own covariance of its estimate π̂, in the same layout.
   const Eigen::MatrixXd& estimate_covariance() const { return cov_estimate_; }
@@ -325,6 +337,7 @@ class InertialEstimator {
   bool calibrating_ = false;
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;
+  Eigen::MatrixXd load_shape_;  // per link, a load's shape covariance per kg² (LoadShapeCovariance)
   Eigen::MatrixXd
       cov_filter_;  // the estimate's covariance without the consider part (HandOnTarget)
   // HandOn's policy: whether each link's estimate departed from its nominal; the χ² thresholds

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 
+#include "heft/dynamics/inertia.hpp"
 #include "heft/dynamics/nominal_uncertainty.hpp"
 
 namespace heft::estimator {
@@ -17,6 +19,28 @@ inline Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10&
                                                        double com, double inertia) {
   const Eigen::Matrix<double, 10, 7> f = NominalFactor(pi, mass, com, inertia);
   return f * f.transpose();
+}
+
+// The covariance of π that a load of 1 kg and unknown shape adds to a link (EstimatorConfig::
+// load_shape; scale it by Δm²): the load's second moments about its own centre of mass, Σ_ii
+// along the link's axes uniform in [0, R²] (σ = R² / √12) and each product Σ_ij with σ / 2,
+// independent, R² = 3 λ_max / m from the nominal's second moments about its CoM (a box's
+// half-side). In π the inertia I = tr(Σ)·1 − Σ moves, the mass and first moment do not.
+inline Eigen::Matrix<double, 10, 10> LoadShapeCovariance(const dynamics::Vector10& nominal) {
+  const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(nominal);
+  const Eigen::Vector3d moments =
+      Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(body.inertia_com).eigenvalues();
+  const double second_moment_max = 0.5 * moments.sum() - moments.minCoeff();  // λ_max(Σ_c)
+  const double extent2 = body.mass > 0.0 ? 3.0 * second_moment_max / body.mass : 0.0;
+  const double var = extent2 * extent2 / 12.0;
+  Eigen::Matrix<double, 10, 10> c = Eigen::Matrix<double, 10, 10>::Zero();
+  // Ixx = Σyy + Σzz, Iyy = Σxx + Σzz, Izz = Σxx + Σyy (π's indices 4, 7, 9): each the sum of two
+  // independent diagonal terms, each pair sharing one.
+  constexpr int kDiagonal[3] = {4, 7, 9};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) c(kDiagonal[i], kDiagonal[j]) = (i == j ? 2.0 : 1.0) * var;
+  for (const int k : {5, 6, 8}) c(k, k) = 0.25 * var;  // Ixy, Ixz, Iyz = −Σxy, −Σxz, −Σyz
+  return c;
 }
 
 }  // namespace heft::estimator
