@@ -111,6 +111,7 @@ Setup MakeSetup(int which, const Models& models) {
   c.calibration = {true, 0.03, 0.5, 0.01, 0.12};  // completes (or times out) within 64 calls
   c.gating.release_after = 0.01;                  // releases within a few gated ticks
   c.gating.open_for = 0.01;
+  c.load_shape = true;  // the handed covariance with a carried load's shape (the service's)
   switch (which) {
     case 0: {  // fixed base: the forearm, the joint rows only, friction and its stiction band
       c.bodies = {"left_forearm"};
