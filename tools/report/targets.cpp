@@ -76,10 +76,11 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 // The handed covariance: the mean NEES over the settled part is 10 when it is honest (4 for the
 // mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× is the honesty
 // (docs/estimator.md, "The handed covariance"). Reported for every run. Checked where it holds
-// on every seed measured (short and full jobs, deviated seeds 1, 2, 3, 7, 11 and the ideal robot):
-// dumbbell-curl whole and alone (0.2–1.0× / 0.15–1.7×), torso-load's mass and first moment alone
-// (0.17–1.2×). torso-load's whole π (0.4–3.4×) and forearm-load (the unloaded forearm between
-// loads: up to 4.1× / 2.7×) are reported.
+// on every seed measured (full jobs on deviated seeds 1, 2, 3; short jobs on seeds 1, 2, 3, 7, 11
+// and the ideal robot; the reference robot): dumbbell-curl whole and alone (0.23–0.98× /
+// 0.15–1.7×), torso-load's mass and first moment alone (0.17–1.2×). torso-load's whole π (0.4–11×)
+// and forearm-load (up to 127× / 13.5×: its unloaded forearm between loads) are reported
+// (docs/estimator.md).
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
   constexpr double kHonest = 2.0;
   const bool whole_met = a.nees / 10 <= kHonest;
