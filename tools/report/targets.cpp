@@ -74,7 +74,7 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 }
 
 // The handed covariance: the mean NEES over the settled part is 10 when it is honest (4 for the
-// mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× is the honesty
+// mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× counts as honest
 // (docs/estimator.md, "The handed covariance"). Reported for every run. Checked where it holds
 // on every seed measured (full jobs on deviated seeds 1, 2, 3; short jobs on seeds 1, 2, 3, 7, 11
 // and the ideal robot; the reference robot): dumbbell-curl whole and alone (0.23–0.98× /
