@@ -247,7 +247,23 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   nc_gain_ = (torque_scale_.array() > 0.0).any() ? model.nv - (model.floating_base ? 6 : 0) : 0;
   for (const int b : selection.bodies())
     own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
-  nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
+  // The static friction a calibration takes into the bias: one column per friction joint that
+  // supports an estimated link (its row is the only one the column is non-zero on; a joint that
+  // supports none reaches the estimate through no row's regressor).
+  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
+    int body = -1;
+    for (int b = 0; b < model.num_bodies(); ++b)
+      if (model.bodies[b].joint.type != dynamics::JointType::kFree &&
+          model.bodies[b].v_index == friction_v_[j])
+        body = b;
+    bool supports = false;
+    for (const int e : selection.bodies())
+      for (int a = e; a != dynamics::kWorld && !supports; a = model.bodies[a].parent)
+        supports = a == body;
+    if (supports && friction_coulomb_[j] != 0.0) stiction_entries_.push_back(static_cast<int>(j));
+  }
+  nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size()) +
+        static_cast<int>(stiction_entries_.size());
 }
 
 void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept {
@@ -256,6 +272,13 @@ void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noex
   for (std::size_t k = 0; k < own_factors_.size(); ++k)
     sum.middleCols<7>(own_column(static_cast<int>(k))).noalias() +=
         Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
+  // The static friction held at this tick, anywhere within ±w (the band's half-width): the bias
+  // takes it with the residual, one standard deviation w of a friction held at either edge.
+  const int first = stiction_column();
+  for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
+    const auto j = static_cast<std::size_t>(stiction_entries_[k]);
+    sum(friction_v_[j], first + static_cast<int>(k)) += stiction_width_[j];
+  }
 }
 
 void Measurement::Residual(const TickInput& in) noexcept {

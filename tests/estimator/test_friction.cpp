@@ -129,6 +129,56 @@ TEST(Friction, JointsHeldByStaticFrictionDoNotBiasTheEstimate) {
   EXPECT_GT(error[0], 3.0 * error[1]);
 }
 
+// The static friction a calibration holds (found on the deviated robot's full job: the elbow's
+// bias took its static friction, and the forearm's covariance did not know): the robot stands
+// still for the start-up calibration while its elbow (F_c 2 N·m, told) is held by static friction
+// at 0.9 F_c, which the calibration cannot tell from a torque sensor's offset and takes into the
+// bias; then the arm moves and the friction is the model's. The estimate keeps that error for good
+// (the bias is wrong by 1.8 N·m on the elbow's row), and the handed covariance must own up to it:
+// over the last 2 s each parameter's mean z² (error² over its handed variance) stays below
+// kSigmas². Fails if the calibration's static friction is not among the consider parameters
+// (measured: the first moment along x at z² 4.7 and the product of inertia I_xz at 7.3, against
+// 0.5 and 0.8 with them) or is counted on the wrong row. The whole π's mean NEES is 31 (64
+// without): the EKF's linearised sensitivity misses part of the effect (docs/estimator.md).
+TEST(Friction, TheStaticFrictionACalibrationHeldIsInTheHandedCovariance) {
+  test::DataSpec spec = test::ArmMotion(8.0);
+  spec.motion.still_until = 1.5;
+  const auto ticks = test::Generate(spec);
+  const dynamics::Model model = test::ReferenceHumanoid();
+  const int elbow = model.bodies[model.body_index("left_forearm")].v_index;
+  const JointFriction friction{"left_elbow", 2.0, 0.0};
+  EstimatorConfig cfg = test::ArmConfig();
+  cfg.friction = {friction};
+  cfg.consider_nominal = true;
+  cfg.calibration.enabled = true;
+  cfg.calibration.window = 1.0;
+  InertialEstimator est(model, cfg);
+  est.StartCalibration();
+  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+  Eigen::VectorXd tau(model.nv);
+  Eigen::Matrix<double, 10, 1> z2 = Eigen::Matrix<double, 10, 1>::Zero();
+  int n = 0;
+  for (const test::Tick& tk : ticks) {
+    tau = tk.tau;
+    tau[elbow] += tk.t < spec.motion.still_until
+                      ? 0.9 * friction.coulomb
+                      : friction.coulomb * std::tanh(tk.v[elbow] / cfg.friction_epsilon);
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
+    (void)est.Step(in);
+    if (tk.t < 6.0) continue;
+    const Eigen::Matrix<double, 10, 1> e = est.handed().head<10>() - tk.truth.head<10>();
+    z2.array() += e.array().square() / est.parameter_covariance().leftCols<10>().diagonal().array();
+    ++n;
+  }
+  ASSERT_GT(n, 0);
+  EXPECT_FALSE(est.calibrating());
+  z2 /= n;
+  std::printf("[ heft ] elbow held by static friction while calibrating: mean z² per parameter");
+  for (int i = 0; i < 10; ++i) std::printf(" %.1f", z2[i]);
+  std::printf("\n");
+  for (int i = 0; i < 10; ++i) EXPECT_LT(z2[i], test::kSigmas * test::kSigmas) << "parameter " << i;
+}
+
 // A row dropped inside its band is no degree of freedom of the innovation: the gate's threshold
 // and the telemetry's NIS use the rows that remain. Three held shoulders (F_c 5 N·m, well above
 // their innovation: the data carry no friction and 0.3 N·m of noise) are inside their band: the
