@@ -247,23 +247,16 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   nc_gain_ = (torque_scale_.array() > 0.0).any() ? model.nv - (model.floating_base ? 6 : 0) : 0;
   for (const int b : selection.bodies())
     own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
-  // The static friction a calibration takes into the bias: one column per friction joint that
-  // supports an estimated link (its row is the only one the column is non-zero on; a joint that
-  // supports none reaches the estimate through no row's regressor).
-  for (std::size_t j = 0; j < friction_v_.size(); ++j) {
-    int body = -1;
-    for (int b = 0; b < model.num_bodies(); ++b)
-      if (model.bodies[b].joint.type != dynamics::JointType::kFree &&
-          model.bodies[b].v_index == friction_v_[j])
-        body = b;
-    bool supports = false;
-    for (const int e : selection.bodies())
-      for (int a = e; a != dynamics::kWorld && !supports; a = model.bodies[a].parent)
-        supports = a == body;
-    if (supports && friction_coulomb_[j] != 0.0) stiction_entries_.push_back(static_cast<int>(j));
-  }
+  // Static friction: a joint at rest is held anywhere within ±F_c, which the model's
+  // F_c tanh(q̇/ε) calls 0. Two columns per friction joint, each non-zero on its own row only: the
+  // friction held while a calibration averaged (its bias took it; AccumulateConsider) and the
+  // friction held now (Residual). Every friction joint, not only those supporting an estimated
+  // link: the null-space projection, the F/T cells' and the accelerations' noise correlate their
+  // rows with the rows that see the links.
+  for (std::size_t j = 0; j < friction_v_.size(); ++j)
+    if (friction_coulomb_[j] != 0.0) stiction_entries_.push_back(static_cast<int>(j));
   nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size()) +
-        static_cast<int>(stiction_entries_.size());
+        2 * static_cast<int>(stiction_entries_.size());
 }
 
 void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept {
@@ -273,7 +266,8 @@ void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noex
     sum.middleCols<7>(own_column(static_cast<int>(k))).noalias() +=
         Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
   // The static friction held at this tick, anywhere within ±w (the band's half-width): the bias
-  // takes it with the residual, one standard deviation w of a friction held at either edge.
+  // takes it with the residual, one standard deviation w of a friction held at either edge. (The
+  // friction held now, the next columns, is another parameter: nothing of it enters the bias.)
   const int first = stiction_column();
   for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
     const auto j = static_cast<std::size_t>(stiction_entries_[k]);
@@ -303,6 +297,16 @@ void Measurement::Residual(const TickInput& in) noexcept {
     stiction_width_[j] = std::abs(friction_coulomb_[j]) * (1.0 - std::abs(sliding));
   }
   r_ = in.tau - tau_nom_;
+  // The static friction held now: w on the joint's row, one standard deviation of a friction held
+  // at either edge of its band (0 while the joint slides). StictionBand then drops a row whose
+  // innovation lies inside the band, these columns with it.
+  if (nc_ > 0) {
+    const int first = held_column();
+    for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
+      const auto j = static_cast<std::size_t>(stiction_entries_[k]);
+      C_(friction_v_[j], first + static_cast<int>(k)) = stiction_width_[j];
+    }
+  }
 }
 
 void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {

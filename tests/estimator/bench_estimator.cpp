@@ -8,6 +8,8 @@
 // plugin's parser: every noise term it turns on, the acceleration noise through M(q), the
 // low-pass, the floating base, the hand-off policy), 1 body and 4, with heft's RNEA on the same
 // robot and data timed in the same run (BM_Rnea): the ratio is the tick's cost in RNEAs.
+// Its friction:1 variant adds heft-identify's friction on every joint (the service after the
+// operator's procedure), whose static friction the consider analysis counts (2 columns a joint).
 #include <benchmark/benchmark.h>
 
 #include "heft/config/yaml.hpp"
@@ -83,6 +85,12 @@ void BM_ShippedTick(benchmark::State& st) {
       shipped.urdf_path, dynamics::ModelOptions{shipped.floating_base, shipped.repair_inertia});
   EstimatorConfig cfg = shipped.estimator;
   if (st.range(0) > 1) cfg.bodies = {"left_forearm", "torso", "right_forearm", "left_hand"};
+  // friction:1, the service after the operator's procedure: heft-identify's friction on every
+  // joint (robot.parameters' `friction:`), whose static friction the consider analysis counts.
+  if (st.range(1) > 0)
+    for (const dynamics::Body& b : model.bodies)
+      if (b.joint.type != dynamics::JointType::kFree)
+        cfg.friction.push_back({b.joint.name, 0.5, 0.3});
   cfg.calibration.enabled = false;
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -98,7 +106,12 @@ void BM_ShippedTick(benchmark::State& st) {
   st.counters["states"] = est.filter().states();
   st.counters["consider"] = est.filter().consider();
 }
-BENCHMARK(BM_ShippedTick)->ArgNames({"bodies"})->Arg(1)->Arg(4);
+BENCHMARK(BM_ShippedTick)
+    ->ArgNames({"bodies", "friction"})
+    ->Args({1, 0})
+    ->Args({4, 0})
+    ->Args({1, 1})
+    ->Args({4, 1});
 
 void BM_Rnea(benchmark::State& st) {
   const plugin::PluginConfig& shipped = Shipped();

@@ -79,8 +79,8 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 // on every seed measured (full jobs on deviated seeds 1, 2, 3; short jobs on seeds 1, 2, 3, 7, 11
 // and the ideal robot; the reference robot): dumbbell-curl whole and alone (0.23–0.98× /
 // 0.15–1.7×), torso-load's mass and first moment alone (0.17–1.2×). torso-load's whole π (0.4–11×)
-// and forearm-load (up to 127× / 13.5×: its unloaded forearm between loads) are reported
-// (docs/estimator.md).
+// and forearm-load (up to 65× / 8.9× on the full job's seed 2: its CoM's drift along x) are
+// reported (docs/estimator.md).
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
   constexpr double kHonest = 2.0;
   const bool whole_met = a.nees / 10 <= kHonest;

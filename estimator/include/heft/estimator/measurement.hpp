@@ -45,8 +45,8 @@ class Measurement {
   // moment, one standard deviation of their nominal error each (EstimatorConfig::consider_nominal;
   // dynamics::MassFirstMomentColumns), then each joint torque sensor's scale error (one column per
   // joint: τ_obs times joint_torque_scale on its own row), then the estimated links' own nominal
-  // error and the static friction a calibration held (AccumulateConsider), through the same
-  // projection and whitening as the rest.
+  // error, the static friction a calibration held (AccumulateConsider) and the static friction
+  // held now, through the same projection and whitening as the rest.
   int rows() const { return rows_; }
   int consider_columns() const { return nc_; }
   auto H() const { return H_.topRows(rows_); }
@@ -69,7 +69,7 @@ class Measurement {
   // residual (the calibration averaged both over the same ticks, InertialEstimator::Calibrate).
   const Eigen::MatrixXd& consider() const { return C_; }
   // sum += what a calibration tick adds to the consider columns' average: the other bodies' columns
-  // as they are, and for the estimated links' own nominal error (the last 7k columns, zero on every
+  // as they are, and for the estimated links' own nominal error (7k columns, zero on every
   // tick: the links are estimated) Y_est F, F the links' nominal factors (NominalFactor) — the
   // calibration's bias takes Ȳ_est ε with the residual, ε the links' own nominal error, so that
   // after it the rows read Y_est π − Ȳ_est ε: a constant error in the directions the calibration
@@ -78,12 +78,14 @@ class Measurement {
   void AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept;
   // Estimated link k's own nominal error: its first consider column.
   int own_column(int k) const { return nc_others_ + nc_gain_ + 7 * k; }
-  // The calibration's static friction on the joints that support an estimated link: the columns
-  // after the links' own, one a joint, zero on every tick and w̄ (the band's half-width averaged
-  // over the calibration, F_c at rest) on the joint's row in the bias (AccumulateConsider).
+  // Static friction on every friction joint, two columns each, after the links' own: the friction
+  // a calibration held (zero on every tick, w̄ on the joint's row in the bias: the band's
+  // half-width averaged over the calibration, F_c at rest; AccumulateConsider), then the friction
+  // held now (w, this tick's half-width, on the joint's row).
   int stiction_column() const {
     return nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
   }
+  int held_column() const { return stiction_column() + stiction_columns(); }
   int stiction_columns() const { return static_cast<int>(stiction_entries_.size()); }
   void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
@@ -137,7 +139,7 @@ class Measurement {
   std::vector<int> consider_bodies_;
   std::vector<Eigen::Matrix4d> consider_factors_;
   std::vector<Eigen::Matrix<double, 10, 7>> own_factors_;  // per estimated link
-  std::vector<int> stiction_entries_;  // friction entries that support an estimated link
+  std::vector<int> stiction_entries_;                      // friction entries with F_c ≠ 0
   int nc_ = 0, nc_others_ = 0, nc_gain_ = 0;
   Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
