@@ -179,6 +179,21 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   release_threshold_ = ChiSquareQuantile(config.gating.confidence, n_);
 
   ResetFilter();
+  SetPriorError();
+}
+
+void InertialEstimator::SetPriorError() {
+  if (measurement_.prior_columns() == 0) return;
+  std::vector<int> pulled;
+  for (int k = 0; k < selection_.size(); ++k)
+    if (pull_weight_[10 * k] > 0.0) pulled.push_back(k);
+  // The prior's covariance is the nominal's stated one (Σ₀, nominal_uncertainty): what the pull's
+  // x₀ is actually worth, against P₀ (initial_sigma), what the filter weighs it as.
+  if (10 * static_cast<int>(pulled.size()) != measurement_.prior_columns() ||
+      !filter_.SetPriorError(measurement_.prior_column(), nominal_cov_, pulled))
+    throw std::logic_error("estimator: the prior's error columns do not match the pulled links");
+  EstimateCovariance();
+  HandedCovariance();
 }
 
 }  // namespace heft::estimator

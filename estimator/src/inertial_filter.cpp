@@ -1,6 +1,7 @@
 #include "heft/estimator/inertial_filter.hpp"
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <cmath>
 #include <limits>
@@ -88,7 +89,42 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   for (int i = 0; i < n_; ++i) P_(i, i) = p0_diagonal_[i] = sigma0[i % period] * sigma0[i % period];
   x0_ = x_;
   D_.setZero();
+  prior_error_on_ = prior_error_.cols() > 0;
+  if (prior_error_on_) D_.middleCols(prior_first_, prior_error_.cols()) = prior_error_;
   RefreshParameters();
+  return true;
+}
+
+bool InertialFilter::SetPriorError(int first, const Eigen::Ref<const Eigen::MatrixXd>& cov_pi,
+                                   const std::vector<int>& bodies) {
+  const auto cols = 10 * static_cast<Eigen::Index>(bodies.size());
+  if (first < 0 || first + cols > nc_ || cov_pi.rows() != 10 || cov_pi.cols() != n_) return false;
+  for (const int j : bodies)
+    if (j < 0 || j >= k_) return false;
+  prior_error_.setZero(n_, cols);
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const int j = bodies[i];
+    dynamics::Matrix10 S = cov_pi.middleCols<10>(10 * j);
+    S = 0.5 * (S + S.transpose()).eval();
+    if (kind_ == FilterKind::kLogCholesky) {
+      const auto lu = G_.block<10, 10>(0, 10 * j).fullPivLu();
+      if (!lu.isInvertible()) continue;
+      const dynamics::Matrix10 Gi = lu.inverse();
+      S = (Gi * S * Gi.transpose()).eval();
+    }
+    const dynamics::Vector10 mask = prior_mask_.segment<10>(10 * j);
+    S = (mask.asDiagonal() * S * mask.asDiagonal()).eval();
+    S.diagonal() -= mask.cwiseProduct(p0_diagonal_.segment<10>(10 * j));
+    const Eigen::SelfAdjointEigenSolver<dynamics::Matrix10> eig(S);
+    if (eig.info() != Eigen::Success) continue;
+    const dynamics::Vector10 root = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt();
+    prior_error_.block<10, 10>(10 * j, 10 * static_cast<Eigen::Index>(i)) =
+        eig.eigenvectors() * root.asDiagonal();
+  }
+  if (!prior_error_.allFinite()) prior_error_.setZero();
+  prior_first_ = first;
+  prior_error_on_ = true;
+  D_.middleCols(first, cols) = prior_error_;
   return true;
 }
 
@@ -122,6 +158,9 @@ bool InertialFilter::Reset(const Eigen::Ref<const Eigen::VectorXd>& pi0,
     blocks.middleCols<10>(10 * j) = B;
   }
   if (!Reset(pi0, sigma0)) return false;
+  // The persisted estimate is x₀ now, its covariance given: no prior error beyond it to renew.
+  if (prior_error_on_) D_.middleCols(prior_first_, prior_error_.cols()).setZero();
+  prior_error_on_ = false;
   P_.setZero();
   for (int j = 0; j < k_; ++j) P_.block<10, 10>(10 * j, 10 * j) = blocks.middleCols<10>(10 * j);
   // A persisted estimate knows no less than a fresh start: no state's variance above the prior's.
@@ -185,10 +224,13 @@ bool InertialFilter::PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noe
   llt_.solveInPlace(b_);
   if (!b_.allFinite()) return false;
   // The pull's gain A⁻¹W acts on the estimate's consider sensitivity too: D ← (1 − A⁻¹W) D.
+  // The prior's own error beyond P₀ (SetPriorError) is observed again: D ← D − A⁻¹W (D − F).
   if (nc_ > 0) {
+    if (prior_error_on_) D_.middleCols(prior_first_, prior_error_.cols()) -= prior_error_;
     T_ = (w.cwiseQuotient(p0_diagonal_).cwiseProduct(prior_mask_)).asDiagonal() * D_;
     llt_.solveInPlace(T_);
     D_ -= T_;
+    if (prior_error_on_) D_.middleCols(prior_first_, prior_error_.cols()) += prior_error_;
   }
   // The mean moves, the covariance stays: the prior seen again is not new information. Taking
   // P⁺ = A⁻¹ counted it anew on every pull and shrank P along every direction the data leave

@@ -176,5 +176,51 @@ TEST(ConsiderEkf, SensitivityFollowsTheEstimateThroughALoad) {
   EXPECT_LT(worst, 0.3);
 }
 
+// The prior's own error beyond P₀ (InertialFilter::SetPriorError). The KF from a prior whose true
+// error is twice the σ it is given (Σ = 4 P₀), pulled towards it every tick, while the rows see
+// only five of the ten directions: the other five stay at the prior, whose error P (kept at P₀
+// by the pull) claims a quarter of. Monte Carlo over the prior's error and the noise: the mean
+// NEES with P + D Dᵀ is χ²₁₀'s 10 within five standard errors of 400 draws (±1.1, above); with P
+// alone about 5 + 5 × 4 = 25. Fails if the prior's columns do not start at F, are not renewed by
+// the pull (D would decay to 0 where the data are silent) or are counted where the data decide.
+TEST(ConsiderPrior, ThePriorsOwnErrorIsInTheCovariance) {
+  constexpr int kRows = 8;
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> n(0.0, 1.0);
+  Eigen::MatrixXd basis = Eigen::MatrixXd::Zero(5, 10);  // the rows see x's first five states
+  basis.leftCols(5).setIdentity();
+  const Eigen::MatrixXd truth_cov = 4.0 * Eigen::MatrixXd::Identity(10, 10);
+  constexpr int kDraws = 400;
+  double with = 0.0, without = 0.0;
+  for (int d = 0; d < kDraws; ++d) {
+    Eigen::VectorXd x0(10), truth(10);
+    for (int i = 0; i < 10; ++i) x0[i] = n(rng), truth[i] = x0[i] + 2.0 * n(rng);
+    InertialFilter f(FilterKind::kKalman, 1, kRows, 10);
+    EXPECT_TRUE(f.Reset(x0, Eigen::VectorXd::Constant(10, 1.0)));
+    EXPECT_TRUE(f.SetPriorError(0, truth_cov, {0}));
+    Eigen::MatrixXd H = Eigen::MatrixXd::Zero(kRows, 20);
+    Eigen::VectorXd z(kRows);
+    for (int t = 0; t < 100; ++t) {
+      Eigen::MatrixXd mix(kRows, 5);
+      for (int i = 0; i < kRows; ++i)
+        for (int j = 0; j < 5; ++j) mix(i, j) = n(rng);
+      H.leftCols(10) = mix * basis;
+      for (int i = 0; i < kRows; ++i) z[i] = n(rng);
+      z.noalias() += H.leftCols(10) * truth;
+      InertialFilter::Candidate cand;
+      EXPECT_TRUE(f.Evaluate(H, z, cand));
+      EXPECT_TRUE(f.Apply());
+      EXPECT_TRUE(f.PullToPrior(0.05));
+    }
+    Eigen::MatrixXd cov(10, 10);
+    f.ParameterCovariance(cov);
+    const Eigen::VectorXd e = f.parameters() - truth;
+    with += e.dot(cov.ldlt().solve(e)) / kDraws;
+    without += e.dot(f.covariance().ldlt().solve(e)) / kDraws;
+  }
+  EXPECT_NEAR(with, 10.0, 1.1);
+  EXPECT_GT(without, 20.0);
+}
+
 }  // namespace
 }  // namespace heft::estimator

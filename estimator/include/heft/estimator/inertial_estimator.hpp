@@ -236,6 +236,9 @@ class InertialEstimator {
   // Back to nominal parameters and the initial covariance; keeps the bias. The handed parameters
   // are not reset: every hand-off, a reset's included, moves at the rate limit (HandOn).
   void ResetFilter() noexcept;
+  // The prior's own error beyond P₀ as the filter's consider columns
+  // (InertialFilter::SetPriorError; set-up, after the first ResetFilter).
+  void SetPriorError();
   // Starts from given parameters instead of nominal (heftd's persisted estimate, host.persistence):
   // the filter at π0 (10k) with the covariance `cov_pi` (10 × 10k, the hand-off's blocks) times
   // `inflation` (>= 1, so that the filter can relearn), and the handed parameters at π0 at once.

@@ -57,7 +57,8 @@
 // (D ← (1 − A⁻¹W) D), so that the error's covariance is P + D Dᵀ (Bierman's consider
 // covariance): the part of the error that averaging never removes, since c is the same on every
 // tick. The covariances handed out (BodyCovariance, ParameterCovariance) are that sum; P alone
-// still drives the gain and the NIS.
+// still drives the gain and the NIS. The prior's own error beyond P₀ is such a parameter too,
+// carried by the pull instead of the rows (SetPriorError).
 //
 // Set-up allocates; Predict, Evaluate, Nis, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
@@ -142,6 +143,21 @@ class InertialFilter {
   // The same with a weight per state (10k values; 0 leaves that state unpulled): each body its own
   // renewal time.
   [[nodiscard]] bool PullToPrior(const Eigen::Ref<const Eigen::VectorXd>& w) noexcept;
+
+  // The prior's own error beyond P₀ as consider parameters (header: "Consider parameters"): the
+  // pull above keeps P at P₀ where the data say nothing, which is honest only if x₀'s error is
+  // N(0, P₀). With its true covariance Σθ = G⁻¹ Σ_π G⁻ᵀ (at x₀, body by body: Σ_π the prior's
+  // covariance of π, `cov_pi` 10 × 10k), the excess on the pulled states (the EKF: not α),
+  // Σθ − P₀, is F Fᵀ (its positive eigen-directions): consider columns [first, first + 10·|bodies|)
+  // for `bodies`, ten each. The estimate starts at x₀, so D there starts at F; the pull observes
+  // x₀ = x_true + e_f + F c again, so it renews it: D ← D − A⁻¹W (D − F); the data's steps treat
+  // them as any consider column (C = 0 on the rows: the measurement carries zero columns there).
+  // Call after Reset at x₀; every later Reset(π0, σ0) starts those columns at F again, the
+  // persisted start (Reset with cov_pi) at 0 and without the renewal (its x₀ is the persisted
+  // estimate, whose covariance it is given). Set-up only (allocates). Returns false for columns
+  // out of range, a body out of range or a cov_pi of another size.
+  bool SetPriorError(int first, const Eigen::Ref<const Eigen::MatrixXd>& cov_pi,
+                     const std::vector<int>& bodies);
 
   // Evaluates the update for the whitened measurement z = H_π π + C c + noise (unit variance),
   // where H_π (m × 10k, then the m × consider() columns C) and z (m) are already multiplied by the
@@ -265,6 +281,11 @@ class InertialFilter {
   // Consider analysis: D (its candidate and the state before the last Apply), the staged rows' C,
   // and scratch.
   Eigen::MatrixXd D_, D_candidate_, D_previous_, Cc_, X_, T_;
+  // SetPriorError's F (states × its columns), where its columns start, and whether the pull renews
+  // them (off after a persisted start).
+  Eigen::MatrixXd prior_error_;
+  int prior_first_ = 0;
+  bool prior_error_on_ = false;
   Eigen::MatrixXd HtH_;  // HᵀH of the staged rows (InformationNis; ConsiderStep's)
   Eigen::MatrixXd Kt_;   // Kᵀ = L⁻ᵀ V of the covariance form's gain (ConsiderStep)
   Eigen::MatrixXd K_;    // K = A⁻¹ Hᵀ of the information form's gain (ConsiderStep)

@@ -86,6 +86,11 @@ class Measurement {
     return nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
   }
   int held_column() const { return stiction_column() + stiction_columns(); }
+  // The prior's own error beyond P₀ (InertialFilter::SetPriorError), ten columns per estimated link
+  // the prior pulls (prior_time_constant > 0), in the order of the estimated links; zero on every
+  // row (the pull, not the data, carries them).
+  int prior_column() const { return held_column() + stiction_columns(); }
+  int prior_columns() const { return nc_ - prior_column(); }
   int stiction_columns() const { return static_cast<int>(stiction_entries_.size()); }
   void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
