@@ -38,6 +38,17 @@ void CheckSettings(const EstimatorConfig& config, const dynamics::Model& model) 
         std::to_string(0.5 / config.control_period) + " Hz)");
 }
 
+}  // namespace
+
+double LinkPriorTimeConstant(const EstimatorConfig& config, const std::string& link) {
+  double tau = config.prior_time_constant;
+  for (const EstimatorConfig::LinkPrior& lp : config.link_priors)
+    if (lp.link == link) tau = lp.prior_time_constant.value_or(tau);
+  return tau;
+}
+
+namespace {
+
 // Each estimated link's prior (estimator.link_priors over the defaults): its initial σ, process
 // noise and pull toward the nominal (weight pull_ticks · dt / τ, 0: off) into the n-vectors;
 // `pull`: whether any link is pulled. Returns each link's parameter frame.
@@ -47,7 +58,7 @@ std::vector<EstimatorConfig::ParameterFrame> ReadLinkPriors(
   std::vector<EstimatorConfig::ParameterFrame> frames;  // per estimated link
   for (int k = 0; k < static_cast<int>(config.bodies.size()); ++k) {
     dynamics::Vector10 sigma = config.initial_sigma, q = config.process_noise;
-    double tau = config.prior_time_constant;
+    const double tau = LinkPriorTimeConstant(config, config.bodies[k]);
     EstimatorConfig::ParameterFrame frame = config.parameter_frame;
     int found = 0;
     for (const EstimatorConfig::LinkPrior& lp : config.link_priors) {
@@ -55,7 +66,6 @@ std::vector<EstimatorConfig::ParameterFrame> ReadLinkPriors(
       ++found;
       sigma = lp.initial_sigma.value_or(sigma);
       q = lp.process_noise.value_or(q);
-      tau = lp.prior_time_constant.value_or(tau);
       frame = lp.parameter_frame.value_or(frame);
     }
     frames.push_back(frame);

@@ -255,17 +255,11 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // rows with the rows that see the links.
   for (std::size_t j = 0; j < friction_v_.size(); ++j)
     if (friction_coulomb_[j] != 0.0) stiction_entries_.push_back(static_cast<int>(j));
-  // The prior's own error, on the links the prior pulls (their prior_time_constant, link_priors
-  // first: InertialEstimator's ReadLinkPriors reads the same).
-  int pulled = 0;
-  for (const std::string& link : config.bodies) {
-    double tau = config.prior_time_constant;
-    for (const EstimatorConfig::LinkPrior& lp : config.link_priors)
-      if (lp.link == link) tau = lp.prior_time_constant.value_or(tau);
-    pulled += tau > 0.0 ? 1 : 0;
-  }
+  // The prior's own error, ten columns on each link the prior pulls.
+  for (const std::string& link : config.bodies)
+    nc_prior_ += LinkPriorTimeConstant(config, link) > 0.0 ? 10 : 0;
   nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size()) +
-        2 * static_cast<int>(stiction_entries_.size()) + 10 * pulled;
+        2 * static_cast<int>(stiction_entries_.size()) + nc_prior_;
 }
 
 void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept {

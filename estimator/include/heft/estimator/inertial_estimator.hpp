@@ -184,6 +184,10 @@ struct EstimatorConfig {
   double max_com_distance = 1.0;  // m
 };
 
+// Estimated link `link`'s prior_time_constant: its link_priors entry's, else the estimator's (0:
+// not pulled). The estimator's pull and the measurement's prior columns read it.
+double LinkPriorTimeConstant(const EstimatorConfig& config, const std::string& link);
+
 enum class TickStatus : std::uint8_t {
   kCalibrating,      // averaging the residual at the current estimate (nominal at start-up)
   kUpdated,          // measurement used

@@ -90,7 +90,7 @@ class Measurement {
   // the prior pulls (prior_time_constant > 0), in the order of the estimated links; zero on every
   // row (the pull, not the data, carries them).
   int prior_column() const { return held_column() + stiction_columns(); }
-  int prior_columns() const { return nc_ - prior_column(); }
+  int prior_columns() const { return nc_prior_; }
   int stiction_columns() const { return static_cast<int>(stiction_entries_.size()); }
   void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
@@ -145,7 +145,7 @@ class Measurement {
   std::vector<Eigen::Matrix4d> consider_factors_;
   std::vector<Eigen::Matrix<double, 10, 7>> own_factors_;  // per estimated link
   std::vector<int> stiction_entries_;                      // friction entries with F_c ≠ 0
-  int nc_ = 0, nc_others_ = 0, nc_gain_ = 0;
+  int nc_ = 0, nc_others_ = 0, nc_gain_ = 0, nc_prior_ = 0;
   Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
   Eigen::VectorXd row_scale_;   // the last rows' σ when whitened row by row
