@@ -253,8 +253,12 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // friction held now (Residual). Every friction joint, not only those supporting an estimated
   // link: the null-space projection, the F/T cells' and the accelerations' noise correlate their
   // rows with the rows that see the links.
+  held_index_.assign(friction_v_.size(), -1);
   for (std::size_t j = 0; j < friction_v_.size(); ++j)
-    if (friction_coulomb_[j] != 0.0) stiction_entries_.push_back(static_cast<int>(j));
+    if (friction_coulomb_[j] != 0.0) {
+      held_index_[j] = static_cast<int>(stiction_entries_.size());
+      stiction_entries_.push_back(static_cast<int>(j));
+    }
   // The prior's own error, ten columns on each link the prior pulls.
   for (const std::string& link : config.bodies)
     nc_prior_ += LinkPriorTimeConstant(config, link) > 0.0 ? 10 : 0;
@@ -302,7 +306,8 @@ void Measurement::Residual(const TickInput& in) noexcept {
   r_ = in.tau - tau_nom_;
   // The static friction held now: w on the joint's row, one standard deviation of a friction held
   // at either edge of its band (0 while the joint slides). StictionBand then drops a row whose
-  // innovation lies inside the band, these columns with it.
+  // innovation lies inside the band, these columns with it, and gives a shifted row's column the
+  // innovation's sign.
   if (nc_ > 0) {
     const int first = held_column();
     for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
@@ -331,6 +336,11 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
       ++dropped_rows_;
     } else {
       r_[v] = predicted + std::copysign(std::abs(nu) - w, nu);
+      // The shift takes the friction as held at the band's edge on ν's side, sign(ν)·w, which is
+      // where a joint that a controller holds from the estimate has it once its load's change
+      // exceeds the band. The shift's error, the joint's static friction against the model's F_c,
+      // takes that sign too: a load that comes and goes flips it. (Residual wrote +w.)
+      if (nc_ > 0 && held_index_[j] >= 0 && nu < 0.0) C_(v, held_column() + held_index_[j]) = -w;
     }
   }
 }

@@ -81,7 +81,8 @@ class Measurement {
   // Static friction on every friction joint, two columns each, after the links' own: the friction
   // a calibration held (zero on every tick, w̄ on the joint's row in the bias: the band's
   // half-width averaged over the calibration, F_c at rest; AccumulateConsider), then the friction
-  // held now (w, this tick's half-width, on the joint's row).
+  // held now (w, this tick's half-width, on the joint's row, with the sign of the innovation the
+  // stiction band shifted).
   int stiction_column() const {
     return nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size());
   }
@@ -145,6 +146,7 @@ class Measurement {
   std::vector<Eigen::Matrix4d> consider_factors_;
   std::vector<Eigen::Matrix<double, 10, 7>> own_factors_;  // per estimated link
   std::vector<int> stiction_entries_;                      // friction entries with F_c ≠ 0
+  std::vector<int> held_index_;  // per friction entry: its place in stiction_entries_, or −1
   int nc_ = 0, nc_others_ = 0, nc_gain_ = 0, nc_prior_ = 0;
   Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
