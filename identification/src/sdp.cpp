@@ -108,7 +108,7 @@ std::vector<double> BodyEpsilons(const Eigen::VectorXd& prior, int nb, const Sdp
 // The reduced least-squares problem, and the unknowns' map back to x.
 struct Reduction {
   Eigen::VectorXd d;          // column scaling: ζ = d ⊙ (x − prior)
-  Eigen::VectorXd pull;       // 1 / s, 0 where released
+  Eigen::MatrixXd pull;       // P of PriorPull, its rows 0 where released
   std::vector<int> released;  // bodies released from the pull
   Eigen::VectorXd x0;         // the unconstrained (regularised) solution
   Eigen::MatrixXd dxdw;       // dx/dw = D⁻¹ R⁻¹ (n × n)
@@ -118,12 +118,12 @@ struct Reduction {
 // when it was recorded, or a URDF wrong by more than its plausible size. Where the solution
 // with the floor alone moves a body's mass or a first-moment component that the data identify
 // (σ below a tenth of its plausible size, as the identifiability report counts it) by more than
-// kReleaseSizes plausible sizes, that body keeps only the floor (its pull set to 0). Unidentified
-// components do not count: there the floor-only solution is where a residual no parameter
-// explains leaks most. Returns the released bodies.
+// kReleaseSizes plausible sizes, that body keeps only the floor (its pull's rows set to 0).
+// Unidentified components do not count: there the floor-only solution is where a residual no
+// parameter explains leaks most. Returns the released bodies.
 std::vector<int> ReleaseFarBodies(const Eigen::MatrixXd& As, const Eigen::VectorXd& bs,
                                   const Eigen::VectorXd& dinv, const Eigen::VectorXd& scale, int nb,
-                                  Eigen::VectorXd& pull) {
+                                  Eigen::MatrixXd& pull) {
   const int n = static_cast<int>(As.rows());
   std::vector<int> released;
   Eigen::MatrixXd weak = As;
@@ -139,7 +139,7 @@ std::vector<int> ReleaseFarBodies(const Eigen::MatrixXd& As, const Eigen::Vector
       for (int k = 0; k < 4; ++k)
         far = far || (sigma[10 * b + k] < 0.1 && std::abs(moved[10 * b + k]) > kReleaseSizes);
       if (!far) continue;
-      pull.segment<10>(10 * b).setZero();
+      pull.middleRows<10>(10 * b).setZero();
       released.push_back(b);
     }
   }
@@ -147,8 +147,8 @@ std::vector<int> ReleaseFarBodies(const Eigen::MatrixXd& As, const Eigen::Vector
 }
 
 // Column scaling d (ζ = d ⊙ (x − prior), for the solver's conditioning) and the reduced
-// least-squares factor. The pull toward the prior is measured in plausible sizes s (PriorScale):
-// μ Σ ((x − prior)ᵢ / sᵢ)² = μ Σ (ζᵢ / (dᵢ sᵢ))², plus kFloor Σ ζᵢ² (the columns' share, which
+// least-squares factor. The pull toward the prior is μ ‖P (x − prior)‖² (PriorPull: plausible
+// sizes, the inertia about the CoM) = μ ‖P D⁻¹ ζ‖², plus kFloor Σ ζᵢ² (the columns' share, which
 // keeps the reduction positive definite where the pull is released).
 Reduction Reduce(const NormalEquations& ne, const Problem& problem, const SdpOptions& options) {
   const int n = problem.size();
@@ -159,21 +159,13 @@ Reduction Reduce(const NormalEquations& ne, const Problem& problem, const SdpOpt
   for (int i = 0; i < n; ++i) r.d[i] = ne.A(i, i) > 1e-300 ? std::sqrt(ne.A(i, i)) : 1.0;
   const Eigen::VectorXd dinv = r.d.cwiseInverse();
   const Eigen::VectorXd scale = PriorScale(problem);
-  r.pull = scale.cwiseInverse();
-  // Friction: the URDF states none, so its pull is toward 0. At the inertial unknowns' strength
-  // (μ per plausible size squared) that pull halved the viscous terms the data fix (the deviated
-  // robot's elbows: 0.23 against 0.43 N·m·s/rad). The friction unknowns take their stated prior
-  // σ_f instead, one whitened row's weight: μ (pull / d)² = (1 / (σ_f d))².
-  const double friction_pull =
-      options.regularisation > 0.0 && options.friction_sigma > 0.0
-          ? 1.0 / (options.friction_sigma * std::sqrt(options.regularisation))
-          : 0.0;
-  r.pull.segment(problem.inertial_size(), problem.friction_size()).setConstant(friction_pull);
+  r.pull = PriorPull(problem, options);
   Eigen::MatrixXd As = dinv.asDiagonal() * ne.A * dinv.asDiagonal();
   const Eigen::VectorXd bs = dinv.asDiagonal() * (ne.b - ne.A * prior);
   r.released = ReleaseFarBodies(As, bs, dinv, scale, nb, r.pull);
-  As.diagonal().array() +=
-      options.regularisation * dinv.cwiseProduct(r.pull).array().square() + kFloor;
+  const Eigen::MatrixXd pd = r.pull * dinv.asDiagonal();
+  As += options.regularisation * pd.transpose() * pd;
+  As.diagonal().array() += kFloor;
   const Eigen::LLT<Eigen::MatrixXd> llt(As);
   if (llt.info() != Eigen::Success) throw std::runtime_error("SolveSdp: reduction failed");
   // Unknowns of the SDP: w = Rζ − r (the whitened residual of the reduced problem, ‖w‖² ≤ t) and
@@ -362,7 +354,7 @@ void ReadSolution(const CsdpSolution& s, const Reduction& r, SdpResult& out) {
 // The objective of sdp.hpp at x (the least squares, the pull toward the prior and the floor).
 double Objective(const Eigen::VectorXd& x, const NormalEquations& ne, const Eigen::VectorXd& prior,
                  const Reduction& r, const SdpOptions& options) {
-  const Eigen::VectorXd z = r.pull.cwiseProduct(x - prior);
+  const Eigen::VectorXd z = r.pull * (x - prior);
   const Eigen::VectorXd zeta = r.d.cwiseProduct(x - prior);
   return x.dot(ne.A * x) - 2.0 * ne.b.dot(x) + ne.c + options.regularisation * z.squaredNorm() +
          kFloor * zeta.squaredNorm();

@@ -1,26 +1,30 @@
 // Physically consistent identification as a semidefinite program (solved by CSDP):
 //
-//   minimise   ‖W^½ (Y x − y)‖² + μ ‖S⁻¹ (x − x_prior)‖² + 10⁻⁶ ‖D (x − x_prior)‖²
-//              (S: PriorScale, the plausible sizes; D: the columns' norms)
+//   minimise   ‖W^½ (Y x − y)‖² + μ ‖P (x − x_prior)‖² + 10⁻⁶ ‖D (x − x_prior)‖²
+//              (P: PriorPull, the change of m, h and the inertia about the CoM in plausible
+//              sizes; D: the columns' norms)
 //   subject to J(π_b) ⪰ ε_b 1 for every chosen body (pseudo-inertia, positive definite, with
 //              ε_b = max(ε, κ λ_min(J(π_prior,b))): no body thinner than κ of the URDF's),
 //              tr(J(π_b) Q_b) ≥ 0 for bodies with a bounding ellipsoid (mass inside it),
 //              f_c ≥ 0, f_v ≥ 0 for friction unknowns.
 //
 // The least-squares term enters through its normal equations, reduced to an n × n triangular
-// factor R (RᵀR = D⁻¹AD⁻¹ + μ(DS)⁻² + 10⁻⁶, so the SDP's size depends on the unknowns only, never
-// on the samples) and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the objective
-// t; ζ = D(x − x_prior) are the column-scaled unknowns (D: the columns' norms, for conditioning).
+// factor R (RᵀR = D⁻¹AD⁻¹ + μD⁻¹PᵀPD⁻¹ + 10⁻⁶, so the SDP's size depends on the unknowns only,
+// never on the samples) and the Schur-complement LMI [[t, (Rζ − r)ᵀ], [Rζ − r, 1]] ⪰ 0 with the
+// objective t; ζ = D(x − x_prior) are the column-scaled unknowns (D: the columns' norms, for
+// conditioning).
 //
 // The pull toward the prior is what decides every direction the recording does not identify
 // (masses regroup up a chain of revolute joints; links behind a held joint move as one): there
 // the solution is the prior plus corrections shared in proportion to each unknown's plausible
-// size. Measured in the columns' norms instead, it moved the poorly excited links most, because
-// their columns are small: on the deviated robot the wrist links came out at twice their mass and
-// the torso 1.9 kg heavy, at the same fit (docs/identification.md). A body whose identified mass
-// or first-moment component the data move by more than 3 plausible sizes from the prior (in the
-// solution with the 10⁻⁶ floor alone: a payload on it when recorded) is released from the pull;
-// it keeps the floor (SdpResult::released_bodies).
+// size. It holds each body's inertia about its CoM, not about its origin: where the data move a
+// CoM and not the second moments, the origin's inertia follows the parallel-axis change instead
+// of the central inertia absorbing it (docs/identification.md). Measured in the columns' norms
+// instead, it moved the poorly excited links most, because their columns are small: on the deviated
+// robot the wrist links came out at twice their mass and the torso 1.9 kg heavy, at the same fit
+// (docs/identification.md). A body whose identified mass or first-moment component the data move by
+// more than 3 plausible sizes from the prior (in the solution with the 10⁻⁶ floor alone: a payload
+// on it when recorded) is released from the pull; it keeps the floor (SdpResult::released_bodies).
 #pragma once
 
 #include <optional>
@@ -67,6 +71,12 @@ struct SdpOptions {
   bool friction_nonnegative = true;
   bool verbose = false;  // CSDP's iteration log on stdout
 };
+
+// P of the pull μ ‖P (x − x_prior)‖² (n × n, block diagonal): per chosen body the change of m, h
+// and the inertia about the CoM (I_c = I_o − [h]ₓᵀ[h]ₓ / m, linearised at the prior) over
+// PriorScale's plausible sizes; the friction unknowns 1 / (σ_f √μ) (SdpOptions::friction_sigma);
+// every other unknown 1 / its plausible size.
+Eigen::MatrixXd PriorPull(const Problem& problem, const SdpOptions& options);
 
 struct SdpResult {
   Eigen::VectorXd x;
