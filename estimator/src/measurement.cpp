@@ -192,6 +192,7 @@ Measurement::Measurement(const dynamics::Model& model,
   consider_bias_.setZero(nv_, nc_);
   tau_nom_.resize(nv_);
   r_.resize(nv_);
+  innovation_.resize(nv_);
   contact_.resize(nv_);
   z_.resize(nv_);
   row_scale_.setOnes(nv_);
@@ -317,15 +318,20 @@ void Measurement::Residual(const TickInput& in) noexcept {
   }
 }
 
-void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
+void Measurement::StictionBand(const Eigen::VectorXd& estimate, bool null_space) noexcept {
   if (!stiction_band_ || estimate.size() != n_) return;
+  // ν = r − Y_est π̂ row by row; in the null space its part no contact wrench can carry, since the
+  // rows themselves hold the feet's unknown wrench (J_cᵀλ: the robot's weight through the legs),
+  // which would decide the band for every leg joint.
+  innovation_ = r_;
+  innovation_.noalias() -= Y_ * estimate;
+  if (null_space) ProjectOntoNullSpace(innovation_);
   for (std::size_t j = 0; j < friction_v_.size(); ++j) {
     dropped_[j] = 0;
     const double w = stiction_width_[j];
     if (!(w > 0.0)) continue;
     const int v = friction_v_[j];
-    const double predicted = Y_.row(v).dot(estimate);
-    const double nu = r_[v] - predicted;
+    const double nu = innovation_[v];
     if (std::abs(nu) <= w) {
       dropped_[j] = 1;
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
@@ -335,7 +341,7 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate) noexcept {
       r_[v] = 0.0;
       ++dropped_rows_;
     } else {
-      r_[v] = predicted + std::copysign(std::abs(nu) - w, nu);
+      r_[v] -= std::copysign(w, nu);
       // The shift takes the friction as held at the band's edge on ν's side, sign(ν)·w, which is
       // where a joint that a controller holds from the estimate has it once its load's change
       // exceeds the band. The shift's error, the joint's static friction against the model's F_c,
@@ -364,7 +370,7 @@ bool Measurement::FullWrench(const TickInput& in, const Eigen::VectorXd* bias,
     r_ += contact_;
   }
   if (bias != nullptr) r_ -= *bias;
-  if (estimate != nullptr) StictionBand(*estimate);
+  if (estimate != nullptr) StictionBand(*estimate, false);
   rows_ = nv_;
   if ((ft_noise_ && !contact_frames_.empty()) || acceleration_noise_) {
     // R = diag(σ²) + Σ_c J_cᵀ Σ_c J_c + M Σ_a Mᵀ, whitened by its Cholesky factor L: H = L⁻¹Y,
@@ -448,7 +454,6 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   null_k_ = 0;
   Residual(in);
   if (bias != nullptr) r_ -= *bias;
-  if (estimate != nullptr) StictionBand(*estimate);
   dynamics::ForwardKinematics(model_, ws_, in.q);
   // c contacts in contact: their J_cᵀ fill the 6c columns of jct_[c], the matrix factorised below.
   int c = 0;
@@ -463,6 +468,12 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   }
   rows_ = nv_ - 6 * c;
   if (rows_ <= 0) return false;  // the contacts hold every joint: no null space to measure in
+  if (c > 0) {
+    qr_[c].compute(jct_[c]);
+    null_k_ = std::min<Eigen::Index>(nv_, 6 * c);
+    BuildBlockReflector(qr_[c], null_k_, wy_v_, wy_t_, wy_s_);
+  }
+  if (estimate != nullptr) StictionBand(*estimate, c > 0);
   const int cols = n_ + nc_;
   auto qy = qy_.leftCols(cols + 1);
   qy.leftCols(n_) = Y_;
@@ -478,10 +489,7 @@ bool Measurement::TorqueNullSpace(const TickInput& in, const Eigen::VectorXd* bi
   for (int i = 0; i < nv_; ++i) row_scale_[i] = std::sqrt(rfull_(i, i));  // Whiten's, row by row
   whitened_full_ = false;
   if (c > 0) {
-    qr_[c].compute(jct_[c]);
-    const Eigen::Index k = std::min<Eigen::Index>(nv_, 6 * c);
-    BuildBlockReflector(qr_[c], k, wy_v_, wy_t_, wy_s_);
-    null_k_ = k;
+    const Eigen::Index k = null_k_;
     BottomOfQTransposeTimes(wy_v_, wy_t_, k, rows_, qy, wy_w_, wy_w2_);
     ProjectFromBothSides(wy_v_, wy_t_, k, rows_, rfull_, wy_w_, wy_w2_, wy_u_, wy_u2_);
   }

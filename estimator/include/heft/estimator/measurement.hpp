@@ -113,8 +113,9 @@ class Measurement {
   // decouples it from the other rows); outside it, the part beyond the band is what the row says,
   // ν ← ν − w sign(ν). Without it a joint that holds still reads back, within ±F_c, the torque the
   // controller commands from the handed estimate, and the estimate confirms itself
-  // (docs/estimator.md, "Stiction").
-  void StictionBand(const Eigen::VectorXd& estimate) noexcept;
+  // (docs/estimator.md, "Stiction"). null_space: ν's part in the contacts' null space (the
+  // reflectors of this tick built), as the null-space rows see it.
+  void StictionBand(const Eigen::VectorXd& estimate, bool null_space) noexcept;
   // rfull_(v, v) += kDroppedVariance for the rows StictionBand dropped this tick.
   void DecoupleDropped() noexcept;
   static constexpr double kDroppedVariance = 1e12;  // (N·m)²: a row that carries nothing
@@ -150,6 +151,7 @@ class Measurement {
   int nc_ = 0, nc_others_ = 0, nc_gain_ = 0, nc_prior_ = 0;
   Eigen::MatrixXd C_, consider_bias_;
   Eigen::VectorXd tau_nom_, r_, contact_, z_;
+  Eigen::VectorXd innovation_;  // StictionBand's ν (nv)
   Eigen::VectorXd row_scale_;   // the last rows' σ when whitened row by row
   bool whitened_full_ = false;  // the last full-wrench rows were whitened by R's factor
   int rows_ = 0;
