@@ -80,7 +80,7 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 // and the ideal robot; the reference robot): dumbbell-curl whole and alone (0.23–0.98× /
 // 0.15–1.7×), torso-load's mass and first moment alone (0.14–0.68× since the pulled prior's own
 // error is a consider column). torso-load's whole π (0.10–0.67× on those runs, 0.8–2.7× on the
-// deviated G1 and H1_2) and forearm-load (up to 14.7× / 2.04× on the full job's seed 2: its CoM
+// deviated G1 and H1_2) and forearm-load (up to 8.75× / 2.40× on the full job's seed 2: its CoM
 // held off through the 1 Hz mass steps) are reported (docs/estimator.md). The dumbbell's range was
 // measured before the static friction's consider columns, which lowered every factor re-measured.
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
