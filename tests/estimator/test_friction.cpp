@@ -302,7 +302,8 @@ TEST(Friction, TheStaticFrictionHeldNowTakesTheSideOfTheBandTheRowLeft) {
 // 1 N·m (the data carry no friction). The forearm's mass at the end of the still part and its mean
 // error over the last 2 s stay within kSigmas of the filter's σ_m (measured: 0.017 kg with σ_m
 // 0.080 still, 0.022 kg with 0.047 moving). Fails if the band reads the rows' own innovation
-// (0.374 kg with σ_m 0.065 still, 0.113 kg with 0.035 moving).
+// (0.374 kg with σ_m 0.065 still, 0.113 kg with 0.035 moving), or a tick after the first
+// allocates.
 TEST(Friction, WithoutFootCellsTheBandReadsTheNullSpacesInnovation) {
   test::DataSpec spec = test::ArmMotion(8.0);
   spec.motion.still_until = 3.0;
@@ -324,8 +325,12 @@ TEST(Friction, WithoutFootCellsTheBandReadsTheNullSpacesInnovation) {
   const unsigned char invalid[2] = {0, 0}, contact[2] = {1, 1};
   double still_error = -1.0, still_sigma = 0.0, sum = 0.0;
   int n = 0;
+  std::uint64_t allocations = 0;
   for (const test::Tick& tk : ticks) {
-    (void)est.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, invalid, contact});
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, invalid, contact};
+    heft::test::AllocationScope scope;
+    (void)est.Step(in);
+    if (&tk != &ticks.front()) allocations += scope.count();
     if (still_error < 0.0 && tk.t >= spec.motion.still_until) {
       still_error = std::abs(est.estimate()[0] - tk.truth[0]);
       still_sigma = test::Sigma(est, 0);
@@ -339,6 +344,7 @@ TEST(Friction, WithoutFootCellsTheBandReadsTheNullSpacesInnovation) {
       cfg.friction.size(), still_error, still_sigma, error, sigma);
   EXPECT_LT(still_error, test::kSigmas * still_sigma);
   EXPECT_LT(error, test::kSigmas * sigma);
+  EXPECT_EQ(allocations, 0u) << "the band's projection allocates";
 }
 
 // A row dropped inside its band is no degree of freedom of the innovation: the gate's threshold
