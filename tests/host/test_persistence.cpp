@@ -13,9 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -244,9 +246,8 @@ TEST(EstimateFile, ModelHashFollowsTheNominalModel) {
 // ---- heft-sim killed and restarted on the same file ---------------------------------------
 
 // The first telemetry row of a lockstep run: left_forearm's handed mass and the filter's own, and
-// the control ticks up to it (its time over the 3 ms period). The telemetry queue may start a row
-// or two late; the hand-off moves by at most one tick's rate limit per tick, the filter not at
-// all while it holds and calibrates (the whole of a 0.03 s run).
+// the control ticks up to it (its time over the 3 ms period): the hand-off moves by at most one
+// tick's rate limit per tick, and the filter's estimate is the start's until its first update.
 struct FirstRow {
   double handed = 0.0, estimate = 0.0;
   long ticks = 0;
@@ -336,7 +337,11 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  pid_t reaped = -1;
+  do reaped = waitpid(pid, &status, 0);
+  while (reaped < 0 && errno == EINTR);
+  ASSERT_EQ(reaped, pid) << "waitpid: " << std::strerror(errno);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
   EXPECT_EQ(poll().first, HEFT_HANDOFF_GONE);
   heft_handoff_reader_close(&reader);
   shm_unlink(("/" + shm).c_str());
@@ -351,10 +356,15 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
   const double mass = persisted.estimate.links[0].parameters[0];
   std::printf(
       "[   info   ] state file after %.2f s of wall time; persisted left_forearm mass %.4f kg "
-      "(nominal %.3f kg)\n",
-      appeared, mass, nominal);
+      "(nominal %.3f kg), written_unix %.3f\n",
+      appeared, mass, nominal, persisted.written_unix);
   std::fflush(stdout);  // before RunHeftSim forks
   ASSERT_GT(std::abs(mass - nominal), 2 * one_tick) << "the load was not learnt";
+  // The killed run's file, kept: every restart below may write its own settled estimate at its
+  // clean stop (a 0.03 s run estimates from its sixth millisecond), so the control and the
+  // refusals start from this copy, not from what the previous restart left.
+  const std::string good = state + ".good";
+  std::filesystem::copy_file(state, good);
 
   // Restart on the same file: the first handed estimate is the persisted one.
   // The filter starts from it exactly (to the file's 9 digits); the hand-off within the ticks'
@@ -372,8 +382,6 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
 
   // Refused: the first handed estimate nominal, and the reason in the log (a refused file is not
   // fatal: the line naming why is all the operator gets, so its wording is checked).
-  const std::string good = state + ".good";
-  std::filesystem::copy_file(state, good);
   // The control: the file as yaml-cpp writes it back, unedited, is still the persisted estimate.
   ConfigBuilder(good).WriteTo(state);
   r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
