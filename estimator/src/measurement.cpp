@@ -270,7 +270,7 @@ void Measurement::Residual(const TickInput& in) noexcept {
 }
 
 void Measurement::StictionBand(const Eigen::VectorXd& estimate, bool null_space) noexcept {
-  if (!stiction_band_ || estimate.size() != n_) return;
+  if (!stiction_band_ || friction_v_.empty() || estimate.size() != n_) return;
   // ν = r − Y_est π̂ row by row; in the null space its part no contact wrench can carry, since the
   // rows themselves hold the feet's unknown wrench (J_cᵀλ: the robot's weight through the legs),
   // which would decide the band for every leg joint.

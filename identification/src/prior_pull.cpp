@@ -7,14 +7,9 @@ namespace heft::identification {
 
 namespace {
 
-Eigen::Matrix3d Cross(const Eigen::Vector3d& v) {
-  Eigen::Matrix3d S;
-  S << 0.0, -v.z(), v.y(), v.z(), 0.0, -v.x(), -v.y(), v.x(), 0.0;
-  return S;
-}
-
-// dI_c/dπ of one body at π: I_c = I_o − [h]ₓᵀ[h]ₓ / m, as rows over π's six inertia entries
-// (heft's order xx, xy, xz, yy, yz, zz) and columns over π. At m ≤ 0 the origin's inertia.
+// dI_c/dπ of one body at π: I_c = I_o − [h]ₓᵀ[h]ₓ / m = I_o − (|h|² 1 − h hᵀ) / m, as rows over
+// π's six inertia entries (heft's order xx, xy, xz, yy, yz, zz) and columns over π. At m ≤ 0 the
+// origin's inertia.
 Eigen::Matrix<double, 6, 10> CentralInertiaJacobian(const dynamics::Vector10& pi) {
   Eigen::Matrix<double, 6, 10> J = Eigen::Matrix<double, 6, 10>::Zero();
   J.rightCols<6>().setIdentity();
@@ -25,11 +20,12 @@ Eigen::Matrix<double, 6, 10> CentralInertiaJacobian(const dynamics::Vector10& pi
     e << M(0, 0), M(0, 1), M(0, 2), M(1, 1), M(1, 2), M(2, 2);
     return e;
   };
-  const Eigen::Matrix3d S = Cross(pi.segment<3>(1));
-  J.col(0) = entries(S.transpose() * S) / (m * m);
+  const Eigen::Vector3d h = pi.segment<3>(1);
+  const Eigen::Matrix3d I3 = Eigen::Matrix3d::Identity();
+  J.col(0) = entries(h.squaredNorm() * I3 - h * h.transpose()) / (m * m);
   for (int k = 0; k < 3; ++k) {
-    const Eigen::Matrix3d E = Cross(Eigen::Vector3d::Unit(k));
-    J.col(1 + k) = -entries(E.transpose() * S + S.transpose() * E) / m;
+    const Eigen::Vector3d e = Eigen::Vector3d::Unit(k);
+    J.col(1 + k) = -entries(2.0 * h[k] * I3 - e * h.transpose() - h * e.transpose()) / m;
   }
   return J;
 }
