@@ -172,9 +172,17 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
     return_threshold_ = ChiSquareQuantile(0.5, 10);
     return_threshold4_ = ChiSquareQuantile(0.5, 4);
   }
-  load_threshold_ = ChiSquareQuantile(0.999, 10);
+  load_thresholds_.assign(static_cast<std::size_t>(n_) + 1, 0.0);
+  for (int dof = 1; dof <= n_; ++dof)
+    load_thresholds_[static_cast<std::size_t>(dof)] = ChiSquareQuantile(0.999, dof);
+  load_g_.setZero(nv_, n_);
+  load_a_.setZero(n_, n_);
+  load_grad_.setZero(n_);
+  load_y_.setZero(n_);
+  load_trial_.setZero(n_);
   departed_.assign(selection_.size(), 0);
   calibration_load_ = Eigen::VectorXd::Zero(n_);
+  calibration_held_sum_ = Eigen::VectorXd::Zero(measurement_.friction_joints());
   load_w_.resize(nv_);
   calibration_y_.setZero(nv_, n_);
   calibration_c_.setZero(nv_, measurement_.consider_columns());

@@ -61,6 +61,22 @@ Telemetry::Telemetry(const std::string& path, drivers::RotationPolicy rotation,
   }
 }
 
+void Telemetry::LogCalibration(const plugin::TelemetryRecord& rec) const {
+  if (rec.calibration_samples == 0) return;  // left before a window finished (disabled, reset)
+  std::string line =
+      fmt::format("estimator: calibration averaged {} samples", rec.calibration_samples);
+  for (std::size_t k = 0; k < rec.num_links && k < rec.calibration_load.size(); ++k)
+    if (rec.calibration_load[k] != 0.0)
+      line += fmt::format("; {} {:+.2f} kg the estimate did not hold, left to the filter",
+                          plugin_.link_name(k), rec.calibration_load[k]);
+  if (rec.calibration_held_joints > 0)
+    line += fmt::format(
+        "; {} friction joint{} held still while averaging: the static friction (up to ±F_c) "
+        "went into the bias with the torque sensors' offsets (docs/estimator.md, \"Stiction\")",
+        rec.calibration_held_joints, rec.calibration_held_joints == 1 ? "" : "s");
+  log_->info("{}", line);
+}
+
 void Telemetry::Drain() {
   plugin::TelemetryRecord& rec = record_;
   fmt::memory_buffer row;
@@ -77,6 +93,7 @@ void Telemetry::Drain() {
                 holding ? fmt::format(" (hold reason 0x{:x}: {})", rec.status.hold_reason,
                                       HoldReasonText(rec.status.hold_reason))
                         : "");
+      if (last_state_ == hal::EstimatorState::kCalibratingBias) LogCalibration(rec);
       last_state_ = rec.status.state;
     }
     if (!file_) continue;

@@ -206,8 +206,14 @@ class EstimatorPlugin final : public ControllerInterface {
     rec.status.last_nis = result.nis;
     rec.calibration_progress =
         estimator_->calibrator().progress(1e-9 * static_cast<double>(stamp_ns_));
+    if (!estimator_->calibrating()) {
+      rec.calibration_samples = static_cast<std::uint32_t>(estimator_->calibrator().samples());
+      rec.calibration_held_joints =
+          static_cast<std::uint16_t>(estimator_->calibration_held_joints());
+    }
     rec.num_links = out_.num_links;
     for (std::size_t k = 0; k < out_.num_links; ++k) {
+      rec.calibration_load[k] = estimator_->calibration_load()[10 * static_cast<int>(k)];
       rec.handed[k] = out_.links[k].parameters;
       for (std::size_t i = 0; i < 10; ++i)
         rec.handed_sd[k][i] = std::sqrt(std::max(0.0, out_.links[k].covariance[11 * i]));

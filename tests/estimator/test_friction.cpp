@@ -208,6 +208,35 @@ TEST(Friction, TheStaticFrictionACalibrationHeldIsInTheHandedCovariance) {
   for (int i = 0; i < 10; ++i) EXPECT_LT(z2[i], test::kSigmas * test::kSigmas) << "parameter " << i;
 }
 
+// What the calibration tells the operator about friction: the friction joints it averaged while
+// they held still (their static friction went into the bias). Friction on the left elbow and on
+// the right elbow (F_c 2 N·m): with the arm still for the window both count; with the left arm
+// moving through it (ArmMotion from t = 0, max_speed raised so that moving ticks are averaged)
+// only the right elbow, which never moves, does. Fails if a sliding joint is counted or a held one
+// is not.
+TEST(Friction, TheCalibrationCountsTheFrictionJointsItAveragedHeldStill) {
+  const dynamics::Model model = test::ReferenceHumanoid();
+  for (const double still : {1.5, 0.0}) {
+    test::DataSpec spec = test::ArmMotion(2.0);
+    spec.motion.still_until = still;
+    const auto ticks = test::Generate(spec);
+    EstimatorConfig cfg = test::ArmConfig();
+    cfg.friction = {{"left_elbow", 2.0, 0.0}, {"right_elbow", 2.0, 0.0}};
+    cfg.calibration.enabled = true;
+    cfg.calibration.window = 1.0;
+    cfg.calibration.max_speed = 100.0;
+    InertialEstimator est(model, cfg);
+    est.StartCalibration();
+    const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+    for (const test::Tick& tk : ticks) {
+      const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+      (void)est.Step(in);
+    }
+    ASSERT_FALSE(est.calibrating());
+    EXPECT_EQ(est.calibration_held_joints(), still > 0.0 ? 2 : 1) << "still until " << still;
+  }
+}
+
 // The static friction held now, in the handed covariance: the dumbbell's shoulders held at 0.8 F_c
 // as above (band on), the other consider parameters made negligible (nominal_uncertainty 1e-9:
 // the synthetic robot is its model) and the hand-off unlimited, so that the handed covariance is

@@ -231,9 +231,10 @@ class InertialEstimator {
   // not reset the filter: a payload already estimated stays in the estimate, out of the bias. To
   // re-zero from nominal, call ResetFilter first (the plugin's reset command does). A load the
   // estimate does not hold (attached while heft was down, removed after a persisted estimate) is
-  // kept out of the bias too: where the averaged residual is what the estimated links' regressor
-  // explains by a change beyond the nominal's uncertainty (χ²₁₀ at 0.999), that part is left to
-  // the filter and calibration_load() says so.
+  // kept out of the bias too: where the averaged residual holds a change of the estimated links
+  // beyond the nominal's uncertainty (a χ² test at 0.999 over the directions their regressor sees
+  // at the calibration pose: ShowsALoad), the part they explain is left to the filter and
+  // calibration_load() says so.
   void StartCalibration() noexcept;
   // Skips calibration (bias zero) and resets the filter to nominal.
   void SkipCalibration() noexcept;
@@ -264,6 +265,11 @@ class InertialEstimator {
   // The change of the estimated links (10k) the last calibration's residual showed and left to
   // the filter (zero when it showed none: the whole residual went into the bias).
   const Eigen::VectorXd& calibration_load() const { return calibration_load_; }
+  // The friction joints (estimator.friction) the last calibration averaged while they held still
+  // (their stiction band open over at least half the window): their static friction, anywhere
+  // within ±F_c, went into the bias with the torque sensor's offset, which no average at rest
+  // tells apart (docs/estimator.md, "Stiction"). 0 without friction or before a calibration.
+  int calibration_held_joints() const { return calibration_held_; }
   // Each estimated link's nominal uncertainty as a covariance of π (10 × 10k, block per link).
   const Eigen::MatrixXd& nominal_covariance() const { return nominal_cov_; }
   const Eigen::VectorXd& bias() const { return calibrator_.bias(); }
@@ -329,6 +335,12 @@ class InertialEstimator {
   // At the end of a calibration: the part of the averaged residual the estimated links explain
   // beyond the nominal's uncertainty, out of the bias (StartCalibration).
   void SeparateLoad() noexcept;
+  // SeparateLoad's test: whether the whitened residual w = W b holds a change of the estimated
+  // links beyond their nominal uncertainty, with H = W Ȳ and load_llt_ the factor of
+  // S = H Σ_n Hᵀ + 1 (w's covariance without one), u = S⁻¹ w.
+  bool ShowsALoad(const Eigen::MatrixXd& H, const Eigen::VectorXd& u) noexcept;
+  // At the end of a calibration: calibration_held_joints() from the window's held fractions.
+  void CountHeldJoints() noexcept;
 
   dynamics::Model model_;
   EstimatorConfig config_;
@@ -354,7 +366,12 @@ class InertialEstimator {
   double return_threshold_ = 0.0, return_threshold4_ = 0.0;
   // The calibration's load check (SeparateLoad): its result and work space.
   Eigen::VectorXd calibration_load_, load_w_, load_u_;
-  double load_threshold_ = 0.0;
+  Eigen::VectorXd calibration_held_sum_;  // per friction joint: its held fraction, summed
+  int calibration_held_ = 0;
+  std::vector<double> load_thresholds_;  // χ²_dof(0.999), dof = 0 … 10k
+  Eigen::MatrixXd load_g_, load_a_;      // S⁻¹H (nv × 10k), HᵀS⁻¹H (10k × 10k)
+  Eigen::VectorXd load_grad_, load_y_;   // HᵀS⁻¹w, scratch
+  Eigen::VectorXd load_trial_;           // π̂ + δ
   static constexpr double kLoadPriorScale = 1e4;
   Eigen::MatrixXd load_hs_, load_s_, calibration_y_, calibration_h_;
   Eigen::LLT<Eigen::MatrixXd> load_llt_;

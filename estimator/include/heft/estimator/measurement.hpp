@@ -15,6 +15,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Householder>
 #include <Eigen/QR>
+#include <cmath>
 #include <vector>
 
 #include "heft/dynamics/dynamics.hpp"
@@ -95,6 +96,15 @@ class Measurement {
   int stiction_columns() const { return static_cast<int>(stiction_entries_.size()); }
   void SetConsiderBias(const Eigen::Ref<const Eigen::MatrixXd>& c) noexcept { consider_bias_ = c; }
   int num_contacts() const { return static_cast<int>(contact_frames_.size()); }
+  // The friction joints (estimator.friction, in its order) and, for joint j, how far this tick's
+  // stiction band is open: its half-width over |F_c|, 1 for a joint held still, 0 while it slides
+  // (and without Coulomb friction).
+  int friction_joints() const { return static_cast<int>(friction_v_.size()); }
+  double held_fraction(int j) const noexcept {
+    const auto k = static_cast<std::size_t>(j);
+    const double fc = std::abs(friction_coulomb_[k]);
+    return fc > 0.0 ? stiction_width_[k] / fc : 0.0;
+  }
   // Rows the last measurement dropped inside their stiction band: they are in H and z as zeros
   // and carry no degree of freedom of the innovation.
   int dropped_rows() const { return dropped_rows_; }

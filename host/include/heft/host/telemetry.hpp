@@ -45,6 +45,10 @@ class Telemetry {
   const std::string& header() const { return header_; }
 
  private:
+  // One line when a calibration ends: its samples, a load it left to the filter, the friction
+  // joints it averaged held still (TelemetryRecord's calibration fields).
+  void LogCalibration(const plugin::TelemetryRecord& rec) const;
+
   std::string path_;
   plugin::ControllerInterface& plugin_;
   Backend& backend_;
