@@ -337,7 +337,7 @@ class InertialEstimator {
   void SeparateLoad() noexcept;
   // SeparateLoad's test: whether the whitened residual w = W b holds a change of the estimated
   // links beyond their nominal uncertainty, with H = W Ȳ and load_llt_ the factor of
-  // S = H Σ_n Hᵀ + 1 (w's covariance without one), u = S⁻¹ w.
+  // S = H Σ_n Hᵀ + 1 (w's covariance when the links have not changed), u = S⁻¹ w.
   bool ShowsALoad(const Eigen::MatrixXd& H, const Eigen::VectorXd& u) noexcept;
   // At the end of a calibration: calibration_held_joints() from the window's held fractions.
   void CountHeldJoints() noexcept;
