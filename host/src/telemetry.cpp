@@ -62,6 +62,16 @@ Telemetry::Telemetry(const std::string& path, drivers::RotationPolicy rotation,
 }
 
 void Telemetry::LogCalibration(const plugin::TelemetryRecord& rec) const {
+  if (rec.calibration_timed_out) {
+    // Worth a warning: the bias is not this start's (journalctl -p warning shows it).
+    log_->warn(
+        "estimator: calibration timed out with {} samples in its last window: the robot never "
+        "held still (every joint under estimator.calibration.max_speed) for a whole window "
+        "within estimator.calibration.timeout; the bias of the last finished calibration is kept "
+        "(zero if there was none)",
+        rec.calibration_samples);
+    return;
+  }
   if (rec.calibration_samples == 0) return;  // left before a window finished (disabled, reset)
   std::string line =
       fmt::format("estimator: calibration averaged {} samples", rec.calibration_samples);
@@ -71,9 +81,10 @@ void Telemetry::LogCalibration(const plugin::TelemetryRecord& rec) const {
                           plugin_.link_name(k), rec.calibration_load[k]);
   if (rec.calibration_held_joints > 0)
     line += fmt::format(
-        "; {} friction joint{} held still while averaging: the static friction (up to ±F_c) "
-        "went into the bias with the torque sensors' offsets (docs/estimator.md, \"Stiction\")",
-        rec.calibration_held_joints, rec.calibration_held_joints == 1 ? "" : "s");
+        "; {} of {} friction joints held still while averaging: the static friction (up to "
+        "±F_c) went into the bias with the torque sensors' offsets (docs/estimator.md, "
+        "\"Stiction\")",
+        rec.calibration_held_joints, rec.calibration_friction_joints);
   log_->info("{}", line);
 }
 

@@ -207,9 +207,11 @@ class EstimatorPlugin final : public ControllerInterface {
     rec.calibration_progress =
         estimator_->calibrator().progress(1e-9 * static_cast<double>(stamp_ns_));
     if (!estimator_->calibrating()) {
+      rec.calibration_timed_out = estimator_->calibrator().timed_out();
       rec.calibration_samples = static_cast<std::uint32_t>(estimator_->calibrator().samples());
       rec.calibration_held_joints =
           static_cast<std::uint16_t>(estimator_->calibration_held_joints());
+      rec.calibration_friction_joints = static_cast<std::uint16_t>(estimator_->friction_joints());
     }
     rec.num_links = out_.num_links;
     for (std::size_t k = 0; k < out_.num_links; ++k) {

@@ -214,6 +214,24 @@ TEST(HeftdService, CandumpLogOfTheReceivedFramesRotates) {
   EXPECT_LE(lines, written);
 }
 
+// A calibration that never finds a still window (max_speed 0: the curling arm always moves) ends
+// at its timeout with a warning that says so and what is kept, and the estimator goes on. Fails if
+// the timeout is silent (nothing was logged when no sample was averaged, and "averaged N samples"
+// of a window never finished when some were) or is filed at info.
+TEST(HeftdService, ACalibrationThatTimesOutSaysSoAtWarningPriority) {
+  ConfigBuilder config = DumbbellCurl();
+  const std::string cfg = config
+                              .SetYaml("estimator.calibration",
+                                       "{enabled: true, window: 0.3, max_speed: 0.0, timeout: 0.5}")
+                              .Write("timeout.yaml");
+  const Result r = RunWith({"--config", cfg, "--duration", "1.2"}, true);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("<4>estimator: calibration timed out with 0 samples"));
+  EXPECT_THAT(r.output, HasSubstr("the bias of the last finished calibration is kept"));
+  EXPECT_THAT(r.output, Not(HasSubstr("calibration averaged")));
+  EXPECT_THAT(r.output, HasSubstr("<6>estimator: calibrating_bias → estimating"));
+}
+
 // The calibration that must not absorb a load, on the product path: the dumbbell-curl robot
 // (heft-sim's fixed-base arm, CAN frames into the service) with its 5.44 kg dumbbell in the hand
 // from the start, as on Foster et al.'s hardware, and the start-up calibration on (0.5 s, the arm

@@ -270,6 +270,8 @@ class InertialEstimator {
   // within ±F_c, went into the bias with the torque sensor's offset, which no average at rest
   // tells apart (docs/estimator.md, "Stiction"). 0 without friction or before a calibration.
   int calibration_held_joints() const { return calibration_held_; }
+  // The friction joints the stiction band reads (estimator.friction): what the count above is of.
+  int friction_joints() const { return measurement_.friction_joints(); }
   // Each estimated link's nominal uncertainty as a covariance of π (10 × 10k, block per link).
   const Eigen::MatrixXd& nominal_covariance() const { return nominal_cov_; }
   const Eigen::VectorXd& bias() const { return calibrator_.bias(); }

@@ -27,8 +27,9 @@
 
 namespace heft::plugin {
 
-// 2: start_from; 3: HardwareInterface::config; 4: the calibration's outcome in TelemetryRecord.
-inline constexpr std::uint32_t kApiVersion = 4;
+// 2: start_from; 3: HardwareInterface::config; 4: the calibration's outcome in TelemetryRecord;
+// 5: its timeout and the friction joints it counts of.
+inline constexpr std::uint32_t kApiVersion = 5;
 
 // The wait-free hand-off to the whole-body controller (latest estimate; depth for history).
 using HandOffMailbox = hal::SeqlockRing<hal::InertialEstimate, 8>;
@@ -65,11 +66,16 @@ struct TelemetryRecord {
   bool rate_limited = false;
   double gamma = 0.0;
   double calibration_progress = 0.0;
-  // The last finished calibration (zeros before one): the samples it averaged, the friction joints
-  // it averaged while they held still (their static friction is in the bias), and per estimated
-  // link the mass of the load its residual showed and left to the filter (kg; − for a load gone).
+  // The last calibration (zeros before one): whether it timed out (no still window within its
+  // timeout: the bias of the last finished one, or zero, is kept), the samples it averaged, the
+  // friction joints it averaged while they held still (their static friction is in the bias) of
+  // the friction joints there are, and per estimated link the mass of the load its residual
+  // showed and left to the filter (kg; − for a load gone). A timed-out calibration leaves the held
+  // joints and loads of the calibration whose bias is kept.
+  bool calibration_timed_out = false;
   std::uint32_t calibration_samples = 0;
   std::uint16_t calibration_held_joints = 0;
+  std::uint16_t calibration_friction_joints = 0;
   std::array<double, hal::kMaxEstimatedLinks> calibration_load{};
   std::int64_t compute_ns = 0;  // time spent inside update()
   std::uint16_t num_links = 0;
