@@ -121,6 +121,53 @@ void AddDumbbellTargets(const RunFigures& a, std::vector<Target>& targets) {
                      a.converge_s < 0.5, true});
 }
 
+// Adaptation must not make the task worse where no load comes (issue 37): ≤ 1.1× the RMSE
+// without it, or at most 0.5 mm above it (on the ideal robot both are a fraction of a millimetre).
+// Checked: the hand-off policy hands the nominal until the data show a change, so a miss is a
+// policy that lets the estimate's jitter reach the controller.
+void AddNoHarmTarget(const std::string& name, const RunFigures& a, const RunFigures& o,
+                     std::vector<Target>& targets) {
+  if ((name != "step-in-place" && name != "walk") || !o.ok) return;
+  const double allowed = std::max(1.1 * o.rmse, o.rmse + 0.0005);
+  targets.push_back({name + ": no harm when nothing is carried, pelvis-height RMSE with "
+                            "adaptation against without",
+                     Fmt("%.4f m", a.rmse) + Fmt(" against %.4f m", o.rmse),
+                     "≤ 1.1× without, or ≤ 0.5 mm above it", a.rmse <= allowed, true});
+}
+
+// The operator's procedure should be the best way to run heft (issue 37): its reduction within
+// 10 % of the best of the four combinations of nominal model (URDF, identified) and start-up
+// calibration (off, on). Reported, not enforced: on the fixed-base arm the identified model
+// without calibration is ahead (docs/estimator.md, "Stiction": the calibration's bias takes the
+// static friction that held each still joint).
+void AddCombinationTarget(const std::string& name, const RunFigures& a, const RunFigures& o,
+                          const std::vector<NamedRun>& others, std::vector<Target>& targets) {
+  if (!o.ok || !a.ok || others.empty()) return;
+  const double mine = o.rmse / a.rmse;
+  double best = mine;
+  std::string best_what = "the procedure's own";
+  for (const NamedRun& r : others) {
+    if (!r.figures.ok || !(o.rmse / r.figures.rmse > best)) continue;
+    best = o.rmse / r.figures.rmse;
+    best_what = r.what;
+  }
+  targets.push_back({name + ": the procedure (identified nominal, calibrated) within 10 % of the "
+                            "best nominal model × calibration",
+                     Fmt("%.1f×", mine) + Fmt(" against the best %.1f× (", best) + best_what + ")",
+                     "≥ 0.9 × the best", mine >= 0.9 * best, false});
+}
+
+// Without foot F/T cells (issue 37): the torso's CoM within 20 mm, the dumbbell's mass within 3 %.
+// Reported, not enforced.
+void AddNoFtTargets(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
+  if (name == "torso-load-noft")
+    targets.push_back({"torso-load-noft: torso centre of mass at steady state",
+                       Fmt("%.1f mm", 1000 * a.com_error), "≤ 20 mm", a.com_error <= 0.02, false});
+  if (name == "standing-curl-noft")
+    targets.push_back({"standing-curl-noft: forearm + dumbbell mass at steady state",
+                       Fmt("%.2f %%", 100 * a.mass_error), "≤ 3 %", a.mass_error <= 0.03, false});
+}
+
 namespace {
 
 // The largest relative uncertainty of a torque from current among a run's joints (drivers'

@@ -27,6 +27,21 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets);
 // The dumbbell's mass, CoM and convergence.
 void AddDumbbellTargets(const RunFigures& a, std::vector<Target>& targets);
+// No harm where nothing is carried (step-in-place, walk): the task's RMSE with adaptation (a)
+// against without (o).
+void AddNoHarmTarget(const std::string& name, const RunFigures& a, const RunFigures& o,
+                     std::vector<Target>& targets);
+// The procedure's combination (identified nominal, calibrated: a) against the best of the nominal
+// model × calibration 2×2 (`others`: the other three, each named), by their reduction of o's RMSE.
+struct NamedRun {
+  std::string what;
+  RunFigures figures;
+};
+void AddCombinationTarget(const std::string& name, const RunFigures& a, const RunFigures& o,
+                          const std::vector<NamedRun>& others, std::vector<Target>& targets);
+// The robot without foot F/T cells: the torso's CoM (torso-load-noft), the dumbbell's mass
+// (standing-curl-noft).
+void AddNoFtTargets(const std::string& name, const RunFigures& a, std::vector<Target>& targets);
 // The MIT path's targets: its run `mit` (figures f, configuration `yaml_path`) beside the CAN
 // path's run (c) and the run without adaptation (o).
 void AddMitTargets(const std::string& name, const std::string& yaml_path, const Table& mit,
