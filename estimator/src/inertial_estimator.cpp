@@ -13,7 +13,7 @@ void InertialEstimator::ResetFilter() noexcept {
   HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
-  lowpass_.Restart();
+  RestartLowPass();
 }
 
 bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
@@ -32,7 +32,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   for (int k = 0; k < selection_.size(); ++k) (void)HandOnTarget(k, handed_.segment<10>(10 * k));
   HandedCovariance();
   gate_.Reset();
-  lowpass_.Restart();
+  RestartLowPass();
   return true;
 }
 
@@ -64,7 +64,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // calibrate → measure → screen → gate → update → hand on.
   TickResult res;
   if (!ValidInput(in) || !ChooseModel(in, res.model)) return res;
-  if (calibrating_) lowpass_.Restart();  // the low-pass restarts after
+  if (calibrating_) RestartLowPass();  // the low-pass restarts after
   if (calibrating_) {
     Calibrate(in, res);
     return res;
@@ -124,7 +124,8 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
   // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   Screened s;
-  s.lowpass = lowpass_.enabled();
+  MeasurementLowPass& lowpass = this->lowpass(res.model);
+  s.lowpass = lowpass.enabled();
   s.dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
   s.gamma = gate_.threshold(std::min(s.dof, nv_));
   res.dof = s.dof;
@@ -135,7 +136,7 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
     s.raw_nis = 0.0;  // passes (or unusable: the gate meets the same numbers and says so)
   // The gate judges the copy that takes every tick, the update learns from the copy that holds
   // only the ticks it used (MeasurementLowPass); the gate's NIS is read for its copy's noise.
-  lowpass_.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
+  lowpass.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
   return s;
 }
 
@@ -143,9 +144,10 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
                                       TickResult& res) noexcept {
   // With the low-pass, the gate reads the gate copy's NIS for its own noise (HGateNis) and the
   // update learns from the used ticks' rows (HUse: the gate's own while the copies agree).
+  const MeasurementLowPass& lowpass = this->lowpass(res.model);
   InertialFilter::Candidate cand;
-  const bool ok = s.lowpass ? filter_.Nis(lowpass_.HGate(), lowpass_.zGate(), cand.nis, -1.0,
-                                          lowpass_.GateNisScale())
+  const bool ok = s.lowpass ? filter_.Nis(lowpass.HGate(), lowpass.zGate(), cand.nis, -1.0,
+                                          lowpass.GateNisScale())
                             : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   const double gated_nis = cand.nis;
   cand.nis = std::max(gated_nis, s.raw_nis);
@@ -159,7 +161,7 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
     case GateDecision::kAccept:
       // The update's copy is often the gate's own, just read by Nis: its staging is reused.
-      res.status = (!s.lowpass || filter_.Evaluate(lowpass_.HUse(), lowpass_.zUse(), cand, true)) &&
+      res.status = (!s.lowpass || filter_.Evaluate(lowpass.HUse(), lowpass.zUse(), cand, true)) &&
                            filter_.Apply()
                        ? TickStatus::kUpdated
                        : TickStatus::kRejectedNumeric;
@@ -168,11 +170,10 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
       res.status = TickStatus::kGated;
       break;
     case GateDecision::kOpen:
-      res.status =
-          (!s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand, true)) &&
-                  filter_.Apply()
-              ? TickStatus::kReleased
-              : TickStatus::kRejectedNumeric;
+      res.status = (!s.lowpass || filter_.Evaluate(lowpass.HGate(), lowpass.zGate(), cand, true)) &&
+                           filter_.Apply()
+                       ? TickStatus::kReleased
+                       : TickStatus::kRejectedNumeric;
       break;
     case GateDecision::kRelease:
       Release(in, s, gated_nis, res);
@@ -191,18 +192,19 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   // the release evaluates: a lasting residual builds up whole in the low-passed ones, while one
   // that only the raw screen sees (chatter the low-pass averages out) is nothing a parameter
   // explains. The NIS as the gate reads it, the update on the gate copy's rows with R = 1.
+  const MeasurementLowPass& lowpass = this->lowpass(res.model);
   InertialFilter::Candidate cand;
   filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
   double nis = 0.0;
-  bool ok = s.lowpass ? filter_.Nis(lowpass_.HGate(), lowpass_.zGate(), nis, -1.0,
-                                    lowpass_.GateNisScale())
-                      : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+  bool ok = s.lowpass
+                ? filter_.Nis(lowpass.HGate(), lowpass.zGate(), nis, -1.0, lowpass.GateNisScale())
+                : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   if (!s.lowpass) nis = cand.nis;
   const double reduction = ok ? nis_gated - nis : 0.0;
   res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
   if (ok && reduction >= release_threshold_) {
     res.nis = nis;
-    ok = !s.lowpass || filter_.Evaluate(lowpass_.HGate(), lowpass_.zGate(), cand, true);
+    ok = !s.lowpass || filter_.Evaluate(lowpass.HGate(), lowpass.zGate(), cand, true);
     res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
     if (res.status == TickStatus::kRejectedNumeric) filter_.UndoInflate();
   } else {
@@ -215,7 +217,8 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
 void InertialEstimator::AfterUpdate(const Screened& s, const TickResult& res) noexcept {
   const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
   if (s.lowpass)
-    lowpass_.After(res.status == TickStatus::kUpdated, res.status == TickStatus::kReleased);
+    lowpass(res.model).After(res.status == TickStatus::kUpdated,
+                             res.status == TickStatus::kReleased);
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
   if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {

@@ -129,8 +129,10 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
               measurement_.consider_columns()),
       gate_(config.gating, model_.nv),
       calibrator_(model_.nv, config.calibration),
-      lowpass_(config.measurement_lowpass, config.control_period, model_.nv,
-               10 * static_cast<int>(config.bodies.size()) + measurement_.consider_columns()) {
+      lowpass_{MeasurementLowPass(config.measurement_lowpass, config.control_period, model_.nv,
+                                  n_ + measurement_.consider_columns()),
+               MeasurementLowPass(config.measurement_lowpass, config.control_period, model_.nv,
+                                  n_ + measurement_.consider_columns())} {
   CheckSettings(config, model_);
   initial_sigma_.resize(n_);
   process_noise_.resize(n_);

@@ -1,5 +1,6 @@
 #include "heft/estimator/measurement_lowpass.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -11,6 +12,7 @@ MeasurementLowPass::MeasurementLowPass(double cutoff_hz, double control_period, 
   if (cutoff_hz > 0.0) {
     alpha_ = 1.0 - std::exp(-2.0 * std::numbers::pi * cutoff_hz * control_period);
     rejoin_ticks_ = static_cast<int>(std::ceil(std::log(1e-3) / std::log(1.0 - alpha_)));
+    max_gap_ = std::max(1.5 * control_period, 1.0 / (2.0 * std::numbers::pi * cutoff_hz));
   }
   for (int i = 0; i < 2; ++i) {
     H_gate_[i].setZero(rows, states);
@@ -32,7 +34,10 @@ const Eigen::VectorXd& MeasurementLowPass::zKept() const {
 
 void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::MatrixXd>& H,
                                const Eigen::Ref<const Eigen::VectorXd>& z, int rows) noexcept {
-  const bool chain = time - last_ <= 1.5 * period_ && time > last_;
+  const bool chain = time - last_ <= max_gap_ && time > last_;
+  // α for the periods since the last blended tick (1 on every tick without a gap).
+  const double periods = chain ? std::max(1.0, std::round((time - last_) / period_)) : 1.0;
+  const double a = periods == 1.0 ? alpha_ : 1.0 - std::pow(1.0 - alpha_, periods);
   if (!chain || rows != rows_) {
     kept_ = false;
     split_ = false;
@@ -47,28 +52,28 @@ void MeasurementLowPass::Blend(double time, const Eigen::Ref<const Eigen::Matrix
     // The copies agree: the gate copy blends into its other buffer, the one it leaves is the kept
     // state, and the update's copy (this tick blended into the kept state) is the gate's.
     const int next = 1 - gate_;
-    H_gate_[next].topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * HGate();
-    z_gate_[next].head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * zGate();
+    H_gate_[next].topRows(rows) = a * H.topRows(rows) + (1.0 - a) * HGate();
+    z_gate_[next].head(rows) = a * z.head(rows) + (1.0 - a) * zGate();
     gate_ = next;
     kept_at_ = Kept::kOther;
     use_is_gate_ = true;
   } else {
     auto hg = H_gate_[gate_].topRows(rows);
     auto zg = z_gate_[gate_].head(rows);
-    hg = alpha_ * H.topRows(rows) + (1.0 - alpha_) * hg;
-    zg = alpha_ * z.head(rows) + (1.0 - alpha_) * zg;
+    hg = a * H.topRows(rows) + (1.0 - a) * hg;
+    zg = a * z.head(rows) + (1.0 - a) * zg;
     // The update's copy: this tick alone until a used tick is kept, then blended into that.
     if (!kept_) {
       H_use_.topRows(rows) = H.topRows(rows);
       z_use_.head(rows) = z.head(rows);
     } else {
-      H_use_.topRows(rows) = alpha_ * H.topRows(rows) + (1.0 - alpha_) * HKept().topRows(rows);
-      z_use_.head(rows) = alpha_ * z.head(rows) + (1.0 - alpha_) * zKept().head(rows);
+      H_use_.topRows(rows) = a * H.topRows(rows) + (1.0 - a) * HKept().topRows(rows);
+      z_use_.head(rows) = a * z.head(rows) + (1.0 - a) * zKept().head(rows);
     }
     use_is_gate_ = false;
   }
-  const double fresh = 1.0 - alpha_;
-  gate_variance_ = restart ? 1.0 : fresh * fresh * gate_variance_ + alpha_ * alpha_;
+  const double fresh = 1.0 - a;
+  gate_variance_ = restart ? 1.0 : fresh * fresh * gate_variance_ + a * a;
   last_ = time;
   split_now_ = split_ || (!kept_ && !restart);
 }

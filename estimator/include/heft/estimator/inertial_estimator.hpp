@@ -352,7 +352,15 @@ class InertialEstimator {
   InertialFilter filter_;    // its consider columns: the measurement's
   InnovationGate gate_;
   BiasCalibrator calibrator_;
-  MeasurementLowPass lowpass_;     // EstimatorConfig::measurement_lowpass
+  // EstimatorConfig::measurement_lowpass, one per measurement model: a tick on the other (a foot
+  // wrench lost for a tick) leaves the other's memory, which a restart would drop at a touchdown.
+  std::array<MeasurementLowPass, 2> lowpass_;
+  MeasurementLowPass& lowpass(hal::MeasurementModel model) noexcept {
+    return lowpass_[model == hal::MeasurementModel::kFullWrench ? 0 : 1];
+  }
+  void RestartLowPass() noexcept {
+    for (MeasurementLowPass& l : lowpass_) l.Restart();
+  }
   Eigen::MatrixXd calibration_c_;  // the consider columns averaged with the calibration's residual
   Eigen::MatrixXd calibration_c_tick_;  // one tick's, projected (a robot without F/T cells)
   bool calibrating_ = false;

@@ -15,9 +15,11 @@
 // χ² thresholds keep their meaning; the update keeps R = 1 (a low-pass of white noise carries the
 // same information per second: EstimatorConfig::measurement_lowpass).
 // The null-space rows too: their basis moves with the contacts, but a weighted sum of valid,
-// whitened rows is a valid row of the same variance. Blend restarts on a gap in time or a change
-// of the rows' count (a contact made or lost, a switch of measurement); Restart() on calibration
-// and reset.
+// whitened rows is a valid row of the same variance. Blend restarts on a gap in time longer than
+// the filter's own time constant 1/(2π f_c) (32 ms at 5 Hz) or a change of the rows' count (a
+// contact made or lost); a shorter gap of k periods (ticks the estimator did not blend: a lost
+// sample, a tick on the other measurement) blends with α_k = 1 − (1 − α)ᵏ, as k ticks of no news
+// would have decayed the state. Restart() on calibration and reset.
 //
 // Set-up allocates; everything else allocates nothing and never throws.
 #pragma once
@@ -38,7 +40,9 @@ class MeasurementLowPass {
   void Restart() noexcept { last_ = std::numeric_limits<double>::quiet_NaN(); }
 
   // Blends this tick's rows (the first `rows` of H and z) into both copies at `time`. The previous
-  // tick continues the chain when it came within 1.5 periods before; otherwise both restart.
+  // tick continues the chain when it came at most the time constant before (and within 1.5
+  // periods for a filter faster than that), with α for the periods between them; otherwise both
+  // restart.
   void Blend(double time, const Eigen::Ref<const Eigen::MatrixXd>& H,
              const Eigen::Ref<const Eigen::VectorXd>& z, int rows) noexcept;
   // After the gate's decision on this tick: an update keeps the tick in the update's copy, a
@@ -69,6 +73,7 @@ class MeasurementLowPass {
   const Eigen::VectorXd& zKept() const;
 
   double alpha_ = 0.0;
+  double max_gap_ = 0.0;  // s: the longest gap that continues the chain
   int rejoin_ticks_ = 0;  // used ticks after which split copies differ by below 10⁻³
   double last_ = std::numeric_limits<double>::quiet_NaN();
   double period_ = 0.0;
