@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
   Sections sections;
   sections.procedure = ProcedureSection(o.dir, g.targets);  // appends the procedure's targets
   sections.table2 = Table2Section(g.table2.str());
-  sections.steps = StepsSection(o.dir);
+  sections.steps = StepsSection(o.dir, g.targets);  // appends the 2×2's targets
   sections.noft = NoFtSection(o.dir);
   sections.per = PerScenarioSection(g.per.str(), g.extra.str());
   sections.anomalies = AnomaliesSection(anomalies, rules);

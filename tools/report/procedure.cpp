@@ -8,6 +8,7 @@
 
 #include "plot.hpp"
 #include "run_figures.hpp"
+#include "targets.hpp"
 #include "task.hpp"
 
 namespace heft::report {
@@ -224,7 +225,7 @@ std::string ProcedureSection(const std::string& dir, std::vector<Target>& target
   return md.str();
 }
 
-std::string StepsSection(const std::string& dir) {
+std::string StepsSection(const std::string& dir, std::vector<Target>& targets) {
   Cache cache(dir);
   struct Figure {
     std::string scenario, title;
@@ -258,10 +259,12 @@ std::string StepsSection(const std::string& dir) {
       t << " (no adaptation: " << Cell(nominal, nominal.*fig.value, fig.format, fig.scale) << ")";
     t << " | calibration off | calibration on |\n|---|---|---|\n";
     int cells = 0;
+    std::vector<NamedRun> others;  // the procedure's alternatives, for the target
+    const RunFigures* procedure = nullptr;
     for (const auto& [row, off, on] :
-         {std::tuple<const char*, const char*, const char*>{"URDF nominal", "urdf", "urdf-cal"},
-          {"identified nominal", "ident", "adaptive"}}) {
-      t << "| " << row;
+         {std::tuple<const char*, const char*, const char*>{"URDF", "urdf", "urdf-cal"},
+          {"identified", "ident", "adaptive"}}) {
+      t << "| " << row << " nominal";
       for (const char* label : {off, on}) {
         const std::string run = fig.scenario + "-" + label;
         if (!std::filesystem::exists(dir + "/" + run + ".csv")) {
@@ -274,10 +277,17 @@ std::string StepsSection(const std::string& dir) {
         if (fig.reduction && nominal.ok && std::isfinite(v) && v > 0)
           t << Fmt(" (%.1f×)", nominal.*fig.value / v);
         ++cells;
+        if (label == std::string("adaptive"))
+          procedure = &f;
+        else
+          others.push_back(
+              {std::string(row) + (label == off ? ", no calibration" : ", calibrated"), f});
       }
       t << " |\n";
     }
     if (cells > 0) md << t.str(), any = true;
+    if (fig.value == &RunFigures::rmse && procedure != nullptr)
+      AddCombinationTarget(fig.scenario, *procedure, nominal, others, targets);
   }
   return any ? md.str() : std::string();
 }

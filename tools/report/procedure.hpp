@@ -18,8 +18,10 @@ struct Target {
 // The recording, the identification and the table of runs; appends the procedure's targets
 // (the identified model consistent, every calibration finished before the payload arrived).
 std::string ProcedureSection(const std::string& dir, std::vector<Target>& targets);
-// The 2×2 tables (nominal model × calibration) of Table II's tasks and the dumbbell's figures.
-std::string StepsSection(const std::string& dir);
+// The 2×2 tables (nominal model × calibration) of Table II's tasks and the dumbbell's figures;
+// appends, per task, the procedure's combination against the best of its 2×2
+// (AddCombinationTarget).
+std::string StepsSection(const std::string& dir, std::vector<Target>& targets);
 // The robot without foot F/T cells beside the one with them (and its figure).
 std::string NoFtSection(const std::string& dir);
 

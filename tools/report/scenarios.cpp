@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "plot.hpp"
@@ -106,22 +105,6 @@ void PlotScenario(const std::string& dir, const std::string& name, const Scenari
            Style::kSecondary}});
 }
 
-// The nominal model × calibration runs beside the procedure's (those the job ran).
-std::vector<NamedRun> OtherCombinations(const std::string& dir, const std::string& name,
-                                        const ScenarioTask& task) {
-  std::vector<NamedRun> runs;
-  for (const auto& [label, what] :
-       {std::pair<const char*, const char*>{"urdf", "URDF, no calibration"},
-        {"urdf-cal", "URDF, calibrated"},
-        {"ident", "identified, no calibration"}}) {
-    const Table t = Read(dir + "/" + name + "-" + label + ".csv");
-    if (!t.ok) continue;
-    RunFigures f = Measure(t, task.link, task.error);
-    if (f.ok) runs.push_back({what, std::move(f)});
-  }
-  return runs;
-}
-
 }  // namespace
 
 void AddScenario(const std::string& dir, const Scenario& s, Gathered& g) {
@@ -140,7 +123,6 @@ void AddScenario(const std::string& dir, const Scenario& s, Gathered& g) {
   AddNeesTarget(s.name, a, g.targets);
   if (s.name == "dumbbell-curl") AddDumbbellTargets(a, g.targets);
   AddNoHarmTarget(s.name, a, o, g.targets);
-  AddCombinationTarget(s.name, a, o, OtherCombinations(dir, s.name, task), g.targets);
   AddNoFtTargets(s.name, a, g.targets);
   g.figures.push_back(FiguresOf(s.name, task, a, o));
   PlotScenario(dir, s.name, task, on, off);
