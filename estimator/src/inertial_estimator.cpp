@@ -124,8 +124,8 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
   // factorises only when ỹᵀỹ, its bound, exceeds the gate's threshold (InertialFilter::Nis).
   // Rows dropped inside their stiction band are zeros in H and z: no degree of freedom.
   Screened s;
-  MeasurementLowPass& lowpass = this->lowpass(res.model);
-  s.lowpass = lowpass.enabled();
+  MeasurementLowPass& lpf = lowpass(res.model);
+  s.lowpass = lpf.enabled();
   s.dof = std::max(measurement_.rows() - measurement_.dropped_rows(), 0);
   s.gamma = gate_.threshold(std::min(s.dof, nv_));
   res.dof = s.dof;
@@ -136,7 +136,7 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
     s.raw_nis = 0.0;  // passes (or unusable: the gate meets the same numbers and says so)
   // The gate judges the copy that takes every tick, the update learns from the copy that holds
   // only the ticks it used (MeasurementLowPass); the gate's NIS is read for its copy's noise.
-  lowpass.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
+  lpf.Blend(in.time, measurement_.H(), measurement_.z(), measurement_.rows());
   return s;
 }
 
@@ -144,11 +144,11 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
                                       TickResult& res) noexcept {
   // With the low-pass, the gate reads the gate copy's NIS for its own noise (HGateNis) and the
   // update learns from the used ticks' rows (HUse: the gate's own while the copies agree).
-  const MeasurementLowPass& lowpass = this->lowpass(res.model);
+  const MeasurementLowPass& lpf = lowpass(res.model);
   InertialFilter::Candidate cand;
-  const bool ok = s.lowpass ? filter_.Nis(lowpass.HGate(), lowpass.zGate(), cand.nis, -1.0,
-                                          lowpass.GateNisScale())
-                            : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+  const bool ok = s.lowpass
+                      ? filter_.Nis(lpf.HGate(), lpf.zGate(), cand.nis, -1.0, lpf.GateNisScale())
+                      : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   const double gated_nis = cand.nis;
   cand.nis = std::max(gated_nis, s.raw_nis);
   cand.dof = s.dof;
@@ -161,19 +161,19 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
     case GateDecision::kAccept:
       // The update's copy is often the gate's own, just read by Nis: its staging is reused.
-      res.status = (!s.lowpass || filter_.Evaluate(lowpass.HUse(), lowpass.zUse(), cand, true)) &&
-                           filter_.Apply()
-                       ? TickStatus::kUpdated
-                       : TickStatus::kRejectedNumeric;
+      res.status =
+          (!s.lowpass || filter_.Evaluate(lpf.HUse(), lpf.zUse(), cand, true)) && filter_.Apply()
+              ? TickStatus::kUpdated
+              : TickStatus::kRejectedNumeric;
       break;
     case GateDecision::kReject:
       res.status = TickStatus::kGated;
       break;
     case GateDecision::kOpen:
-      res.status = (!s.lowpass || filter_.Evaluate(lowpass.HGate(), lowpass.zGate(), cand, true)) &&
-                           filter_.Apply()
-                       ? TickStatus::kReleased
-                       : TickStatus::kRejectedNumeric;
+      res.status =
+          (!s.lowpass || filter_.Evaluate(lpf.HGate(), lpf.zGate(), cand, true)) && filter_.Apply()
+              ? TickStatus::kReleased
+              : TickStatus::kRejectedNumeric;
       break;
     case GateDecision::kRelease:
       Release(in, s, gated_nis, res);
@@ -192,19 +192,18 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   // the release evaluates: a lasting residual builds up whole in the low-passed ones, while one
   // that only the raw screen sees (chatter the low-pass averages out) is nothing a parameter
   // explains. The NIS as the gate reads it, the update on the gate copy's rows with R = 1.
-  const MeasurementLowPass& lowpass = this->lowpass(res.model);
+  const MeasurementLowPass& lpf = lowpass(res.model);
   InertialFilter::Candidate cand;
   filter_.Inflate(config_.gating.inflation, config_.gating.max_covariance_factor);
   double nis = 0.0;
-  bool ok = s.lowpass
-                ? filter_.Nis(lowpass.HGate(), lowpass.zGate(), nis, -1.0, lowpass.GateNisScale())
-                : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
+  bool ok = s.lowpass ? filter_.Nis(lpf.HGate(), lpf.zGate(), nis, -1.0, lpf.GateNisScale())
+                      : filter_.Evaluate(measurement_.H(), measurement_.z(), cand);
   if (!s.lowpass) nis = cand.nis;
   const double reduction = ok ? nis_gated - nis : 0.0;
   res.explained = nis_gated > 0.0 ? reduction / nis_gated : 0.0;
   if (ok && reduction >= release_threshold_) {
     res.nis = nis;
-    ok = !s.lowpass || filter_.Evaluate(lowpass.HGate(), lowpass.zGate(), cand, true);
+    ok = !s.lowpass || filter_.Evaluate(lpf.HGate(), lpf.zGate(), cand, true);
     res.status = ok && filter_.Apply() ? TickStatus::kReleased : TickStatus::kRejectedNumeric;
     if (res.status == TickStatus::kRejectedNumeric) filter_.UndoInflate();
   } else {
