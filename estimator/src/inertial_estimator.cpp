@@ -29,6 +29,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   handed_ = filter_.parameters();
   EstimateCovariance();
   // The policy's state from π0: a persisted load counts as departed from the nominal at once.
+  std::fill(departed_.begin(), departed_.end(), 0);
   for (int k = 0; k < selection_.size(); ++k) (void)HandOnTarget(k, handed_.segment<10>(10 * k));
   HandedCovariance();
   gate_.Reset();

@@ -64,15 +64,23 @@ dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
   // Whether the data show the link changed: the estimate differs from the nominal by more than
   // both errors explain, the estimate's and the nominal's own (a body's systematic error the
   // filter absorbed is not a load). A link that departed stays so until the estimate is back
-  // within the median of that distance (hysteresis: no flipping at the threshold).
+  // within the median of that distance on at least half of its recent ticks (their share over
+  // handoff_return_after): hysteresis, no flipping at the threshold, and an estimate crossing its
+  // nominal towards a load beyond it, inside for a few ticks, has not returned.
   const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
   // The estimate's own covariance here is the filter's P alone: what the consider analysis adds
   // is the nominal's error as the estimate carries it, which Σ_nominal already counts (once).
   const Eigen::Matrix<double, 10, 10> S =
       cov_filter_.middleCols<10>(10 * k) + nominal_cov_.middleCols<10>(10 * k);
   const dynamics::Vector10 d = estimate - nominal;
-  if (!departed_[k] && Significant(S, d, handoff_threshold4_, handoff_threshold_)) departed_[k] = 1;
-  if (departed_[k] && !Significant(S, d, return_threshold4_, return_threshold_)) departed_[k] = 0;
+  if (!departed_[k]) {
+    departed_[k] = Significant(S, d, handoff_threshold4_, handoff_threshold_);
+    back_share_[k] = 0.0;
+  } else {
+    const double back = Significant(S, d, return_threshold4_, return_threshold_) ? 0.0 : 1.0;
+    back_share_[k] += back_alpha_ * (back - back_share_[k]);
+    if (back_share_[k] >= 0.5) departed_[k] = 0;
+  }
   return departed_[k] ? estimate : nominal;
 }
 

@@ -174,6 +174,9 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
     return_threshold_ = ChiSquareQuantile(0.5, 10);
     return_threshold4_ = ChiSquareQuantile(0.5, 4);
   }
+  if (!(config.handoff_return_after >= 0.0 && config.handoff_return_after <= 10.0))
+    throw std::invalid_argument("estimator.handoff_return_after must be in [0, 10] s");
+  back_alpha_ = std::min(1.0, config.control_period / std::max(config.handoff_return_after, 1e-12));
   load_thresholds_.assign(static_cast<std::size_t>(n_) + 1, 0.0);
   for (int dof = 1; dof <= n_; ++dof)
     load_thresholds_[static_cast<std::size_t>(dof)] = ChiSquareQuantile(0.999, dof);
@@ -183,6 +186,7 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   load_y_.setZero(n_);
   load_trial_.setZero(n_);
   departed_.assign(selection_.size(), 0);
+  back_share_.assign(selection_.size(), 0.0);
   calibration_load_ = Eigen::VectorXd::Zero(n_);
   calibration_held_sum_ = Eigen::VectorXd::Zero(measurement_.friction_joints());
   load_w_.resize(nv_);

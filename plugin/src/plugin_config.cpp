@@ -228,12 +228,14 @@ void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
   }
 }
 
-// estimator.handoff_confidence, nominal_uncertainty, consider_nominal and load_shape: when the
-// hand-off moves, and what its covariance owns up to.
+// estimator.handoff_confidence, handoff_return_after, nominal_uncertainty, consider_nominal and
+// load_shape: when the hand-off moves, and what its covariance owns up to.
 constexpr double kHandOffConfidence = 0.999;
 void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   // The service's default is on (EstimatorConfig's, for a program of its own, off).
   ec.handoff_confidence = e.Get<double>("handoff_confidence", kHandOffConfidence, {0.0, 0.999999});
+  ec.handoff_return_after =
+      e.Get<double>("handoff_return_after", ec.handoff_return_after, {0.0, 10.0});
   // The other bodies' nominal error in the handed covariance (the service's default: on).
   ec.consider_nominal = e.Get<bool>("consider_nominal", true, {});
   // A load's unknown shape in the handed covariance (the service's default: on).

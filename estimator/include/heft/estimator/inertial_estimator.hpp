@@ -161,6 +161,12 @@ struct EstimatorConfig {
   // absorbs (the nominal model's, Σ_nominal) then never reach the controller while nothing is
   // carried. 0: every tick follows the estimate at the rate limits (the paper's).
   double handoff_confidence = 0.0;
+  // The time constant (s) over which a departed link's estimate must be back within that median
+  // before the link returns to its nominal: back on at least half of its recent ticks (their share
+  // low-passed over this time), not on a single one. An estimate that crosses its nominal on the
+  // way to a load beyond it (a load swinging about the nominal) is inside for a few ticks and has
+  // not returned. 0: the first tick back returns it.
+  double handoff_return_after = 0.1;
   // A load's unknown shape in the handed covariance (docs/estimator.md, "A load's shape"): the
   // data see a load's mass and first moment at once, but its second moments only along the
   // motions that excite them; elsewhere the filter's covariance collapses while the estimate
@@ -371,7 +377,11 @@ class InertialEstimator {
       cov_filter_;  // the estimate's covariance without the consider part (HandOnTarget)
   // HandOn's policy: whether each link's estimate departed from its nominal; the χ² thresholds
   // of departing (at handoff_confidence) and of returning (the median), 10 and 4 dof.
+  // back_share_: each departed link's share of recent ticks within the median, low-passed with
+  // back_alpha_ (handoff_return_after); the link returns when it reaches one half.
   std::vector<unsigned char> departed_;
+  std::vector<double> back_share_;
+  double back_alpha_ = 1.0;
   double handoff_threshold_ = 0.0, handoff_threshold4_ = 0.0;
   double return_threshold_ = 0.0, return_threshold4_ = 0.0;
   // The calibration's load check (SeparateLoad): its result and work space.
