@@ -41,7 +41,7 @@ void ReadRowScales(const dynamics::Model& model, const EstimatorConfig& config,
 // The nominal model's friction (estimator.friction): per entry its joint's v index, F_c and F_v.
 void ReadFriction(const dynamics::Model& model, const EstimatorConfig& config,
                   std::vector<int>& friction_v, std::vector<double>& friction_coulomb,
-                  std::vector<double>& friction_viscous) {
+                  std::vector<double>& friction_viscous, std::vector<double>& friction_held) {
   for (const JointFriction& f : config.friction) {
     int v = -1;
     for (const dynamics::Body& b : model.bodies)
@@ -51,9 +51,13 @@ void ReadFriction(const dynamics::Model& model, const EstimatorConfig& config,
                                   "' is not a 1-DoF joint of the model");
     if (!std::isfinite(f.coulomb) || !std::isfinite(f.viscous))
       throw std::invalid_argument("estimator.friction: '" + f.joint + "' has a non-finite value");
+    if (!(f.coulomb_sigma >= 0.0) || !std::isfinite(f.coulomb_sigma))
+      throw std::invalid_argument("estimator.friction: '" + f.joint +
+                                  "' has a Coulomb σ that is not a finite value ≥ 0");
     friction_v.push_back(v);
     friction_coulomb.push_back(f.coulomb);
     friction_viscous.push_back(f.viscous);
+    friction_held.push_back(std::hypot(f.coulomb, f.coulomb_sigma));
   }
 }
 
@@ -124,8 +128,9 @@ Measurement::Measurement(const dynamics::Model& model,
     contact_frames_.push_back(model_.frame_index(frame));
   if (!(config.friction_epsilon > 0.0))
     throw std::invalid_argument("estimator: friction epsilon must be > 0");
-  ReadFriction(model_, config, friction_v_, friction_coulomb_, friction_viscous_);
+  ReadFriction(model_, config, friction_v_, friction_coulomb_, friction_viscous_, friction_held_);
   stiction_width_.assign(friction_v_.size(), 0.0);
+  held_width_.assign(friction_v_.size(), 0.0);
   dropped_.assign(friction_v_.size(), 0);
   stiction_band_ = config.stiction_band;
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
@@ -207,7 +212,7 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // rows with the rows that see the links.
   held_index_.assign(friction_v_.size(), -1);
   for (std::size_t j = 0; j < friction_v_.size(); ++j)
-    if (friction_coulomb_[j] != 0.0) {
+    if (friction_held_[j] != 0.0) {
       held_index_[j] = static_cast<int>(stiction_entries_.size());
       stiction_entries_.push_back(static_cast<int>(j));
     }
@@ -225,12 +230,13 @@ void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noex
     sum.middleCols<7>(own_column(static_cast<int>(k))).noalias() +=
         Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
   // The static friction held at this tick, anywhere within ±w (the band's half-width): the bias
-  // takes it with the residual, one standard deviation w of a friction held at either edge. (The
-  // friction held now, the next columns, is another parameter: nothing of it enters the bias.)
+  // takes it with the residual, one standard deviation w of a friction held at either edge (with
+  // F_c's own uncertainty: held_width_). (The friction held now, the next columns, is another
+  // parameter: nothing of it enters the bias.)
   const int first = stiction_column();
   for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
     const auto j = static_cast<std::size_t>(stiction_entries_[k]);
-    sum(friction_v_[j], first + static_cast<int>(k)) += stiction_width_[j];
+    sum(friction_v_[j], first + static_cast<int>(k)) += held_width_[j];
   }
 }
 
@@ -254,17 +260,18 @@ void Measurement::Residual(const TickInput& in) noexcept {
     const double sliding = std::tanh(qd / friction_epsilon_);
     tau_nom_[friction_v_[j]] += friction_coulomb_[j] * sliding + friction_viscous_[j] * qd;
     stiction_width_[j] = std::abs(friction_coulomb_[j]) * (1.0 - std::abs(sliding));
+    held_width_[j] = friction_held_[j] * (1.0 - std::abs(sliding));
   }
   r_ = in.tau - tau_nom_;
   // The static friction held now: w on the joint's row, one standard deviation of a friction held
-  // at either edge of its band (0 while the joint slides). StictionBand then drops a row whose
-  // innovation lies inside the band, these columns with it, and gives a shifted row's column the
-  // innovation's sign.
+  // at either edge of its band (0 while the joint slides; with F_c's own uncertainty, held_width_).
+  // StictionBand then drops a row whose innovation lies inside the band, these columns with it,
+  // and gives a shifted row's column the innovation's sign.
   if (nc_ > 0) {
     const int first = held_column();
     for (std::size_t k = 0; k < stiction_entries_.size(); ++k) {
       const auto j = static_cast<std::size_t>(stiction_entries_[k]);
-      C_(friction_v_[j], first + static_cast<int>(k)) = stiction_width_[j];
+      C_(friction_v_[j], first + static_cast<int>(k)) = held_width_[j];
     }
   }
 }
@@ -297,7 +304,8 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate, bool null_space)
       // where a joint that a controller holds from the estimate has it once its load's change
       // exceeds the band. The shift's error, the joint's static friction against the model's F_c,
       // takes that sign too: a load that comes and goes flips it. (Residual wrote +w.)
-      if (nc_ > 0 && held_index_[j] >= 0 && nu < 0.0) C_(v, held_column() + held_index_[j]) = -w;
+      if (nc_ > 0 && held_index_[j] >= 0 && nu < 0.0)
+        C_(v, held_column() + held_index_[j]) = -held_width_[j];
     }
   }
 }

@@ -237,11 +237,14 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
   if (problem.friction) {
     const int nj = problem.joints();
     const int ni = problem.inertial_size();
-    y << "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n";
+    y << "friction:  # tau = fc * tanh(v / 0.01) + fv * v; fc_sigma: fc's standard deviation "
+         "(a joint\n  # that never slid in the recording keeps its prior's)\n";
     for (int j = 0; j < nj; ++j) {
       std::string name = problem.names[ni + j];
       name = name.substr(0, name.size() - 3);
-      y << "  " << name << ": {fc: " << Num(x[ni + j]) << ", fv: " << Num(x[ni + nj + j]) << "}\n";
+      y << "  " << name << ": {fc: " << Num(x[ni + j]) << ", fv: " << Num(x[ni + nj + j]);
+      if (posterior) y << ", fc_sigma: " << Num(sigma[ni + j]);
+      y << "}\n";
     }
   }
   AppendSensors(y, problem, x, posterior ? &sigma : nullptr);

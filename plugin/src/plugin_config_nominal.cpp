@@ -136,11 +136,12 @@ std::vector<estimator::JointFriction> ReadNominalFriction(const std::string& pat
     for (const dynamics::Body& b : model.bodies)
       known = known || (b.joint.type != dynamics::JointType::kFree && b.joint.name == name);
     if (!known) joint.Fail("'" + name + "' is not a moving joint of the URDF");
-    joint.AllowOnly({"fc", "fv"});
+    joint.AllowOnly({"fc", "fv", "fc_sigma"});
     estimator::JointFriction f;
     f.joint = name;
     f.coulomb = joint.Get<double>("fc", 0.0, {-1e4, 1e4});
     f.viscous = joint.Get<double>("fv", 0.0, {-1e4, 1e4});
+    f.coulomb_sigma = joint.Get<double>("fc_sigma", 0.0, {0.0, 1e4});
     out.push_back(f);
   }
   return out;

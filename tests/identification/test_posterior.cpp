@@ -217,6 +217,33 @@ TEST(Posterior, AGainFromCurrentHasTheConversionsUncertainty) {
   }
 }
 
+// Each joint's Coulomb friction is written with its posterior σ (`fc_sigma`), and the service
+// reads it into JointFriction::coulomb_sigma. Information on the first joint's F_c only (as when
+// only it slides in the recording): its σ shrinks, every other joint keeps its prior's (1 N·m).
+// Fails if fc_sigma is not written, is not the posterior's, or is not read.
+TEST(Posterior, EachFrictionIsWrittenAndReadWithItsSigma) {
+  const dynamics::Model model = dynamics::LoadModelFromUrdfFile(kUrdf, dynamics::ModelOptions{});
+  ProblemTerms terms;
+  terms.friction = true;
+  const Problem p = MakeProblem(model, kArm, terms);
+  const int n = p.size(), ni = p.inertial_size();
+  NormalEquations ne;
+  ne.A = Eigen::MatrixXd::Identity(n, n) * 1e-12;
+  ne.b = Eigen::VectorXd::Zero(n);
+  ne.A(ni, ni) = 1e6;  // σ = 1e-3 N·m on the first joint's F_c
+  const Posterior post = ComputePosterior(ne, p.prior, PriorFactor(p), 1.0);
+  Identifiability rep;
+  rep.identifiable_share = Eigen::VectorXd::Ones(n);
+  rep.sigma = Eigen::VectorXd::Zero(n);
+  const std::string path = TempPath("friction_params.yaml");
+  std::ofstream(path) << ParametersYaml(p, p.prior, rep, FitStatistics{}, &post);
+  const std::vector<estimator::JointFriction> read = plugin::ReadNominalFriction(path, model);
+  ASSERT_EQ(static_cast<int>(read.size()), p.joints());
+  EXPECT_NEAR(read[0].coulomb_sigma, 1e-3, 1e-5) << read[0].joint;
+  for (std::size_t j = 1; j < read.size(); ++j)
+    EXPECT_NEAR(read[j].coulomb_sigma, PriorUncertainty{}.friction, 1e-6) << read[j].joint;
+}
+
 TEST(Posterior, TheEstimatorsModelReadsTheCovarianceAndRefusesABadOne) {
   // heft-identify's YAML with a posterior: every link's `covariance` reaches Body::covariance
   // (to its 9 printed digits) and `sigma` is √diag of it; a covariance that is not 100 finite

@@ -43,6 +43,10 @@ struct JointFriction {
   std::string joint;
   double coulomb = 0.0;  // N·m
   double viscous = 0.0;  // N·m·s/rad
+  // The standard deviation of `coulomb` (heft-identify's posterior; 0: known): a joint the
+  // identification never saw slide has F_c ≈ 0 and this its prior's size. The static friction a
+  // held joint may carry, in the handed covariance, is then √(F_c² + σ²), not F_c.
+  double coulomb_sigma = 0.0;
 };
 
 struct EstimatorConfig {

@@ -140,6 +140,9 @@ class Measurement {
   int nv_, n_;
   std::vector<int> contact_frames_;
   std::vector<double> friction_coulomb_, friction_viscous_;
+  // Per friction joint √(F_c² + σ_Fc²), and this tick's held static friction's standard deviation
+  // from it (held_width_: 0 while sliding), for the consider columns.
+  std::vector<double> friction_held_, held_width_;
   std::vector<int> friction_v_;         // v index of each friction entry
   std::vector<double> stiction_width_;  // this tick's band half-width per friction entry
   std::vector<unsigned char> dropped_;  // per friction entry: its row inside its band this tick
