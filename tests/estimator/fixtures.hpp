@@ -46,13 +46,17 @@ inline DataSpec StandingStill(double duration) {
   return spec;
 }
 
-// A `mass` kg cylinder 0.27 m down the left forearm from `from` s on (a dumbbell in the hand).
+// The left forearm's π with a `mass` kg cylinder 0.27 m down it (a dumbbell in the hand).
+inline dynamics::Vector10 WithForearmLoad(const dynamics::Vector10& pi, double mass) {
+  return WithCylinder(pi, mass, {0.0, 0.0, -0.27});
+}
+
+// That load on the left forearm from `from` s on.
 inline auto ForearmPayload(double mass, double from = 0.0) {
   return [mass, from](double t, const dynamics::Model& nominal, dynamics::Model& truth) {
     const int b = nominal.body_index("left_forearm");
-    truth.bodies[b].parameters =
-        t < from ? nominal.bodies[b].parameters
-                 : WithCylinder(nominal.bodies[b].parameters, mass, {0.0, 0.0, -0.27});
+    truth.bodies[b].parameters = t < from ? nominal.bodies[b].parameters
+                                          : WithForearmLoad(nominal.bodies[b].parameters, mass);
   };
 }
 
