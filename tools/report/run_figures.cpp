@@ -231,16 +231,20 @@ void MeasureEvents(const RunColumns& c, RunFigures& f) {
 void MeasureTaskError(const RunColumns& c, const std::string& error, RunFigures& f) {
   const int ec = c.tb.col(ErrorColumn(c.tb, error));
   if (ec < 0) return;
-  std::vector<double> e;
+  std::vector<double> e, mass;
   double before = 0.0;
   int before_n = 0;
   for (std::size_t i = 0; i < c.n; ++i) {
     const double ti = c.t[i] - c.origin;
-    if (std::isnan(f.load_time) || ti >= f.load_time) e.push_back(c.at(i, ec));
+    if (std::isnan(f.load_time) || ti >= f.load_time) {
+      e.push_back(c.at(i, ec));
+      mass.push_back(c.at(i, c.hand[0]) - c.at(i, c.tru[0]));
+    }
     if (f.load_time >= 1.0 && ti >= f.load_time - 1.0 && ti < f.load_time)
       before += c.at(i, ec), ++before_n;
   }
   f.rmse = Rms(e);
+  f.handed_mass_rmse = Rms(mass);
   if (!e.empty()) {
     double sum = 0.0;
     for (const double v : e) sum += v;

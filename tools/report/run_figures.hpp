@@ -74,6 +74,9 @@ struct RunFigures {
   double mh_nees = NAN;     // mean of <link>_mh_nees: mass and first moment alone (χ²(4)), same
   double converge_s = NAN;  // median time to within 5 % after each jump of the true mass (or
                             // after the estimator starts when the mass never jumps)
+  // kg: the handed mass against the truth over the ticks of rmse (what the controller was given,
+  // its lag included).
+  double handed_mass_rmse = NAN;
   double true_mass_span = 0.0;      // kg
   double nominal_mass_error = NAN;  // the handed mass before estimation vs the final truth
   double gated = 0, released = 0;
