@@ -181,28 +181,31 @@ TEST(Tools, ReportGivesTheTaskErrorBeforeThePayloadArrives) {
 
 // The nominal model × calibration tables give each run's handed mass against the truth from the
 // load's arrival on, beside the task's RMSE (docs/imperfect-robot.md: a stiction ratchet can
-// separate the task errors of runs whose estimates agree). Fails if the figure were missing, took
-// the ticks before the load (10 kg off there), or read the raw estimate instead of the handed one.
+// separate the task errors of runs whose estimates agree), and the combination target names the
+// best-scoring run's. Fails if the figure were missing, took the ticks before the load (10 kg off
+// there), read the raw estimate instead of the handed one, or named another run's.
 TEST(Tools, ReportGivesEachCombinationsHandedMassError) {
   const std::string dir = testing::TempDir() + "/tools_handed_mass_run";
   std::filesystem::create_directories(dir);
-  auto write = [&](const std::string& name, double handed_error) {
+  auto write = [&](const std::string& name, double handed_error, double task_error) {
     WriteTorsoRun(dir + "/" + name, [&](int, bool loaded) {
       const double truth = loaded ? 35.0 : 30.0;
-      return TorsoRow{0.001, truth, truth, loaded ? truth + handed_error : truth + 10.0};
+      return TorsoRow{task_error, truth, truth, loaded ? truth + handed_error : truth + 10.0};
     });
   };
-  write("torso-load-nominal.csv", -5.0);
-  write("torso-load-urdf.csv", 3.0);
-  write("torso-load-urdf-cal.csv", -1.0);
-  write("torso-load-ident.csv", -2.0);
-  write("torso-load-adaptive.csv", 0.5);
+  write("torso-load-nominal.csv", -5.0, 0.01);
+  write("torso-load-urdf.csv", 3.0, 0.002);
+  write("torso-load-urdf-cal.csv", -1.0, 0.002);
+  write("torso-load-ident.csv", -2.0, 0.0005);  // the best score with the worse estimate
+  write("torso-load-adaptive.csv", 0.5, 0.001);
   const Outcome r = Exec(HEFT_REPORT, {dir});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string md = Slurp(dir + "/report.md");
   EXPECT_THAT(md, HasSubstr("| torso-load: handed mass RMSE | calibration off | calibration on |"));
   EXPECT_THAT(md, HasSubstr("| URDF nominal | 3.000 kg | 1.000 kg |"));
   EXPECT_THAT(md, HasSubstr("| identified nominal | 2.000 kg | 0.500 kg |"));
+  EXPECT_THAT(md, HasSubstr("10.0× against the best 20.0× (identified, no calibration; handed "
+                            "mass RMSE 0.500 against 2.000 kg)"));
 }
 
 // The torso-CoM check reads the estimate against the truth beyond what the nominal model itself

@@ -146,15 +146,22 @@ void AddCombinationTarget(const std::string& name, const RunFigures& a, const Ru
   const double mine = o.rmse / a.rmse;
   double best = mine;
   std::string best_what = "the procedure's own";
+  const RunFigures* best_run = &a;
   for (const NamedRun& r : others) {
     if (!r.figures.ok || !(o.rmse / r.figures.rmse > best)) continue;
     best = o.rmse / r.figures.rmse;
     best_what = r.what;
+    best_run = &r.figures;
   }
+  std::string measured = Fmt("%.1f×", mine) + Fmt(" against the best %.1f× (", best) + best_what;
+  // The estimates' own share beside the scores (a stiction ratchet can part the two).
+  if (best_run != &a && std::isfinite(a.handed_mass_rmse) &&
+      std::isfinite(best_run->handed_mass_rmse))
+    measured += Fmt("; handed mass RMSE %.3f", a.handed_mass_rmse) +
+                Fmt(" against %.3f kg", best_run->handed_mass_rmse);
   targets.push_back({name + ": the procedure (identified nominal, calibrated) within 10 % of the "
                             "best nominal model × calibration",
-                     Fmt("%.1f×", mine) + Fmt(" against the best %.1f× (", best) + best_what + ")",
-                     "≥ 0.9 × the best", mine >= 0.9 * best, false});
+                     measured + ")", "≥ 0.9 × the best", mine >= 0.9 * best, false});
 }
 
 // Without foot F/T cells (issue 37): the torso's CoM within 20 mm, the dumbbell's mass within 3 %.
