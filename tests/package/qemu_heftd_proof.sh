@@ -59,7 +59,9 @@
 #          --no-sim-in-service --accel tcg|kvm --icount SHIFT|off --smp N --memory MB --timeout S
 #          --max-missed N --input NAME (framework input segment; default heft_input)
 #          --player can_replay|canplayer --replayer PROG --kernel-args "ARGS"
-# Exit 77 (ctest: skipped) only when qemu-system-x86_64 is not installed.
+# Exit 77 (ctest: skipped) only when qemu-system-x86_64 is not installed, or when --cpack's build
+# tree is not configured for /usr (its packages would install /usr/local/bin/heftd: bash
+# tools/heft package, or cmake --preset release, configures one that is).
 set -euo pipefail
 
 TARGET=interim
@@ -93,6 +95,14 @@ die() { printf '[qemu-proof] FAILED: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=../qemu/guest.sh
 source "$(dirname "$0")/../qemu/guest.sh"
 guest_require_qemu qemu-proof
+if [ -n "$CPACK_DIR" ]; then
+  prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$CPACK_DIR/CMakeCache.txt" 2>/dev/null || true)
+  if [ "$prefix" != /usr ]; then
+    echo "skipped: $CPACK_DIR has CMAKE_INSTALL_PREFIX=${prefix:-unknown}; Debian packages are built with /usr"
+    echo "(bash tools/heft package, or cmake --preset release, which sets it)"
+    exit 77
+  fi
+fi
 
 # The target's values, then the options.
 case "$TARGET" in
