@@ -259,8 +259,9 @@ void Measurement::Residual(const TickInput& in) noexcept {
     const double qd = in.v[friction_v_[j]];
     const double sliding = std::tanh(qd / friction_epsilon_);
     tau_nom_[friction_v_[j]] += friction_coulomb_[j] * sliding + friction_viscous_[j] * qd;
-    stiction_width_[j] = std::abs(friction_coulomb_[j]) * (1.0 - std::abs(sliding));
-    held_width_[j] = friction_held_[j] * (1.0 - std::abs(sliding));
+    const double held = 1.0 - std::abs(sliding);  // 1 at rest, 0 while sliding
+    stiction_width_[j] = std::abs(friction_coulomb_[j]) * held;
+    held_width_[j] = friction_held_[j] * held;
   }
   r_ = in.tau - tau_nom_;
   // The static friction held now: w on the joint's row, one standard deviation of a friction held

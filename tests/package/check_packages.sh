@@ -24,12 +24,9 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok:   $*"; }
 need() { [ -e "$ROOT$1" ] && ok "$2: $1" || fail "$2 names $1, which no package installs"; }
 
-prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$BUILD/CMakeCache.txt")
-if [ "$prefix" != /usr ]; then
-  echo "skipped: $BUILD has CMAKE_INSTALL_PREFIX=$prefix; Debian packages are built with /usr"
-  echo "(bash tools/heft package, or cmake --preset release, which sets it)"
-  exit 77
-fi
+# shellcheck source=usr_prefix.sh
+source "$(dirname "$0")/usr_prefix.sh"
+skip_unless_usr_prefix "$BUILD"
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
 release=$(sed -n 's/^HEFT_DEB_RELEASE:STRING=//p' "$BUILD/CMakeCache.txt")
 arch=$(dpkg --print-architecture)

@@ -95,14 +95,9 @@ die() { printf '[qemu-proof] FAILED: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=../qemu/guest.sh
 source "$(dirname "$0")/../qemu/guest.sh"
 guest_require_qemu qemu-proof
-if [ -n "$CPACK_DIR" ]; then
-  prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$CPACK_DIR/CMakeCache.txt" 2>/dev/null || true)
-  if [ "$prefix" != /usr ]; then
-    echo "skipped: $CPACK_DIR has CMAKE_INSTALL_PREFIX=${prefix:-unknown}; Debian packages are built with /usr"
-    echo "(bash tools/heft package, or cmake --preset release, which sets it)"
-    exit 77
-  fi
-fi
+# shellcheck source=usr_prefix.sh
+source "$(dirname "$0")/usr_prefix.sh"
+if [ -n "$CPACK_DIR" ]; then skip_unless_usr_prefix "$CPACK_DIR"; fi
 
 # The target's values, then the options.
 case "$TARGET" in

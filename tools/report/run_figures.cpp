@@ -227,7 +227,8 @@ void MeasureEvents(const RunColumns& c, RunFigures& f) {
   }
 }
 
-// The task error from the load on, and its mean over the second before the load.
+// The task error from the load on, and its mean over the second before the load; the handed mass's
+// error over the same ticks as the task's RMSE.
 void MeasureTaskError(const RunColumns& c, const std::string& error, RunFigures& f) {
   const int ec = c.tb.col(ErrorColumn(c.tb, error));
   if (ec < 0) return;
