@@ -9,6 +9,7 @@ namespace heft::estimator {
 
 void InertialEstimator::ResetFilter() noexcept {
   filter_.Reset(nominal_, initial_sigma_);
+  ResetShapeMemory();
   EstimateCovariance();
   HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
@@ -27,6 +28,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   // hand-off), so a controller that kept running sees no step; going through the rate limit from
   // the nominal instead would step its model back to the nominal and ramp it up again.
   handed_ = filter_.parameters();
+  ResetShapeMemory();
   EstimateCovariance();
   // The policy's state from π0: a persisted load counts as departed from the nominal at once.
   std::fill(departed_.begin(), departed_.end(), 0);
@@ -82,6 +84,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
   EstimateCovariance();
   HandOn(res);
+  RememberShapeMass();
   HandedCovariance();
   return res;
 }

@@ -47,7 +47,26 @@ void InertialEstimator::HandedCovariance() noexcept {
     const double added = filter_.parameters()[10 * k] - nominal_[10 * k];
     if (config_.load_shape && added > 0.0)
       cov_pi_.middleCols<10>(10 * k) += (added * added) * load_shape_.middleCols<10>(10 * k);
+    // The shape a change of mass left behind: θ holds the shape per unit mass, informed at m_s.
+    // With the link m₀ and a load of its own shape j, the estimate (m̂ / m_s) J(m_s) is off the
+    // truth J(m̂) by (m̂ − m_s) m₀ / m_s (j − J_link / m₀): f kilograms of a point load placed
+    // anywhere in the link's box.
+    if (shape_alpha_ > 0.0 && shape_mass_[k] > 0.0) {
+      const double f =
+          (filter_.parameters()[10 * k] - shape_mass_[k]) * nominal_[10 * k] / shape_mass_[k];
+      cov_pi_.middleCols<10>(10 * k) += (f * f) * load_placement_.middleCols<10>(10 * k);
+    }
   }
+}
+
+void InertialEstimator::RememberShapeMass() noexcept {
+  if (!(shape_alpha_ > 0.0)) return;
+  for (int k = 0; k < selection_.size(); ++k)
+    shape_mass_[k] += shape_alpha_ * (filter_.parameters()[10 * k] - shape_mass_[k]);
+}
+
+void InertialEstimator::ResetShapeMemory() noexcept {
+  for (int k = 0; k < selection_.size(); ++k) shape_mass_[k] = filter_.parameters()[10 * k];
 }
 
 TickResult InertialEstimator::HandOn() noexcept {

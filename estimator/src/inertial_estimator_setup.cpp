@@ -166,6 +166,14 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
         NominalCovariance(nominal_.segment<10>(10 * k), u.mass, u.com, u.inertia);
     load_shape_.middleCols<10>(10 * k) = LoadShapeCovariance(nominal_.segment<10>(10 * k));
   }
+  if (!(config.shape_memory >= 0.0 && config.shape_memory <= 60.0))
+    throw std::invalid_argument("estimator.shape_memory must be in [0, 60] s (0: off)");
+  load_placement_ = Eigen::MatrixXd::Zero(10, n_);
+  for (int k = 0; k < selection_.size(); ++k)
+    load_placement_.middleCols<10>(10 * k) = LoadPlacementCovariance(nominal_.segment<10>(10 * k));
+  shape_mass_.assign(selection_.size(), -1.0);
+  if (config.load_shape && config.shape_memory > 0.0 && config.filter == FilterKind::kLogCholesky)
+    shape_alpha_ = std::min(1.0, config.control_period / config.shape_memory);
   if (!(config.handoff_confidence >= 0.0 && config.handoff_confidence < 1.0))
     throw std::invalid_argument("estimator.handoff_confidence must be in [0, 1) (0: off)");
   if (config.handoff_confidence > 0.0) {

@@ -229,7 +229,7 @@ void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
 }
 
 // estimator.handoff_confidence, handoff_return_after, nominal_uncertainty, consider_nominal and
-// load_shape: when the hand-off moves, and what its covariance owns up to.
+// load_shape, shape_memory: when the hand-off moves, and what its covariance owns up to.
 constexpr double kHandOffConfidence = 0.999;
 void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   // The service's default is on (EstimatorConfig's, for a program of its own, off).
@@ -240,6 +240,7 @@ void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   ec.consider_nominal = e.Get<bool>("consider_nominal", true, {});
   // A load's unknown shape in the handed covariance (the service's default: on).
   ec.load_shape = e.Get<bool>("load_shape", true, {});
+  ec.shape_memory = e.Get<double>("shape_memory", ec.shape_memory, {0.0, 60.0});
   if (auto u = e.Optional("nominal_uncertainty")) {
     u->AllowOnly(config::schema::kEstimatorNominalUncertainty);
     estimator::EstimatorConfig::NominalUncertainty& n = ec.nominal_uncertainty;

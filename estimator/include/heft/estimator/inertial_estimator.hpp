@@ -182,6 +182,13 @@ struct EstimatorConfig {
   // half-side). The estimate, its mass and first moment, and the hand-off are not changed. false:
   // the covariance of the estimate alone (the paper's).
   bool load_shape = false;
+  // With load_shape, the shape a mass change leaves behind (docs/estimator.md, "A load that
+  // changed"): the EKF's θ holds the shape per unit mass, so after the mass changes the estimate
+  // carries the shape of the mass it was informed at, m_s, until the data inform it again. The
+  // handed covariance then counts f = (m̂ − m_s) m₀ / m_s kilograms of a point load anywhere in
+  // the link's box (LoadPlacementCovariance; m₀ the nominal mass), m_s the estimate's mass
+  // low-passed over this time [s]. 0: not counted. The log-Cholesky filter only.
+  double shape_memory = 2.0;
   GatingConfig gating;
   RateLimits rate_limits;
   CalibrationConfig calibration;
@@ -294,7 +301,8 @@ class InertialEstimator {
   // for body k: the filter's covariance of its estimate plus (π_handed − π̂)(π_handed − π̂)ᵀ, the
   // hand-off's known offset from the estimate (held or rate-limited), plus the nominal's own
   // uncertainty while the hand-off policy holds the link at its nominal, plus the unknown shape of
-  // a load the estimate carries (EstimatorConfig::load_shape).
+  // a load the estimate carries (EstimatorConfig::load_shape), plus the shape a change of mass
+  // left behind (EstimatorConfig::shape_memory).
   const Eigen::MatrixXd& parameter_covariance() const { return cov_pi_; }
   // The filter's own covariance of its estimate π̂, in the same layout.
   const Eigen::MatrixXd& estimate_covariance() const { return cov_estimate_; }
@@ -344,6 +352,10 @@ class InertialEstimator {
   // cov_estimate_ from the filter's state (BodyCovariance), then cov_pi_ for the handed π.
   void EstimateCovariance() noexcept;
   void HandedCovariance() noexcept;
+  // The mass each link's shape was informed at (shape_memory): low-passed once a tick, set to the
+  // estimate's at a reset.
+  void RememberShapeMass() noexcept;
+  void ResetShapeMemory() noexcept;
   // At the end of a calibration: the part of the averaged residual the estimated links explain
   // beyond the nominal's uncertainty, out of the bias (StartCalibration).
   void SeparateLoad() noexcept;
@@ -377,6 +389,11 @@ class InertialEstimator {
   Eigen::VectorXd nominal_, handed_;
   Eigen::MatrixXd cov_pi_, cov_estimate_, nominal_cov_;
   Eigen::MatrixXd load_shape_;  // per link, a load's shape covariance per kg² (LoadShapeCovariance)
+  // Per link, a point load's placement covariance per kg² (LoadPlacementCovariance), and the mass
+  // the estimate's shape was informed at (shape_memory; negative: not yet, ResetShapeMemory).
+  Eigen::MatrixXd load_placement_;
+  std::vector<double> shape_mass_;
+  double shape_alpha_ = 0.0;  // control_period / shape_memory (0: off)
   Eigen::MatrixXd
       cov_filter_;  // the estimate's covariance without the consider part (HandOnTarget)
   // HandOn's policy: whether each link's estimate departed from its nominal; the χ² thresholds

@@ -43,4 +43,40 @@ inline Eigen::Matrix<double, 10, 10> LoadShapeCovariance(const dynamics::Vector1
   return c;
 }
 
+// The covariance of a point load's π per kilogram about the link's own per-kilogram π, the load
+// anywhere in the link's box (EstimatorConfig::shape_memory; scale it by f², f in kg): the box is
+// centred at the nominal's CoM along its principal axes with half-sides √(3 λᵢ / m), λᵢ its second
+// moments about the CoM, so that a uniform load over it has the link's own second moments. By
+// Gauss–Legendre's three points per axis (exact for the quartic entries of v vᵀ). The mass row
+// and column are zero (a load's mass is what the estimate knows).
+inline Eigen::Matrix<double, 10, 10> LoadPlacementCovariance(const dynamics::Vector10& nominal) {
+  const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(nominal);
+  Eigen::Matrix<double, 10, 10> c = Eigen::Matrix<double, 10, 10>::Zero();
+  if (!(body.mass > 0.0)) return c;
+  const Eigen::Matrix3d second =
+      0.5 * body.inertia_com.trace() * Eigen::Matrix3d::Identity() - body.inertia_com;
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> axes(second);
+  const Eigen::Vector3d half = (3.0 * axes.eigenvalues().cwiseMax(0.0) / body.mass).cwiseSqrt();
+  constexpr double kNodes[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};  // ±√(3/5)
+  constexpr double kWeights[3] = {5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0};          // sum to 1
+  dynamics::Vector10 mean = dynamics::Vector10::Zero();
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int e = 0; e < 3; ++e) {
+        const Eigen::Vector3d u(kNodes[a] * half[0], kNodes[b] * half[1], kNodes[e] * half[2]);
+        const Eigen::Vector3d r = body.com + axes.eigenvectors() * u;
+        dynamics::Vector10 v;  // a point of 1 kg at r, in π's order
+        v << 1.0, r.x(), r.y(), r.z(), r.y() * r.y() + r.z() * r.z(), -r.x() * r.y(),
+            -r.x() * r.z(), r.x() * r.x() + r.z() * r.z(), -r.y() * r.z(),
+            r.x() * r.x() + r.y() * r.y();
+        const double w = kWeights[a] * kWeights[b] * kWeights[e];
+        mean += w * v;
+        c.noalias() += w * v * v.transpose();
+      }
+  c -= mean * mean.transpose();
+  c.row(0).setZero();
+  c.col(0).setZero();
+  return 0.5 * (c + c.transpose());
+}
+
 }  // namespace heft::estimator
