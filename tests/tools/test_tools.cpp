@@ -284,8 +284,10 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
 }
 
 // A synthetic forearm-load run directory (adaptive and nominal runs) whose estimator calibrates
-// until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it.
-void WriteForearmLoadRuns(const std::string& dir, double calibrated) {
+// until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it;
+// the handed π's NEES on every tick, whole and of the mass and first moment (honest by default).
+void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees = 10.0,
+                          double mh_nees = 4.0) {
   std::filesystem::create_directories(dir);
   for (const char* label : {"adaptive", "nominal"}) {
     std::ofstream f(dir + "/forearm-load-" + label + ".csv");
@@ -293,12 +295,14 @@ void WriteForearmLoadRuns(const std::string& dir, double calibrated) {
     for (const char* kind : {"_est_", "_true_", "_"})
       for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
         f << ",left_forearm" << kind << q;
+    f << ",left_forearm_nees,left_forearm_mh_nees";
     f << "\n";
     for (int i = 0; i < 400; ++i) {
       const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
       f << t << "," << (t < calibrated ? 2 : 3) << ",1,0,1,20,"
         << (std::string(label) == "adaptive" ? 0.01 : 0.1);
       for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
+      f << "," << nees << "," << mh_nees;
       f << "\n";
     }
     std::ofstream(dir + "/forearm-load-" + label + ".yaml")
@@ -324,6 +328,38 @@ TEST(Tools, ReportChecksTheCalibrationEndsBeforeThePayload) {
                       (late ? "0 / 2" : "2 / 2") + " | all | " + (late ? "**no**" : "yes")))
         << md;
     EXPECT_THAT(md, HasSubstr("| identified nominal | — | 0.0100 rad (10.0×) |")) << md;
+  }
+}
+
+// forearm-load's handed covariance is a checked target, the whole π and its mass and first
+// moment alone, each ≤ 2× honest: NEES 15 and 6 (1.5× each) meet it; 15 and 12 (a mass and first
+// moment 3× overconfident) or 40 and 6 (the whole π 4×) miss it and fail --check. Fails if the
+// target is only reported, or reads one of the two factors alone.
+TEST(Tools, ReportChecksTheForearmsHandedCovariance) {
+  struct Case {
+    double nees, mh;
+    bool met;
+  };
+  auto g3 = [](double v) {  // the report's %.3g
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return std::string(b);
+  };
+  for (const Case c : {Case{15.0, 6.0, true}, Case{15.0, 12.0, false}, Case{40.0, 6.0, false}}) {
+    const std::string dir = testing::TempDir() + "/tools_forearm_nees_" +
+                            std::to_string(static_cast<int>(c.nees)) + "_" +
+                            std::to_string(static_cast<int>(c.mh));
+    WriteForearmLoadRuns(dir, 0.3, c.nees, c.mh);
+    const Outcome r = Exec(HEFT_REPORT, {dir, "--check"});
+    const std::string md = Slurp(dir + "/report.md");
+    EXPECT_EQ(r.code, c.met ? 0 : 1) << r.out << r.err;
+    EXPECT_THAT(md,
+                HasSubstr("| forearm-load: handed covariance, mean NEES ÷ 10 (1 when honest) | " +
+                          g3(c.nees / 10) + "× (mass and first moment alone, ÷ 4: " + g3(c.mh / 4) +
+                          "×) | ≤ 2×, and the mass and first moment alone "
+                          "too | " +
+                          (c.met ? "yes" : "**no**") + " |"))
+        << md;
   }
 }
 

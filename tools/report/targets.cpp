@@ -75,16 +75,15 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 
 // The handed covariance: the mean NEES over the settled part is 10 when it is honest (4 for the
 // mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× counts as honest
-// (docs/estimator.md, "The handed covariance"). Reported for every run. Checked where it holds
-// on every seed and robot measured (full jobs on deviated seeds 1, 2, 3; short jobs on seeds 1,
-// 2, 3, 7, 11, the ideal robot and the ideal G1): the mass and first moment alone of
-// dumbbell-curl (0.02–0.78×) and of torso-load (0.11–0.68× since the pulled prior's own error is a
-// consider column). The whole π is reported: torso-load's 0.06–0.67× on those runs but 0.8–2.7× on
-// the deviated G1 and H1_2; forearm-load's up to 8.75× on the full job's seed 2 (its CoM held off
-// through the 1 Hz mass steps); the dumbbell's 0.16–0.40× on the reference robot but 3.83× on the
-// ideal G1, whose curl leaves the dumbbell's inertia about x and z unexcited (35 % off, I_zz z² 13)
-// with a σ 2× too small there — 1.32× with heft-identify's older pull, whose model differed by
-// rounding-sized amounts, so the figure sits on the edge (docs/estimator.md).
+// (docs/estimator.md, "The handed covariance"). Reported for every run. Checked, as issue 37 asks,
+// for forearm-load and torso-load (the whole π and the mass and first moment alone) and for
+// dumbbell-curl's mass and first moment. Measured at d126645 (full jobs on deviated seeds 1, 2,
+// 3, 7, 11 and the ideal robot; short jobs on the deviated and URDF G1 and H1_2): forearm-load
+// 0.03–1.03× / 0.08–1.11× except the URDF H1_2's mass and first moment, 2.16× (its mass lags the
+// 1 Hz sine while loaded: the mass's z² 3.9); torso-load 0.05–0.34× / 0.11–0.82×; dumbbell-curl's
+// mass and first moment 0.02–0.58×. The dumbbell's whole π is reported, not checked: 0.13–1.67×
+// but 3.83× on the URDF G1, whose curl leaves the dumbbell's inertia about x and z unexcited with
+// a σ 2× too small there.
 void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Target>& targets) {
   constexpr double kHonest = 2.0;
   const bool whole_met = a.nees / 10 <= kHonest;
@@ -93,14 +92,16 @@ void AddNeesTarget(const std::string& name, const RunFigures& a, std::vector<Tar
       Fmt("%.3g×", a.nees / 10) +
       (std::isnan(a.mh_nees) ? std::string()
                              : Fmt(" (mass and first moment alone, ÷ 4: %.3g×)", a.mh_nees / 4));
-  if (name == "torso-load" || name == "dumbbell-curl") {
+  if (name == "dumbbell-curl") {
     targets.push_back({name + ": handed covariance of the mass and first moment, mean NEES ÷ 4 "
                               "(1 when honest)",
                        Fmt("%.3g×", a.mh_nees / 4), "≤ 2×", mh_met && !std::isnan(a.mh_nees),
                        true});
   }
+  const bool checked = name == "forearm-load" || name == "torso-load";
   targets.push_back({name + ": handed covariance, mean NEES ÷ 10 (1 when honest)", figure,
-                     "≤ 2×, and the mass and first moment alone too", whole_met && mh_met, false});
+                     "≤ 2×, and the mass and first moment alone too",
+                     whole_met && mh_met && !(checked && std::isnan(a.mh_nees)), checked});
 }
 
 // The dumbbell's mass, CoM and convergence. The same reading as the torso's: the forearm's own
