@@ -124,6 +124,9 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
        Set("estimator.noise.acceleration_inflation", "0.5"),
        "estimator.noise.acceleration_inflation", false,
        "estimator.noise.acceleration_inflation: value 0.5 is out of range; allowed: [1, 100]"},
+      {"shape memory beyond a minute", "forearm-load", Set("estimator.shape_memory", "120"),
+       "estimator.shape_memory", false,
+       "estimator.shape_memory: value 120 is out of range; allowed: [0, 60]"},
       {"float for an integer", "forearm-load", Set("estimator.difference_samples", "2.5"),
        "estimator.difference_samples", false,
        "estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
