@@ -310,8 +310,8 @@ TEST(LoadShape, IsTheCovarianceOfTheStatedShapeModel) {
 // The placement covariance is that of a point load of 1 kg uniform over the link's box (centred
 // at the CoM, half-sides √(3 λᵢ / m) along the principal axes of its second moments): against
 // 200 000 samples (a fixed seed), each entry within 3 % of √(cᵢᵢ cⱼⱼ); the box's own second moments
-// are the link's. Fails if a half-side, π's order of a point's inertia, or the mean's removal is
-// wrong, or if the quadrature is not exact for the quartic entries.
+// are the link's. Fails if a half-side, the box's axes or the mean's removal is wrong, or if the
+// quadrature is not exact for the quartic entries.
 TEST(LoadShape, PlacementIsThatOfAPointLoadAnywhereInTheLink) {
   dynamics::RigidBodyInertia body;
   body.mass = 1.5;

@@ -21,6 +21,14 @@ inline Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10&
   return f * f.transpose();
 }
 
+// A body's second moments about its CoM, Σ_c = ½ tr(I_c) 1 − I_c, in their principal axes (the
+// box both load covariances below take their half-sides √(3 λᵢ / m) from).
+inline Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> SecondMomentsAboutCom(
+    const dynamics::RigidBodyInertia& body) {
+  return Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(
+      0.5 * body.inertia_com.trace() * Eigen::Matrix3d::Identity() - body.inertia_com);
+}
+
 // The covariance of π that a load of 1 kg and unknown shape adds to a link (EstimatorConfig::
 // load_shape; scale it by Δm²): the load's second moments about its own centre of mass, Σ_ii
 // along the link's axes uniform in [0, R²] (σ = R² / √12) and each product Σ_ij with σ / 2,
@@ -28,9 +36,7 @@ inline Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10&
 // half-side). In π the inertia I = tr(Σ)·1 − Σ moves, the mass and first moment do not.
 inline Eigen::Matrix<double, 10, 10> LoadShapeCovariance(const dynamics::Vector10& nominal) {
   const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(nominal);
-  const Eigen::Vector3d moments =
-      Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(body.inertia_com).eigenvalues();
-  const double second_moment_max = 0.5 * moments.sum() - moments.minCoeff();  // λ_max(Σ_c)
+  const double second_moment_max = SecondMomentsAboutCom(body).eigenvalues().maxCoeff();
   const double extent2 = body.mass > 0.0 ? 3.0 * second_moment_max / body.mass : 0.0;
   const double var = extent2 * extent2 / 12.0;
   Eigen::Matrix<double, 10, 10> c = Eigen::Matrix<double, 10, 10>::Zero();
@@ -53,9 +59,7 @@ inline Eigen::Matrix<double, 10, 10> LoadPlacementCovariance(const dynamics::Vec
   const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(nominal);
   Eigen::Matrix<double, 10, 10> c = Eigen::Matrix<double, 10, 10>::Zero();
   if (!(body.mass > 0.0)) return c;
-  const Eigen::Matrix3d second =
-      0.5 * body.inertia_com.trace() * Eigen::Matrix3d::Identity() - body.inertia_com;
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> axes(second);
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> axes = SecondMomentsAboutCom(body);
   const Eigen::Vector3d half = (3.0 * axes.eigenvalues().cwiseMax(0.0) / body.mass).cwiseSqrt();
   constexpr double kNodes[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};  // ±√(3/5)
   constexpr double kWeights[3] = {5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0};          // sum to 1
@@ -64,11 +68,10 @@ inline Eigen::Matrix<double, 10, 10> LoadPlacementCovariance(const dynamics::Vec
     for (int b = 0; b < 3; ++b)
       for (int e = 0; e < 3; ++e) {
         const Eigen::Vector3d u(kNodes[a] * half[0], kNodes[b] * half[1], kNodes[e] * half[2]);
-        const Eigen::Vector3d r = body.com + axes.eigenvectors() * u;
-        dynamics::Vector10 v;  // a point of 1 kg at r, in π's order
-        v << 1.0, r.x(), r.y(), r.z(), r.y() * r.y() + r.z() * r.z(), -r.x() * r.y(),
-            -r.x() * r.z(), r.x() * r.x() + r.z() * r.z(), -r.y() * r.z(),
-            r.x() * r.x() + r.y() * r.y();
+        dynamics::RigidBodyInertia point;  // 1 kg at r, no extent of its own
+        point.mass = 1.0;
+        point.com = body.com + axes.eigenvectors() * u;
+        const dynamics::Vector10 v = dynamics::ParametersFromInertia(point);
         const double w = kWeights[a] * kWeights[b] * kWeights[e];
         mean += w * v;
         c.noalias() += w * v * v.transpose();
