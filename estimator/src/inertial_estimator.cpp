@@ -14,6 +14,7 @@ void InertialEstimator::ResetFilter() noexcept {
   HandedCovariance();
   // handed_ is left alone: it moves to the new estimate through the rate limiter (HandOn).
   gate_.Reset();
+  gated_ticks_ = 0;
   RestartLowPass();
 }
 
@@ -35,6 +36,7 @@ bool InertialEstimator::StartFrom(const Eigen::Ref<const Eigen::VectorXd>& pi0,
   for (int k = 0; k < selection_.size(); ++k) (void)HandOnTarget(k, handed_.segment<10>(10 * k));
   HandedCovariance();
   gate_.Reset();
+  gated_ticks_ = 0;
   RestartLowPass();
   return true;
 }
@@ -75,12 +77,14 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   if (!BuildMeasurement(in, res.model)) {
     ++numeric_rejects_;
     res.status = TickStatus::kRejectedNumeric;
+    CountGatedTicks(res);
     return res;
   }
   filter_.Predict(process_noise_, config_.control_period);
   const Screened screened = Screen(in, res);
   GateAndUpdate(in, screened, res);
   AfterUpdate(screened, res);
+  CountGatedTicks(res);
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
   EstimateCovariance();
   HandOn(res);
@@ -228,6 +232,15 @@ void InertialEstimator::AfterUpdate(const Screened& s, const TickResult& res) no
     ticks_since_pull_ = 0;
     if (!filter_.PullToPrior(pull_weight_)) filter_.RecoverCovariance();
   }
+}
+
+void InertialEstimator::CountGatedTicks(TickResult& res) noexcept {
+  // A used measurement ends the run; a numeric rejection neither ends nor lengthens it.
+  if (res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased) gated_ticks_ = 0;
+  if (res.status == TickStatus::kGated) ++gated_ticks_;
+  const double hold_after = config_.gating.hold_after;
+  res.gate_holding =
+      hold_after > 0.0 && static_cast<double>(gated_ticks_) * config_.control_period >= hold_after;
 }
 
 }  // namespace heft::estimator

@@ -45,6 +45,7 @@ int PseudoInverseQuadratic(Eigen::Ref<Eigen::MatrixXd> a,
 void InertialEstimator::StartCalibration() noexcept {
   calibrator_.Restart();
   calibrating_ = config_.calibration.enabled;
+  gated_ticks_ = 0;  // the gate judges the new bias afresh
   // The filter keeps its estimate: the residual is averaged against it, so a payload the filter
   // has already found stays in the estimate and does not go into the bias.
 }

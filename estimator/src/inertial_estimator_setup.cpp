@@ -166,6 +166,8 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
         NominalCovariance(nominal_.segment<10>(10 * k), u.mass, u.com, u.inertia);
     load_shape_.middleCols<10>(10 * k) = LoadShapeCovariance(nominal_.segment<10>(10 * k));
   }
+  if (!(config.gating.hold_after >= 0.0 && config.gating.hold_after <= 600.0))
+    throw std::invalid_argument("estimator.gating.hold_after must be in [0, 600] s (0: never)");
   if (!(config.shape_memory >= 0.0 && config.shape_memory <= 60.0))
     throw std::invalid_argument("estimator.shape_memory must be in [0, 60] s (0: off)");
   load_placement_ = Eigen::MatrixXd::Zero(10, n_);

@@ -14,8 +14,8 @@ namespace {
 
 // The estimator's HoldReason bits (estimator/include/heft/estimator/sample_mapping.hpp; a test
 // checks this table against it so that heft_host_io need not depend on the estimator).
-constexpr std::array<const char*, 5> kHoldNames{"encoders", "torques", "base", "history",
-                                                "non_finite"};
+constexpr std::array<const char*, 6> kHoldNames{"encoders", "torques",    "base",
+                                                "history",  "non_finite", "gated"};
 
 void Number(std::string& out, double v) {
   if (!std::isfinite(v)) {  // JSON has no inf/NaN: null (read back as inf)

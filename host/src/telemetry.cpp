@@ -19,6 +19,13 @@ constexpr std::array<const char*, 6> kTickStatusNames{
     "calibrating", "updated", "gated", "released", "rejected_numeric", "invalid_input"};
 static_assert(kTickStatusNames.size() == hal::EnumCount(estimator::TickStatus::kInvalidInput));
 
+// What a gated hold means and where to look (config/README.md, "Estimator: gating and its
+// release").
+constexpr const char* kGatedHoldText =
+    ": the gate has refused every measurement for estimator.gating.hold_after; the data disagree "
+    "with the model beyond what the estimated links explain (an uncalibrated torque offset, a "
+    "drifting sensor, a load on a link heft does not estimate?)";
+
 }  // namespace
 
 const char* TickStatusName(std::uint8_t status) {
@@ -98,12 +105,15 @@ void Telemetry::Drain() {
       // Holding because a sensor failed is worth a warning (journalctl -p warning); the start-up
       // hold while the differencing history fills is not.
       const bool sensor_hold = holding && (rec.status.hold_reason & ~estimator::kHoldHistory) != 0;
-      log_->log(sensor_hold ? spdlog::level::warn : spdlog::level::info,
-                "estimator: {} → {} at t = {:.3f} s{}", EstimatorStateName(last_state_),
-                EstimatorStateName(rec.status.state), 1e-9 * static_cast<double>(rec.time_ns),
-                holding ? fmt::format(" (hold reason 0x{:x}: {})", rec.status.hold_reason,
-                                      HoldReasonText(rec.status.hold_reason))
-                        : "");
+      log_->log(
+          sensor_hold ? spdlog::level::warn : spdlog::level::info,
+          "estimator: {} → {} at t = {:.3f} s{}", EstimatorStateName(last_state_),
+          EstimatorStateName(rec.status.state), 1e-9 * static_cast<double>(rec.time_ns),
+          holding ? fmt::format(
+                        " (hold reason 0x{:x}: {}){}", rec.status.hold_reason,
+                        HoldReasonText(rec.status.hold_reason),
+                        (rec.status.hold_reason & estimator::kHoldGated) != 0 ? kGatedHoldText : "")
+                  : "");
       if (last_state_ == hal::EstimatorState::kCalibratingBias) LogCalibration(rec);
       last_state_ = rec.status.state;
     }

@@ -180,19 +180,7 @@ class EstimatorPlugin final : public ControllerInterface {
       result.rate_limited = estimator_->HandOn().rate_limited;
     }
     FillParameters();
-    hal::EstimatorStatus& st = out_.status;
-    st.state = state_;
-    st.model = result.model;
-    st.hold_reason = hold;
-    st.ticks = ticks_;
-    st.updates = updates_;
-    st.gated = estimator_->gate().rejected();
-    st.gate_releases = estimator_->gate().releases();
-    st.numeric_rejects = estimator_->numeric_rejects();
-    st.rate_limited = estimator_->rate_limited_ticks();
-    if (result.status == estimator::TickStatus::kUpdated ||
-        result.status == estimator::TickStatus::kReleased)
-      st.last_nis = result.nis;
+    const hal::EstimatorStatus& st = FillStatus(result, hold);
     out_.sequence = ticks_;
     out_.stamp_ns = stamp_ns_;
     hw_.hand_off->publish(out_);
@@ -228,6 +216,31 @@ class EstimatorPlugin final : public ControllerInterface {
   }
 
  private:
+  // The hand-off's status after this tick (`hold`: ReadState's reasons).
+  const hal::EstimatorStatus& FillStatus(const estimator::TickResult& result,
+                                         std::uint32_t hold) noexcept {
+    hal::EstimatorStatus& st = out_.status;
+    st.state = state_;
+    st.model = result.model;
+    // A gate that refuses every measurement holds the estimate too: reported, not a state of its
+    // own (the estimator goes on judging each tick and estimates again on the first one it uses).
+    if (state_ == hal::EstimatorState::kEstimating && result.gate_holding) {
+      st.state = hal::EstimatorState::kHolding;
+      hold |= estimator::kHoldGated;
+    }
+    st.hold_reason = hold;
+    st.ticks = ticks_;
+    st.updates = updates_;
+    st.gated = estimator_->gate().rejected();
+    st.gate_releases = estimator_->gate().releases();
+    st.numeric_rejects = estimator_->numeric_rejects();
+    st.rate_limited = estimator_->rate_limited_ticks();
+    if (result.status == estimator::TickStatus::kUpdated ||
+        result.status == estimator::TickStatus::kReleased)
+      st.last_nis = result.nis;
+    return st;
+  }
+
   void HandleCommands() noexcept {
     const std::uint32_t p = pending_.exchange(0, std::memory_order_acq_rel);
     auto has = [&](Command c) { return (p & (1u << static_cast<unsigned>(c))) != 0; };

@@ -211,6 +211,7 @@ void ParseGating(const config::Node& e, estimator::EstimatorConfig& ec) {
     ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
     ec.gating.max_covariance_factor =
         g->Get<double>("max_covariance_factor", ec.gating.max_covariance_factor, {1.0, 1e6});
+    ec.gating.hold_after = g->Get<double>("hold_after", ec.gating.hold_after, {0.0, 600.0});
   }
 }
 

@@ -103,6 +103,47 @@ TEST(GateRelease, LoadStepStillReleasesAndConverges) {
   EXPECT_LT(std::abs(mean - truth), 0.05 * truth);
 }
 
+// The same unexplained residual from 1 s to 6 s: the estimate is held by the gate, and says so
+// (TickResult::gate_holding) once gating.hold_after (2 s) of gated ticks have passed, not before,
+// and no longer once the residual is gone and a measurement is used again; with hold_after 0 it
+// never says so. Fails if the flag rises early (before 2.99 s, the 2 s counted from the residual's
+// start), late (after 3.1 s: the gate's first refusals come within a tick of it, its low-pass
+// copy's within 0.1 s), stays up after the residual ended (1 s allowed for the low-pass to
+// forget it), or rises with hold_after 0.
+TEST(GateRelease, AGateThatRefusesEveryMeasurementSaysTheEstimateIsHeld) {
+  const auto ticks = test::Generate(ArmMotion(8.0));
+  const dynamics::Model model = test::ReferenceHumanoid();
+  const int knee = model.bodies[model.body_index("right_shin")].v_index;
+  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+  Eigen::VectorXd tau(model.nv);
+  for (const double hold_after : {2.0, 0.0}) {
+    EstimatorConfig cfg = ArmConfig();
+    cfg.gating.hold_after = hold_after;
+    InertialEstimator est(model, cfg);
+    est.SkipCalibration();
+    double first = -1.0, last = -1.0;
+    for (const test::Tick& tk : ticks) {
+      tau = tk.tau;
+      if (tk.t >= 1.0 && tk.t < 6.0) tau[knee] += kFriction;
+      const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
+      const TickResult r = est.Step(in);
+      if (!r.gate_holding) continue;
+      if (first < 0.0) first = tk.t;
+      last = tk.t;
+    }
+    std::printf("[ heft ] hold_after %.0f s: held by the gate from %.3f s to %.3f s\n", hold_after,
+                first, last);
+    if (hold_after == 0.0) {
+      EXPECT_LT(first, 0.0) << "hold_after 0 never holds";
+      continue;
+    }
+    EXPECT_GE(first, 1.0 + hold_after - 0.01);  // the 2 s counted in ticks of 3.003 ms
+    EXPECT_LT(first, 1.0 + hold_after + 0.1);
+    EXPECT_GE(last, 6.0 - 0.1) << "held until the residual ends";
+    EXPECT_LT(last, 7.0) << "released once measurements are used again";
+  }
+}
+
 // A forced numeric failure: the covariance overflowed (what uncapped ×10 inflations did after
 // ~300 releases). Before the fix every later Evaluate failed for good; now the first one resets P
 // to P₀ and the next ones update again, towards the truth, allocating nothing. Fails if the

@@ -159,6 +159,27 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
   EXPECT_GT(holding_rows, 150);
 }
 
+// Torque sensors that read 2 N·m off on every joint (simulation.deviations), not calibrated (the
+// shipped dumbbell-curl runs without): a residual the forearm cannot explain, so the gate refuses
+// nearly every measurement and the estimate is held by it. Fails if the status does not say so
+// (state holding, reason gated) after estimator.gating.hold_after (2 s) of refusals, says so
+// before that, or heftd's log does not warn about it with the likely causes.
+TEST(Heftd, AGateThatRefusesEveryMeasurementHoldsAndSaysSo) {
+  ConfigBuilder config = Shipped("sim/dumbbell-curl.yaml");
+  const std::string cfg =
+      config.SetYaml("simulation.deviations", "{preset: ideal, seed: 1, torque_offset: 2.0}")
+          .Write("offsets.yaml");
+  const std::string csv = config.dir() + "/offsets.csv";
+  const Result r = RunHeftSim({"--config", cfg, "--duration", "6", "--telemetry", csv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  const heft::host::TelemetryTable t = ReadCsv(csv);
+  const Hold hold = FirstHoldAfter(t, 1.0);  // not the start-up hold (history)
+  EXPECT_EQ(hold.reason, "gated") << r.output;
+  EXPECT_GE(hold.from, 2.0) << "2 s of gated ticks at the least";
+  EXPECT_THAT(r.output, HasSubstr("[warning] estimator: estimating → holding"));
+  EXPECT_THAT(r.output, HasSubstr("an uncalibrated torque offset"));
+}
+
 // dumbbell-curl (fixed humanoid; the left arm on can0, the legs on can1) with `faults` (YAML, a
 // list) as its simulation.faults, written as <tag>.yaml into `config`'s directory.
 std::string FaultConfig(ConfigBuilder& config, const std::string& tag, const std::string& faults) {

@@ -15,6 +15,7 @@ TEST(Status, HoldReasonNamesMatchTheEstimator) {
   EXPECT_EQ(HoldReasonNames(estimator::kHoldBase), std::vector<std::string>{"base"});
   EXPECT_EQ(HoldReasonNames(estimator::kHoldHistory), std::vector<std::string>{"history"});
   EXPECT_EQ(HoldReasonNames(estimator::kHoldNonFinite), std::vector<std::string>{"non_finite"});
+  EXPECT_EQ(HoldReasonNames(estimator::kHoldGated), std::vector<std::string>{"gated"});
   EXPECT_EQ(HoldReasonNames(1U << 9), std::vector<std::string>{"bit9"});
 }
 

@@ -127,6 +127,9 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
       {"shape memory beyond a minute", "forearm-load", Set("estimator.shape_memory", "120"),
        "estimator.shape_memory", false,
        "estimator.shape_memory: value 120 is out of range; allowed: [0, 60]"},
+      {"a gate hold after a negative time", "forearm-load",
+       Set("estimator.gating.hold_after", "-1"), "estimator.gating.hold_after", false,
+       "estimator.gating.hold_after: value -1 is out of range; allowed: [0, 600]"},
       {"float for an integer", "forearm-load", Set("estimator.difference_samples", "2.5"),
        "estimator.difference_samples", false,
        "estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "

@@ -287,11 +287,11 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
 // until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it;
 // the handed π's NEES on every tick, whole and of the mass and first moment (honest by default).
 void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees = 10.0,
-                          double mh_nees = 4.0) {
+                          double mh_nees = 4.0, const std::string& late_hold = "") {
   std::filesystem::create_directories(dir);
   for (const char* label : {"adaptive", "nominal"}) {
     std::ofstream f(dir + "/forearm-load-" + label + ".csv");
-    f << "t,state,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
+    f << "t,state,hold_reason,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
     for (const char* kind : {"_est_", "_true_", "_"})
       for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
         f << ",left_forearm" << kind << q;
@@ -299,7 +299,12 @@ void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees
     f << "\n";
     for (int i = 0; i < 400; ++i) {
       const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
-      f << t << "," << (t < calibrated ? 2 : 3) << ",1,0,1,20,"
+      const bool held = !late_hold.empty() && t >= 0.85;  // the last quarter held, why
+      f << t << ","
+        << (t < calibrated ? 2
+            : held         ? 4
+                           : 3)
+        << "," << (held ? late_hold : "none") << ",1,0,1,20,"
         << (std::string(label) == "adaptive" ? 0.01 : 0.1);
       for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
       f << "," << nees << "," << mh_nees;
@@ -360,6 +365,25 @@ TEST(Tools, ReportChecksTheForearmsHandedCovariance) {
                           "too | " +
                           (c.met ? "yes" : "**no**") + " |"))
         << md;
+  }
+}
+
+// A run whose last quarter the gate held (hold reason "gated") is still scored there: the filter
+// judged every tick and refused it, so its estimate is the run's. One a sensor held ("torques") is
+// not. Fails if the report drops the gated ticks (no NEES figure at all) or scores the sensor's.
+TEST(Tools, ReportScoresTicksTheGateHeldButNotASensorsHold) {
+  for (const std::string reason : {"gated", "torques"}) {
+    const std::string dir = testing::TempDir() + "/tools_held_" + reason;
+    WriteForearmLoadRuns(dir, 0.3, 15.0, 6.0, reason);
+    const Outcome r = Exec(HEFT_REPORT, {dir});
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const std::string md = Slurp(dir + "/report.md");
+    const auto line =
+        HasSubstr("| forearm-load: handed covariance, mean NEES ÷ 10 (1 when honest) | 1.5×");
+    if (reason == "gated")
+      EXPECT_THAT(md, line) << md;
+    else
+      EXPECT_THAT(md, Not(line)) << md;
   }
 }
 

@@ -357,6 +357,11 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   RunColumns c{tb, Seconds(tb), {}, {}, {}, {}, {}, {}, 0, 0.0};
   c.state = Codes(tb, "state",
                   {"inactive", "wait_for_walking", "calibrating_bias", "estimating", "holding"});
+  // A hold by the gate alone is a tick the filter judged and refused: estimating, for every figure
+  // (a sensor's hold is not).
+  const std::vector<std::string> reasons = tb.strings("hold_reason");
+  for (std::size_t i = 0; i < c.state.size() && i < reasons.size(); ++i)
+    if (reasons[i] == "gated") c.state[i] = kEstimating;
   c.model = Codes(tb, "model", {"none", "full_wrench", "torque_null_space"});
   c.status = Codes(tb, "tick_status", kTickStatusNames);
   if (!ParameterColumns(tb, link, c.est, c.tru, c.hand)) return f;

@@ -102,9 +102,14 @@ inline constexpr const char* kEstimatorNoise[] = {"joint_torque",
                                                   "acceleration_inflation",
                                                   "base_velocity"};
 inline constexpr const char* kEstimatorNoiseFt[] = {"frame", "force", "moment"};
-inline constexpr const char* kEstimatorGating[] = {
-    "enabled",  "confidence",           "gamma", "release_after", "inflation",
-    "open_for", "max_covariance_factor"};
+inline constexpr const char* kEstimatorGating[] = {"enabled",
+                                                   "confidence",
+                                                   "gamma",
+                                                   "release_after",
+                                                   "inflation",
+                                                   "open_for",
+                                                   "max_covariance_factor",
+                                                   "hold_after"};
 inline constexpr const char* kEstimatorRateLimits[] = {"mass", "first_moment", "inertia"};
 inline constexpr const char* kEstimatorNominalUncertainty[] = {"mass", "com", "inertia"};
 inline constexpr const char* kEstimatorCalibration[] = {"enabled", "window", "max_speed",

@@ -16,6 +16,8 @@
 // reduction must exceed χ²⁻¹(confidence; n). Otherwise it calls RefuseRelease and the gate goes on
 // rejecting, checking again after another `release_after`. The inflation itself is capped
 // (max_covariance_factor × P₀ per state), so even released cycles cannot grow P without bound.
+// A gate that refuses every measurement for `hold_after` holds the estimate as surely as a dead
+// sensor does; the estimator says so (TickResult::gate_holding) until a measurement is used again.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,9 @@ struct GatingConfig {
   double open_for = 0.3;                 // s the gate stays open after a release
   double release_explained = 0.5;        // share of the NIS the bodies must explain to release
   double max_covariance_factor = 100.0;  // inflation never takes a variance above this × P₀
+  // s of gated ticks with none used in between after which the estimate counts as held
+  // (TickResult::gate_holding; the plugin reports state holding, reason "gated"); 0: never.
+  double hold_after = 2.0;
 };
 
 enum class GateDecision {

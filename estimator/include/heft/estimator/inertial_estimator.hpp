@@ -235,6 +235,10 @@ struct TickResult {
   bool rate_limited = false;
   bool target_consistent = true;  // the filter's own estimate (KF can leave the consistent set)
   bool target_thin = false;       // consistent but below the margin: handed moved into it (HandOn)
+  // The gate has refused every measurement for gating.hold_after (control periods of gated ticks
+  // since the last one used): the estimate is held by a residual the estimated links do not
+  // explain (an uncalibrated torque offset, a drifting sensor, a load on a link not estimated).
+  bool gate_holding = false;
   CalibrationStatus calibration = CalibrationStatus::kCollecting;
 };
 
@@ -341,6 +345,7 @@ class InertialEstimator {
   void Release(const TickInput& in, const Screened& s, double nis_gated, TickResult& res) noexcept;
   // The low-pass after the decision, and the prior's renewal on a used tick.
   void AfterUpdate(const Screened& s, const TickResult& res) noexcept;
+  void CountGatedTicks(TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
   // Where link k's hand-off heads for this tick (HandOn's policy).
@@ -419,6 +424,8 @@ class InertialEstimator {
   double release_threshold_ = 0.0;  // NIS reduction a release must achieve (gating.hpp)
   static constexpr int kPriorPullTicks = 10;
   int ticks_since_pull_ = 0;
+  // Gated ticks since the last one whose measurement was used (gate_holding).
+  std::int64_t gated_ticks_ = 0;
   // Per state (10 per body, link_priors applied): σ₀, the random walk, the pull's weight per
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;

@@ -44,13 +44,15 @@ struct SampleMappingConfig {
   BaseAcceleration base_acceleration = BaseAcceleration::kAuto;
 };
 
-// Why an assembled input is not usable (bits of hal::EstimatorStatus::hold_reason).
+// Why the estimate is held (bits of hal::EstimatorStatus::hold_reason): an assembled input that is
+// not usable, or (kHoldGated) a gate that has refused every measurement for gating.hold_after.
 enum HoldReason : std::uint32_t {
   kHoldEncoders = 1u << 0,   // a joint position/velocity channel is not ok
   kHoldTorques = 1u << 1,    // a joint torque channel is not ok
   kHoldBase = 1u << 2,       // the floating-base state is not ok (or lacks what the config asks)
   kHoldHistory = 1u << 3,    // not enough samples yet, or they are not evenly spaced
   kHoldNonFinite = 1u << 4,  // a value is NaN/inf
+  kHoldGated = 1u << 5,      // usable input the gate refuses (TickResult::gate_holding)
 };
 
 class SampleMapping {

@@ -24,7 +24,8 @@ enum class EstimatorState : std::uint8_t {
   kWaitForWalking = 1,   ///< waiting for the robot to be on the ground and walking
   kCalibratingBias = 2,  ///< averaging the residual at nominal parameters
   kEstimating = 3,       ///< running the filter
-  kHolding = 4,          ///< a required channel is stale/invalid: last good estimate held
+  kHolding = 4,  ///< last good estimate held: a required channel is stale/invalid, or the gate
+                 ///< has refused every measurement for estimator.gating.hold_after
 };
 
 enum class MeasurementModel : std::uint8_t {
@@ -36,7 +37,7 @@ enum class MeasurementModel : std::uint8_t {
 struct EstimatorStatus {
   EstimatorState state = EstimatorState::kInactive;
   MeasurementModel model = MeasurementModel::kNone;
-  std::uint32_t hold_reason = 0;  ///< bit set of the channels that forced kHolding
+  std::uint32_t hold_reason = 0;  ///< why kHolding: bit set of the channels, or 0x20 (gated)
   std::uint64_t ticks = 0;
   std::uint64_t updates = 0;          ///< accepted filter updates
   std::uint64_t gated = 0;            ///< updates rejected by the innovation gate
