@@ -81,6 +81,7 @@ void WriteTorsoHeader(std::ofstream& f) {
 // One synthetic torso-load tick: the task error and the torso's estimated, true and handed mass.
 struct TorsoRow {
   double error, est, truth, handed;
+  const char* status = "updated";  // the tick's tick_status
 };
 
 // A synthetic torso-load run: 1000 ticks 3 ms apart, the load arriving at row 600 (1.8 s); each
@@ -90,7 +91,7 @@ void WriteTorsoRun(const std::string& path, const std::function<TorsoRow(int, bo
   WriteTorsoHeader(f);
   for (int i = 0; i < 1000; ++i) {
     const TorsoRow r = row(i, i >= 600);
-    f << 3'000'000LL * i << ",estimating,updated,0,1,20," << r.error;
+    f << 3'000'000LL * i << ",estimating," << r.status << ",0,1,20," << r.error;
     for (const double m : {r.est, r.truth, r.handed})
       f << "," << m << "," << m * 0.01 << ",0," << m * 0.3 << ",1,0,0,1,0,1";
     f << "\n";
@@ -183,7 +184,8 @@ TEST(Tools, ReportGivesTheTaskErrorBeforeThePayloadArrives) {
 // load's arrival on, beside the task's RMSE (docs/imperfect-robot.md: a stiction ratchet can
 // separate the task errors of runs whose estimates agree), and the combination target names the
 // best-scoring run's. Fails if the figure were missing, took the ticks before the load (10 kg off
-// there), read the raw estimate instead of the handed one, or named another run's.
+// there), read the raw estimate instead of the handed one, or named another run's; or if a run
+// whose gate refused most of its ticks (80 %) were not marked so beside its reduction.
 TEST(Tools, ReportGivesEachCombinationsHandedMassError) {
   const std::string dir = testing::TempDir() + "/tools_handed_mass_run";
   std::filesystem::create_directories(dir);
@@ -198,9 +200,16 @@ TEST(Tools, ReportGivesEachCombinationsHandedMassError) {
   write("torso-load-urdf-cal.csv", -1.0, 0.002);
   write("torso-load-ident.csv", -2.0, 0.0005);  // the best score with the worse estimate
   write("torso-load-adaptive.csv", 0.5, 0.001);
+  // The URDF's run without calibration: the gate refused 80 % of its ticks.
+  WriteTorsoRun(dir + "/torso-load-urdf.csv", [&](int i, bool loaded) {
+    const double truth = loaded ? 35.0 : 30.0;
+    return TorsoRow{0.002, truth, truth, loaded ? truth + 3.0 : truth + 10.0,
+                    i % 5 == 0 ? "updated" : "gated"};
+  });
   const Outcome r = Exec(HEFT_REPORT, {dir});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string md = Slurp(dir + "/report.md");
+  EXPECT_THAT(md, HasSubstr("| URDF nominal | 0.0020 m (5.0×, 80 % gated) | 0.0020 m (5.0×) |"));
   EXPECT_THAT(md, HasSubstr("| torso-load: handed mass RMSE | calibration off | calibration on |"));
   EXPECT_THAT(md, HasSubstr("| URDF nominal | 3.000 kg | 1.000 kg |"));
   EXPECT_THAT(md, HasSubstr("| identified nominal | 2.000 kg | 0.500 kg |"));

@@ -257,7 +257,10 @@ std::string StepsSection(const std::string& dir, std::vector<Target>& targets) {
         "The handed mass RMSE is the estimate's own share over the same ticks (what the "
         "controller was given against the truth, its lag included): on the deviated robot a task "
         "error held by the joints' static friction (a stiction ratchet) can differ between runs "
-        "whose estimates do not (docs/imperfect-robot.md).\n";
+        "whose estimates do not (docs/imperfect-robot.md). A run whose gate refused half its ticks "
+        "or more says so beside its reduction (*N % gated*): its estimate was held, where a "
+        "residual no estimated link explains (the torque sensors' offsets, uncalibrated) kept "
+        "the gate shut; heftd reports such a run `holding`, reason `gated` (config/README.md).\n";
   bool any = false;
   for (const Figure& fig : figures) {
     const RunFigures& nominal = cache.Get(fig.scenario + "-nominal");
@@ -282,8 +285,11 @@ std::string StepsSection(const std::string& dir, std::vector<Target>& targets) {
         const RunFigures& f = cache.Get(run);
         const double v = f.*fig.value;
         t << " | " << Cell(f, v, fig.format, fig.scale);
+        // A run whose gate refused most measurements held its estimate: said beside its score.
+        const double gated = f.rows > 0 ? f.gated / f.rows : 0.0;
+        const std::string held = gated >= 0.5 ? Fmt(", %.0f %% gated", 100 * gated) : "";
         if (fig.reduction && nominal.ok && std::isfinite(v) && v > 0)
-          t << Fmt(" (%.1f×)", nominal.*fig.value / v);
+          t << Fmt(" (%.1f×", nominal.*fig.value / v) << held << ")";
         ++cells;
         if (label == std::string("adaptive"))
           procedure = &f;
