@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "heft/estimator/inertial_estimator.hpp"
 #include "heft/estimator/sample_mapping.hpp"
@@ -95,6 +96,22 @@ void Telemetry::LogCalibration(const plugin::TelemetryRecord& rec) const {
   log_->info("{}", line);
 }
 
+bool Telemetry::GatedHoldQuiet(std::int64_t time_ns, bool gated) {
+  constexpr std::int64_t kGatedLogPeriodNs = 60'000'000'000;
+  if (gated) {  // a gated hold begins: loud once a minute, its end as loud as it was
+    gated_quiet_ = gated_logged_once_ && time_ns - gated_logged_ns_ < kGatedLogPeriodNs;
+    if (gated_quiet_) {
+      ++gated_quieted_;
+    } else {
+      gated_logged_ns_ = time_ns;
+      gated_logged_once_ = true;
+    }
+  }
+  const bool quiet = (gated || gated_hold_) && gated_quiet_;
+  gated_hold_ = gated;
+  return quiet;
+}
+
 void Telemetry::Drain() {
   plugin::TelemetryRecord& rec = record_;
   fmt::memory_buffer row;
@@ -105,15 +122,20 @@ void Telemetry::Drain() {
       // Holding because a sensor failed is worth a warning (journalctl -p warning); the start-up
       // hold while the differencing history fills is not.
       const bool sensor_hold = holding && (rec.status.hold_reason & ~estimator::kHoldHistory) != 0;
-      log_->log(
-          sensor_hold ? spdlog::level::warn : spdlog::level::info,
-          "estimator: {} → {} at t = {:.3f} s{}", EstimatorStateName(last_state_),
-          EstimatorStateName(rec.status.state), 1e-9 * static_cast<double>(rec.time_ns),
-          holding ? fmt::format(
-                        " (hold reason 0x{:x}: {}){}", rec.status.hold_reason,
-                        HoldReasonText(rec.status.hold_reason),
-                        (rec.status.hold_reason & estimator::kHoldGated) != 0 ? kGatedHoldText : "")
-                  : "");
+      const bool gated = holding && (rec.status.hold_reason & estimator::kHoldGated) != 0;
+      const spdlog::level::level_enum level =
+          GatedHoldQuiet(rec.time_ns, gated)
+              ? spdlog::level::debug
+              : (sensor_hold ? spdlog::level::warn : spdlog::level::info);
+      std::string why;
+      if (holding)
+        why = fmt::format(" (hold reason 0x{:x}: {}){}", rec.status.hold_reason,
+                          HoldReasonText(rec.status.hold_reason), gated ? kGatedHoldText : "");
+      if (gated && level == spdlog::level::warn && gated_quieted_ > 0)
+        why += fmt::format(" [{} more gated holds in the minute before, logged at debug level]",
+                           std::exchange(gated_quieted_, 0));
+      log_->log(level, "estimator: {} → {} at t = {:.3f} s{}", EstimatorStateName(last_state_),
+                EstimatorStateName(rec.status.state), 1e-9 * static_cast<double>(rec.time_ns), why);
       if (last_state_ == hal::EstimatorState::kCalibratingBias) LogCalibration(rec);
       last_state_ = rec.status.state;
     }

@@ -3,6 +3,7 @@
 // writes (names with units, integer nanoseconds, enumerations spelled out). The host's Telemetry
 // runs on a scripted plugin, without threads.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <deque>
 #include <filesystem>
@@ -198,6 +199,39 @@ TEST(Telemetry, RowsSpellEnumerationsAndExactNanosecondsAndAppendAcrossRestarts)
   EXPECT_EQ(t.number(3, "compute_us"), 12.345);
   EXPECT_EQ(t.number(3, "forearm_mass_kg"), 6.94);
   EXPECT_EQ(t.cell(0, "hold_reason"), "none");
+}
+
+// A gate that opens now and then: gated holds every 10 s for 100 s. The first one is a warning
+// and its end an info line; the next ones within the minute after it go to debug level, counted,
+// and the first after the minute is a warning again that says how many it left out. Fails if a
+// gated hold is never a warning, every one is, or the count is lost.
+TEST(Telemetry, AGateThatOpensNowAndThenWarnsOnceAMinute) {
+  std::ostringstream out;
+  auto text = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto log = std::make_shared<spdlog::logger>("test", text);
+  log->set_level(spdlog::level::info);
+  log->set_pattern("%l %v");
+  NoBuses backend;
+  ScriptedPlugin plug;
+  for (int k = 0; k < 10; ++k) {
+    const std::int64_t t = 1'000'000'000LL * (10 * k + 1);
+    plug.records.push_back(Record(t, hal::EstimatorState::kEstimating, 0));
+    plug.records.push_back(
+        Record(t + 2'000'000'000, hal::EstimatorState::kHolding, estimator::kHoldGated));
+  }
+  plug.records.push_back(Record(200'000'000'000, hal::EstimatorState::kEstimating, 0));
+  Telemetry telemetry("", RotationPolicy{0, 5, true}, plug, backend, log);
+  telemetry.Drain();
+  const std::string s = out.str();
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Holds at 3, 13, ..., 93 s: warnings at 3 and 63 s (the second names the five in between).
+  EXPECT_EQ(count("warning estimator: estimating → holding"), 2u) << s;
+  EXPECT_EQ(count("[5 more gated holds in the minute before, logged at debug level]"), 1u) << s;
+  EXPECT_EQ(count("info estimator: holding → estimating"), 2u) << s;
 }
 
 // Fails if a rotated telemetry file starts without the header (pandas would take a data row for

@@ -48,6 +48,9 @@ class Telemetry {
   // One line when a calibration ends: its samples, a load it left to the filter, the friction
   // joints it averaged held still (TelemetryRecord's calibration fields).
   void LogCalibration(const plugin::TelemetryRecord& rec) const;
+  // Whether this state change, into a gated hold (`gated`) or out of one, is logged at debug
+  // level: a gated hold within a minute of the last one logged as a warning.
+  bool GatedHoldQuiet(std::int64_t time_ns, bool gated);
 
   std::string path_;
   plugin::ControllerInterface& plugin_;
@@ -60,6 +63,11 @@ class Telemetry {
   plugin::TelemetryRecord record_;
   hal::EstimatorState last_state_ = hal::EstimatorState::kInactive;
   std::uint64_t rows_ = 0, holds_ = 0;
+  // The gated holds' log lines: a warning at most once a minute, each hold and its end at debug
+  // level in between, counted (a robot whose gate opens now and then would log every few s).
+  std::int64_t gated_logged_ns_ = 0;
+  bool gated_logged_once_ = false, gated_quiet_ = false, gated_hold_ = false;
+  std::uint64_t gated_quieted_ = 0;
   bool write_failed_ = false;
 };
 
