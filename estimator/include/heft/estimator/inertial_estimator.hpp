@@ -345,6 +345,7 @@ class InertialEstimator {
   void Release(const TickInput& in, const Screened& s, double nis_gated, TickResult& res) noexcept;
   // The low-pass after the decision, and the prior's renewal on a used tick.
   void AfterUpdate(const Screened& s, const TickResult& res) noexcept;
+  // The gated ticks since the last used one, and res.gate_holding from them.
   void CountGatedTicks(TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
