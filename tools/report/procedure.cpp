@@ -285,11 +285,8 @@ std::string StepsSection(const std::string& dir, std::vector<Target>& targets) {
         const RunFigures& f = cache.Get(run);
         const double v = f.*fig.value;
         t << " | " << Cell(f, v, fig.format, fig.scale);
-        // A run whose gate refused most measurements held its estimate: said beside its score.
-        const double gated = f.rows > 0 ? f.gated / f.rows : 0.0;
-        const std::string held = gated >= 0.5 ? Fmt(", %.0f %% gated", 100 * gated) : "";
         if (fig.reduction && nominal.ok && std::isfinite(v) && v > 0)
-          t << Fmt(" (%.1f×", nominal.*fig.value / v) << held << ")";
+          t << Fmt(" (%.1f×", nominal.*fig.value / v) << GateHeldNote(f) << ")";
         ++cells;
         if (label == std::string("adaptive"))
           procedure = &f;

@@ -378,6 +378,11 @@ RunFigures Measure(const Table& tb, const std::string& link, const std::string& 
   return f;
 }
 
+std::string GateHeldNote(const RunFigures& f) {
+  const double share = f.rows > 0 ? f.gated / f.rows : 0.0;
+  return share >= 0.5 ? Fmt(", %.0f %% gated", 100 * share) : std::string();
+}
+
 bool WriteShapeErrors(const Table& tb, const std::string& link, const std::string& path) {
   if (!tb.ok || tb.rows.empty()) return false;
   std::vector<int> est, tru, hand;

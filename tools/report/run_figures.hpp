@@ -89,6 +89,9 @@ struct RunFigures {
 
 // The figures of `link` and the task error `error` in one run's telemetry.
 RunFigures Measure(const Table& t, const std::string& link, const std::string& error);
+// ", N % gated" for a run whose gate refused half its ticks or more (its estimate was held: said
+// beside its figures), else "".
+std::string GateHeldNote(const RunFigures& f);
 
 // The stepping runs' torso-mass spikes (Fig. 8): `link`'s raw mass error against the truth after
 // `after` seconds (once stepping has begun), its settled value (the median), the robust spread of

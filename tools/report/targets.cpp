@@ -154,9 +154,7 @@ void AddCombinationTarget(const std::string& name, const RunFigures& a, const Ru
     best_what = r.what;
     best_run = &r.figures;
   }
-  // A best run whose gate refused most of its ticks held its estimate (a frozen estimate).
-  if (best_run != &a && best_run->rows > 0 && best_run->gated >= 0.5 * best_run->rows)
-    best_what += Fmt(", %.0f %% gated", 100 * best_run->gated / best_run->rows);
+  if (best_run != &a) best_what += GateHeldNote(*best_run);  // a frozen estimate, if so
   std::string measured = Fmt("%.1f×", mine) + Fmt(" against the best %.1f× (", best) + best_what;
   // The estimates' own share beside the scores (a stiction ratchet can part the two).
   if (best_run != &a && std::isfinite(a.handed_mass_rmse) &&
