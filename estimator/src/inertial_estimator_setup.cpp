@@ -150,6 +150,14 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   for (int k = 0; k < selection_.size(); ++k)
     if (frames[k] == EstimatorConfig::ParameterFrame::kCom)
       filter_.SetBodyFrame(k, nominal_.segment<3>(10 * k + 1) / nominal_[10 * k]);
+  if (config.consider_nominal && config.consider_gain && measurement_.consider_columns() > 0) {
+    // The gain counts every consider parameter that is the same on every tick; the static
+    // friction a joint holds now is drawn anew at each hold (and with each load), so it stays in
+    // the covariance only.
+    Eigen::VectorXd in_gain = Eigen::VectorXd::Ones(measurement_.consider_columns());
+    in_gain.segment(measurement_.held_column(), measurement_.stiction_columns()).setZero();
+    filter_.set_consider_gain(in_gain);
+  }
   handed_ = nominal_;
   cov_pi_ = Eigen::MatrixXd::Zero(10, n_);
   cov_estimate_ = Eigen::MatrixXd::Zero(10, n_);

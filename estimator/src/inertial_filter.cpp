@@ -48,7 +48,12 @@ InertialFilter::InertialFilter(FilterKind kind, int bodies, int rows, int consid
       llt_(n_),
       HPHt_(Eigen::MatrixXd::Zero(rows, rows)),
       P_inverse_(Eigen::MatrixXd::Zero(n_, n_)),
-      b_staged_(Eigen::VectorXd::Zero(n_)) {
+      b_staged_(Eigen::VectorXd::Zero(n_)),
+      gain_mask_(Eigen::VectorXd::Ones(consider)),
+      Xg_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, consider)),
+      Tg_(Eigen::MatrixXd::Zero(n_, consider)),
+      V_(Eigen::MatrixXd::Zero(consider > 0 ? rows : 0, n_)),
+      hdx_(Eigen::VectorXd::Zero(consider > 0 ? rows : 0)) {
   frame_.setZero(10, n_);
   frame_inverse_.setZero(10, n_);
   framed_.assign(k_, 0);
@@ -125,6 +130,7 @@ bool InertialFilter::SetPriorError(int first, const Eigen::Ref<const Eigen::Matr
   prior_first_ = first;
   prior_error_on_ = true;
   D_.middleCols(first, cols) = prior_error_;
+  ++generation_;  // D changed: rows staged with the last D are stale (the Schmidt path's)
   return true;
 }
 

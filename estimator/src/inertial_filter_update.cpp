@@ -77,6 +77,10 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   nis = scale * scale * innovation.squaredNorm();
   if (!std::isfinite(nis)) return false;
   if (nis <= level) return true;
+  if (consider_gain_) {  // every row, the consider parameters' share counted (Schmidt path)
+    if (!SchmidtStaged(H_pi, z)) StageSchmidt(H_pi, z);
+    return WhitenedNis(m, scale, nis) && std::isfinite(nis);
+  }
   // The NIS needs no consider columns: they are not staged. The rows are staged unscaled, so that
   // an Evaluate on the same rows can reuse them and their products (Stage).
   double other_nis = 0.0;
@@ -101,6 +105,7 @@ bool InertialFilter::Evaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
     RecoverCovariance();
     return false;
   }
+  if (consider_gain_) return SchmidtEvaluate(H_pi, z, out, reuse_nis);
   double nis = 0.0;
   const int rows = Stage(H_pi, z, nis, true, reuse_nis);
   double nis_rows = 0.0;
@@ -233,7 +238,12 @@ bool InertialFilter::CovarianceNis(int m, double& nis, double scale) noexcept {
     HPHt_.topLeftCorner(m, m).triangularView<Eigen::Lower>() = U_.topRows(m) * H.transpose();
     staged_.covariance = true;
   }
-  // The rows times `scale`: S = s² H P Hᵀ + 1, NIS = |L⁻¹ s ỹ|².
+  return WhitenedNis(m, scale, nis);
+}
+
+bool InertialFilter::WhitenedNis(int m, double scale, double& nis) noexcept {
+  // The rows times `scale`: S = s² HPHt_ + 1 (H P Hᵀ, and X Xᵀ on the Schmidt path), NIS = |L⁻¹ s
+  // ỹ|².
   Eigen::Ref<Eigen::MatrixXd> S(S_.topLeftCorner(m, m));
   S.triangularView<Eigen::Lower>() = (scale * scale) * HPHt_.topLeftCorner(m, m);
   S.diagonal().array() += 1.0;

@@ -229,8 +229,9 @@ void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
   }
 }
 
-// estimator.handoff_confidence, handoff_return_after, nominal_uncertainty, consider_nominal and
-// load_shape, shape_memory: when the hand-off moves, and what its covariance owns up to.
+// estimator.handoff_confidence, handoff_return_after, nominal_uncertainty, consider_nominal,
+// consider_gain and load_shape, shape_memory: when the hand-off moves, and what its covariance
+// owns up to.
 constexpr double kHandOffConfidence = 0.999;
 void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   // The service's default is on (EstimatorConfig's, for a program of its own, off).
@@ -239,6 +240,8 @@ void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
       e.Get<double>("handoff_return_after", ec.handoff_return_after, {0.0, 10.0});
   // The other bodies' nominal error in the handed covariance (the service's default: on).
   ec.consider_nominal = e.Get<bool>("consider_nominal", true, {});
+  // The Schmidt gain (opt-in: docs/estimator.md, "The Schmidt gain").
+  ec.consider_gain = e.Get<bool>("consider_gain", ec.consider_gain, {});
   // A load's unknown shape in the handed covariance (the service's default: on).
   ec.load_shape = e.Get<bool>("load_shape", true, {});
   ec.shape_memory = e.Get<double>("shape_memory", ec.shape_memory, {0.0, 60.0});

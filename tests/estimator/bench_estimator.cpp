@@ -91,6 +91,8 @@ void BM_ShippedTick(benchmark::State& st) {
     for (const dynamics::Body& b : model.bodies)
       if (b.joint.type != dynamics::JointType::kFree)
         cfg.friction.push_back({b.joint.name, 0.5, 0.3});
+  // schmidt:1, the opt-in Schmidt gain (estimator.consider_gain: docs/estimator.md).
+  if (st.range(2) > 0) cfg.consider_gain = true;
   cfg.calibration.enabled = false;
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
@@ -107,11 +109,13 @@ void BM_ShippedTick(benchmark::State& st) {
   st.counters["consider"] = est.filter().consider();
 }
 BENCHMARK(BM_ShippedTick)
-    ->ArgNames({"bodies", "friction"})
-    ->Args({1, 0})
-    ->Args({4, 0})
-    ->Args({1, 1})
-    ->Args({4, 1});
+    ->ArgNames({"bodies", "friction", "schmidt"})
+    ->Args({1, 0, 0})
+    ->Args({4, 0, 0})
+    ->Args({1, 1, 0})
+    ->Args({4, 1, 0})
+    ->Args({1, 0, 1})
+    ->Args({4, 0, 1});
 
 void BM_Rnea(benchmark::State& st) {
   const plugin::PluginConfig& shipped = Shipped();

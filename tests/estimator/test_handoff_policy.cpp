@@ -347,12 +347,16 @@ TEST(LoadShape, PlacementIsThatOfAPointLoadAnywhereInTheLink) {
 }
 
 // The shipped tick's paths (the low-pass, the hand-off policy and a load's shape, a calibration
-// that ends and checks for a load, the null-space fallback) allocate nothing. Fails on any heap
-// allocation in Step.
-TEST(HandOffPolicy, TheShippedTickAllocatesNothing) {
+// that ends and checks for a load, the null-space fallback, the consider analysis), with the
+// Bierman gain and with the opt-in Schmidt gain, allocate nothing. Fails on any heap allocation in
+// Step.
+class ShippedTick : public ::testing::TestWithParam<bool> {};  // consider_gain
+TEST_P(ShippedTick, AllocatesNothing) {
   const auto ticks = test::Generate(test::ElbowMotion(0.5));
   const dynamics::Model model = test::ReferenceHumanoid();
   EstimatorConfig cfg = PolicyConfig(0.999);
+  cfg.consider_nominal = true;
+  cfg.consider_gain = GetParam();
   cfg.bodies = {"left_forearm", "torso", "right_forearm", "left_hand"};
   cfg.load_shape = true;
   cfg.measurement_lowpass = 5.0;
@@ -376,6 +380,7 @@ TEST(HandOffPolicy, TheShippedTickAllocatesNothing) {
   EXPECT_EQ(scope.count(), 0u);
   EXPECT_FALSE(est.calibrating());
 }
+INSTANTIATE_TEST_SUITE_P(Gains, ShippedTick, ::testing::Bool());
 
 }  // namespace
 }  // namespace heft::estimator

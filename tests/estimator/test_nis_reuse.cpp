@@ -3,6 +3,7 @@
 // in between or the rows are another buffer (then nothing may be reused).
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <random>
 
 #include "heft/estimator/inertial_filter.hpp"
@@ -11,12 +12,16 @@ namespace heft::estimator {
 namespace {
 
 struct Case {
-  int bodies, rows;  // rows < 10·bodies: the covariance form; else the information form
+  int bodies, rows;            // rows < 10·bodies: the covariance form; else the information form
+  bool consider_gain = false;  // the Schmidt path: every row, the m×m form
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.bodies << " bodies, " << c.rows << " rows" << (c.consider_gain ? ", Schmidt" : "");
+}
 class NisReuse : public ::testing::TestWithParam<Case> {};
 
 TEST_P(NisReuse, EqualsAFreshEvaluate) {
-  const auto [bodies, rows] = GetParam();
+  const auto [bodies, rows, consider_gain] = GetParam();
   const int n = 10 * bodies, nc = 7;
   dynamics::Vector10 body;
   body << 1.0, 0.02, -0.01, 0.03, 0.1, 0.0, 0.0, 0.12, 0.0, 0.08;
@@ -26,6 +31,8 @@ TEST_P(NisReuse, EqualsAFreshEvaluate) {
   InertialFilter fresh(FilterKind::kLogCholesky, bodies, rows, nc);
   ASSERT_TRUE(reused.Reset(pi0, Eigen::VectorXd::Constant(10, 0.3)));
   ASSERT_TRUE(fresh.Reset(pi0, Eigen::VectorXd::Constant(10, 0.3)));
+  reused.set_consider_gain(consider_gain);
+  fresh.set_consider_gain(consider_gain);
   std::mt19937_64 rng(3);
   std::normal_distribution<double> g(0.0, 1.0);
   Eigen::MatrixXd H(rows, n + nc), other(rows, n + nc);
@@ -64,7 +71,9 @@ TEST_P(NisReuse, EqualsAFreshEvaluate) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Forms, NisReuse, ::testing::Values(Case{1, 20}, Case{3, 12}));
+INSTANTIATE_TEST_SUITE_P(Forms, NisReuse,
+                         ::testing::Values(Case{1, 20}, Case{3, 12}, Case{1, 20, true},
+                                           Case{3, 12, true}));
 
 }  // namespace
 }  // namespace heft::estimator

@@ -156,6 +156,12 @@ struct EstimatorConfig {
   // reports is P + D Dᵀ: what the filter learns is unchanged, what it claims to know is not more
   // than the nominal model allows. false: P alone (the paper's).
   bool consider_nominal = false;
+  // With consider_nominal, the gain counts those errors too (the Schmidt–Kalman filter;
+  // InertialFilter::set_consider_gain): what the other bodies' nominal error, the sensors' scales
+  // and the static friction explain on the rows is not learned as a change of the link, and the
+  // gate reads the NIS against the whole innovation covariance. false: the gain is the filter's
+  // own (Bierman's consider covariance: the estimate is what it would be without them).
+  bool consider_gain = false;
   // The hand-off policy (HandOn): a link's handed parameters leave the nominal only when the data
   // show a change of the link: when the estimate differs from the nominal by more than the
   // estimate's and the nominal's own errors explain, d² = δᵀ (Σ + Σ_nominal)⁻¹ δ beyond χ² at this

@@ -58,7 +58,11 @@
 // covariance): the part of the error that averaging never removes, since c is the same on every
 // tick. The covariances handed out (BodyCovariance, ParameterCovariance) are that sum; P alone
 // still drives the gain and the NIS. The prior's own error beyond P₀ is such a parameter too,
-// carried by the pull instead of the rows (SetPriorError).
+// carried by the pull instead of the rows (SetPriorError). With set_consider_gain the gain and the
+// NIS count them too (the Schmidt–Kalman filter, inertial_filter_schmidt.cpp): the innovation's
+// covariance is H P Hᵀ + X Xᵀ + 1 with X = H D − C, the gain (P Hᵀ + D Xᵀ) S⁻¹, so that a
+// residual the consider parameters explain is neither learned as a change of x nor gated as an
+// outlier; D and P + D Dᵀ follow the step taken as above, whatever the gain.
 //
 // Set-up allocates; Predict, Evaluate, Nis, Apply, Inflate and PullToPrior do not (sizes fixed at
 // construction).
@@ -190,6 +194,23 @@ class InertialFilter {
   bool Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
            const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double level = -1.0,
            double scale = 1.0) noexcept;
+  // With `on` (and consider parameters), Nis and Evaluate use the Schmidt gain: the NIS against the
+  // whole innovation covariance S = H P Hᵀ + X Xᵀ + 1 (X = H D − C) and the gain
+  // K = (P Hᵀ + D Xᵀ) S⁻¹, so that what the consider parameters explain is neither learned as a
+  // change of the state nor gated as an outlier (inertial_filter_schmidt.cpp). Every row is
+  // staged; the m×m factorisation always runs. Off: the Bierman gain above (the filter's own).
+  void set_consider_gain(bool on) noexcept {
+    consider_gain_ = on && nc_ > 0;
+    gain_mask_.setOnes();
+    staged_.valid = false;
+  }
+  // The same for the consider columns where `in_gain` (consider() values) is 1; those where it is
+  // 0 (a parameter that is not the same on every tick: a friction re-drawn at each hold) stay in
+  // the covariance only, as with the Bierman gain: for any gain, D ← D − K (H D − C) and the
+  // Joseph form keep P + D Dᵀ exact. Set-up only. False (nothing changed) for another size or a
+  // value other than 0 and 1.
+  bool set_consider_gain(const Eigen::Ref<const Eigen::VectorXd>& in_gain) noexcept;
+  bool consider_gain() const { return consider_gain_; }
   // Applies the last evaluated update. Returns false (and keeps the prior state) if the result is
   // non-finite or, for the EKF, not mappable back (never happens for finite θ).
   [[nodiscard]] bool Apply() noexcept;
@@ -263,6 +284,21 @@ class InertialFilter {
   // depend on the scale (P⁻¹, HᵀH, Hᵀỹ; H P, H P Hᵀ) are formed once per staging (staged_).
   bool InformationNis(int m, double& nis, double scale) noexcept;
   bool CovarianceNis(int m, double& nis, double scale) noexcept;
+  // The covariance form's NIS of the m staged rows at `scale` from HPHt_'s lower triangle (H P Hᵀ,
+  // with X Xᵀ on the Schmidt path): S's factor L in S_, w_ = L⁻¹ s ỹ.
+  bool WhitenedNis(int m, double scale, double& nis) noexcept;
+  // The Schmidt path (set_consider_gain; inertial_filter_schmidt.cpp): every row staged with
+  // H P, X, H P Hᵀ + X Xᵀ (HPHt_'s lower triangle) and S Kᵀ = H P + X Dᵀ (V_); whether the
+  // staged rows are H_π's and z's at this state; the update; its damping.
+  void StageSchmidt(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                    const Eigen::Ref<const Eigen::VectorXd>& z) noexcept;
+  bool SchmidtStaged(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                     const Eigen::Ref<const Eigen::VectorXd>& z) const noexcept;
+  bool SchmidtEvaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                       const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out,
+                       bool reuse) noexcept;
+  double SchmidtDamping(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                        const Eigen::Ref<const Eigen::VectorXd>& z, int m) noexcept;
   // The nonlinear measurement residual |z − H_π g(θ⁻ + s·dx)|² (EKF).
   double Residual(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                   const Eigen::Ref<const Eigen::VectorXd>& z, double s) noexcept;
@@ -308,6 +344,12 @@ class InertialFilter {
   std::uint64_t generation_ = 0;  // counts the changes of x_ and P_ (Stage's reuse)
   Eigen::MatrixXd HPHt_, P_inverse_;
   Eigen::VectorXd b_staged_;
+  // The Schmidt path: on, its S Kᵀ (then L⁻¹ S Kᵀ) and H dx.
+  bool consider_gain_ = false;
+  Eigen::VectorXd gain_mask_;  // per consider column: 1 where the gain counts it
+  Eigen::MatrixXd Xg_, Tg_;    // X's and K X's columns the gain counts (the others zero)
+  Eigen::MatrixXd V_;
+  Eigen::VectorXd hdx_;
 };
 
 }  // namespace heft::estimator
