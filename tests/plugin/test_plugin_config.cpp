@@ -130,6 +130,9 @@ TEST(PluginConfig, UrdfCrossChecksNameTheLineAndKey) {
       {"a gate hold after a negative time", "forearm-load",
        Set("estimator.gating.hold_after", "-1"), "estimator.gating.hold_after", false,
        "estimator.gating.hold_after: value -1 is out of range; allowed: [0, 600]"},
+      {"a consider gain that is not a boolean", "forearm-load",
+       Set("estimator.consider_gain", "schmidt"), "estimator.consider_gain", false,
+       "estimator.consider_gain: expected true or false, found"},
       {"float for an integer", "forearm-load", Set("estimator.difference_samples", "2.5"),
        "estimator.difference_samples", false,
        "estimator.difference_samples: expected an integer in [1, 31]: '2.5' is not a whole "
@@ -262,6 +265,16 @@ TEST(PluginConfig, TheVelocityPathsAccelerationNoiseIsTheDifferencedVelocitys) {
 }
 
 // The unedited scenarios load; would fail if a cross-check refused a valid configuration.
+// The Schmidt gain is opt-in: off in the shipped configuration, on when asked. Would fail if the
+// key were not read or its default changed without the docs' table behind it.
+TEST(PluginConfig, TheSchmidtGainIsOptIn) {
+  const std::string path = std::string(HEFT_CONFIG_DIR) + "/sim/torso-load.yaml";
+  EXPECT_FALSE(LoadPluginConfig(path).estimator.consider_gain);
+  const std::string on =
+      ConfigBuilder(path).Set("estimator.consider_gain", "true").Write("schmidt.yaml");
+  EXPECT_TRUE(LoadPluginConfig(on).estimator.consider_gain);
+}
+
 TEST(PluginConfig, EveryShippedScenarioLoads) {
   for (const char* s : {"forearm-load", "dumbbell-curl", "torso-load", "step-in-place", "walk"})
     EXPECT_NO_THROW((void)LoadPluginConfig(std::string(HEFT_CONFIG_DIR) + "/sim/" + s + ".yaml"))
