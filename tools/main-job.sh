@@ -13,7 +13,7 @@
 # OUT_DIR/results.md (the figures page: commit, date, machine, this command, the report's tables
 # and targets) with OUT_DIR/README-summary.md (the README's summary block).
 #   tools/main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot R]
-#                     [--publish]
+#                     [--estimator 'KEY: VALUE']... [--publish]
 # --short: a 30 s recording, each run capped at 8 simulated seconds after the load arrives, only the
 #   runs the report's checked targets read (the procedure's combination; no rate-limit sweep, no
 #   real-time run), and those targets enforced (what CI runs). Without it every scenario runs its full length in all four.
@@ -30,12 +30,17 @@
 #   floating link the role map's pelvis (simulation.roles); the report takes each run's estimated
 #   link and task error from the run. A robot without standing-curl configurations leaves those
 #   runs out of the full job.
+# --estimator 'KEY: VALUE' (repeatable; not with --publish; a diagnostic): every run's configuration
+#   gets the line `KEY: VALUE` under estimator: (an opt-in such as 'consider_gain: true'; a key the
+#   configurations set already is refused by heft-sim as a duplicate), so the job measures it
+#   against the shipped configuration's figures; the figures page names it in the command.
 # --publish (not with --short): also write the figures page into the source tree, docs/results.md,
 #   and replace README.md's summary (between its lines <!-- heft-report:summary --> and
 #   <!-- /heft-report:summary -->). Without it the job writes nothing outside OUT_DIR.
 set -euo pipefail
 usage() {
-  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot NAME] [--publish]" >&2
+  echo "usage: main-job.sh BUILD_DIR [OUT_DIR] [--short] [--seed S] [--ideal] [--oracle] [--robot NAME]" \
+    "[--estimator 'KEY: VALUE']... [--publish]" >&2
   exit 2
 }
 COMMAND="bash tools/main-job.sh$(printf ' %q' "$@")" # as typed: the figures page names it
@@ -53,6 +58,7 @@ PRESET=default
 ORACLE=
 ROBOT=reference
 PUBLISH=
+ESTIMATOR_KEYS=()
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 ;;
@@ -65,6 +71,11 @@ while [ $# -gt 0 ]; do
     --ideal) PRESET=ideal ;;
     --oracle) ORACLE=1 ;;
     --publish) PUBLISH=1 ;;
+    --estimator)
+      [ $# -ge 2 ] && [[ $2 =~ ^[a-z_]+:\ [A-Za-z0-9_.,:{}\ -]+$ ]] || usage
+      ESTIMATOR_KEYS+=("$2")
+      shift
+      ;;
     --robot)
       [ $# -ge 2 ] && [[ $2 =~ ^[A-Za-z0-9_-]+$ ]] || usage
       ROBOT=$2
@@ -82,6 +93,10 @@ if [ -n "$PUBLISH" ] && ! { grep -qx '<!-- heft-report:summary -->' "$(dirname "
   grep -qx '<!-- /heft-report:summary -->' "$(dirname "$0")/../README.md"; }; then
   echo "main-job.sh: --publish: README.md has no lines <!-- heft-report:summary --> and" \
     "<!-- /heft-report:summary --> to put the summary between" >&2
+  exit 2
+fi
+if [ -n "$PUBLISH" ] && [ ${#ESTIMATOR_KEYS[@]} -gt 0 ]; then
+  echo "main-job.sh: --publish writes the shipped configuration's figures; --estimator is a diagnostic" >&2
   exit 2
 fi
 if [ -n "$ORACLE" ] && [ "$PRESET" = ideal ]; then
@@ -127,6 +142,9 @@ if [ "$PRESET" = ideal ]; then
 else
   DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: default, seed: $SEED}|")
 fi
+# --estimator: each KEY: VALUE as the first line under estimator: (the pattern admits no sed
+# metacharacter).
+for kv in "${ESTIMATOR_KEYS[@]}"; do DEVIATION_EDITS+=("s|^estimator:\$|&\n  $kv|"); done
 
 # The payload arrives this long after the start: the estimator calibrates on the still, unloaded
 # robot first (calibration.window 1 s after the walking signal: 0 s fixed base, 0.5 s floating).
