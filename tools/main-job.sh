@@ -138,13 +138,13 @@ HEFT_IDENTIFY="$BUILD/tools/identify/heft-identify"
 
 # simulation.deviations: the simulated robot deviating from its URDF (default) or the URDF exactly.
 if [ "$PRESET" = ideal ]; then
-  DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: ideal}|")
+  CONFIG_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: ideal}|")
 else
-  DEVIATION_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: default, seed: $SEED}|")
+  CONFIG_EDITS=("s|^  scenario: .*|&\n  deviations: {preset: default, seed: $SEED}|")
 fi
 # --estimator: each KEY: VALUE as the first line under estimator: (the pattern admits no sed
 # metacharacter).
-for kv in "${ESTIMATOR_KEYS[@]}"; do DEVIATION_EDITS+=("s|^estimator:\$|&\n  $kv|"); done
+for kv in "${ESTIMATOR_KEYS[@]}"; do CONFIG_EDITS+=("s|^estimator:\$|&\n  $kv|"); done
 
 # The payload arrives this long after the start: the estimator calibrates on the still, unloaded
 # robot first (calibration.window 1 s after the walking signal: 0 s fixed base, 0.5 s floating).
@@ -168,7 +168,7 @@ run() {
   shift 2
   local cfg="$OUT/$config-$label.yaml"
   sed "s|urdf: \(\.\./\)*robots|urdf: $ROOT/config/robots|" "$CFGDIR/$config.yaml" >"$cfg"
-  for edit in "${DEVIATION_EDITS[@]}" "$@"; do sed -i "$edit" "$cfg"; done
+  for edit in "${CONFIG_EDITS[@]}" "$@"; do sed -i "$edit" "$cfg"; done
   local t0=$SECONDS
   if ! "$HEFT_SIM" --config "$cfg" --telemetry "$OUT/$config-$label.csv" "${DURATION[@]}" \
     "${RUN_ARGS[@]}" >"$OUT/$config-$label.log" 2>&1; then

@@ -52,18 +52,11 @@ void InertialFilter::StageSchmidt(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
              true,        true,     false};
 }
 
-bool InertialFilter::SchmidtStaged(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                                   const Eigen::Ref<const Eigen::VectorXd>& z) const noexcept {
-  return staged_.valid && staged_.covariance && staged_.H == H_pi.data() && staged_.z == z.data() &&
-         staged_.rows == H_pi.rows() && staged_.stride == H_pi.outerStride() &&
-         staged_.generation == generation_;
-}
-
 bool InertialFilter::SchmidtEvaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                                      const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out,
                                      bool reuse) noexcept {
   const int m = static_cast<int>(H_pi.rows());
-  if (!(reuse && SchmidtStaged(H_pi, z))) StageSchmidt(H_pi, z);
+  if (!(reuse && StagedFrom(H_pi, z))) StageSchmidt(H_pi, z);
   staged_.valid = false;  // V_ becomes L⁻¹ S Kᵀ below
   double nis = 0.0;
   if (!WhitenedNis(m, 1.0, nis) || !std::isfinite(nis)) return false;

@@ -47,12 +47,17 @@ int InertialFilter::StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   return rows;
 }
 
+bool InertialFilter::StagedFrom(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                                const Eigen::Ref<const Eigen::VectorXd>& z) const noexcept {
+  return staged_.valid && staged_.H == H_pi.data() && staged_.z == z.data() &&
+         staged_.rows == H_pi.rows() && staged_.stride == H_pi.outerStride() &&
+         staged_.generation == generation_;
+}
+
 int InertialFilter::Stage(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                           const Eigen::Ref<const Eigen::VectorXd>& z, double& other_nis,
                           bool consider, bool reuse) noexcept {
-  const bool same = staged_.valid && staged_.H == H_pi.data() && staged_.z == z.data() &&
-                    staged_.rows == H_pi.rows() && staged_.stride == H_pi.outerStride() &&
-                    staged_.generation == generation_;
+  const bool same = StagedFrom(H_pi, z);
   if (reuse && same && (staged_.consider || !consider || staged_.kept == H_pi.rows())) {
     other_nis = staged_.other_nis;
     return staged_.kept;
@@ -78,7 +83,7 @@ bool InertialFilter::Nis(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
   if (!std::isfinite(nis)) return false;
   if (nis <= level) return true;
   if (consider_gain_) {  // every row, the consider parameters' share counted (Schmidt path)
-    if (!SchmidtStaged(H_pi, z)) StageSchmidt(H_pi, z);
+    if (!StagedFrom(H_pi, z)) StageSchmidt(H_pi, z);
     return WhitenedNis(m, scale, nis) && std::isfinite(nis);
   }
   // The NIS needs no consider columns: they are not staged. The rows are staged unscaled, so that

@@ -123,22 +123,40 @@ Hold FirstHoldAfter(const heft::host::TelemetryTable& t, double after) {
   return h;
 }
 
+// heft-sim on the shipped dumbbell-curl with `key` set to `yaml` (written as <tag>.yaml), for
+// `duration` s: its result, its telemetry and the first hold after 1 s (not the start-up hold,
+// which lasts while the differencing history fills).
+struct HoldRun {
+  Result run;
+  heft::host::TelemetryTable telemetry;
+  Hold hold;
+};
+HoldRun RunDumbbellCurlWith(const std::string& key, const std::string& yaml, const std::string& tag,
+                            const std::string& duration) {
+  ConfigBuilder config = Shipped("sim/dumbbell-curl.yaml");
+  const std::string cfg = config.SetYaml(key, yaml).Write(tag + ".yaml");
+  const std::string csv = config.dir() + "/" + tag + ".csv";
+  HoldRun r;
+  r.run = RunHeftSim({"--config", cfg, "--duration", duration, "--telemetry", csv});
+  if (r.run.code != 0) return r;
+  r.telemetry = ReadCsv(csv);
+  r.hold = FirstHoldAfter(r.telemetry, 1.0);
+  return r;
+}
+
 // Fails if the estimator does not hold within a few milliseconds of the sensor's silence (for the
 // torques, as the hold reason says), does not resume as soon as it is back, or lets the handed mass
 // move while holding. Read from the telemetry, not the log's sentences (that such a hold is logged
 // as a warning: HeftdService.JournalLinesCarryTheirPriority).
 TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
   // The elbow's torque sensor falls silent from 2.0 s to 2.5 s of simulated time.
-  ConfigBuilder config = Shipped("sim/dumbbell-curl.yaml");
-  const std::string cfg =
-      config
-          .SetYaml("simulation.faults", "[{device: torque, name: left_elbow, from: 2.0, to: 2.5}]")
-          .Write("fault.yaml");
-  const std::string csv = config.dir() + "/fault.csv";
-  const Result r = RunHeftSim({"--config", cfg, "--duration", "3.5", "--telemetry", csv});
+  const HoldRun run = RunDumbbellCurlWith(
+      "simulation.faults", "[{device: torque, name: left_elbow, from: 2.0, to: 2.5}]", "fault",
+      "3.5");
+  const Result& r = run.run;
   ASSERT_EQ(r.code, 0) << r.output;
-  const heft::host::TelemetryTable t = ReadCsv(csv);
-  const Hold hold = FirstHoldAfter(t, 1.0);  // not the start-up hold (history)
+  const heft::host::TelemetryTable& t = run.telemetry;
+  const Hold& hold = run.hold;
   // Within the drivers' 3 ms timeout and a tick or two of each edge (lockstep: 2.007, 2.505).
   EXPECT_GE(hold.from, 2.0) << r.output;
   EXPECT_LT(hold.from, 2.02);
@@ -165,15 +183,11 @@ TEST(Heftd, ADeadSensorMakesTheEstimatorHoldItsLastGoodEstimateAndSaySo) {
 // (state holding, reason gated) after estimator.gating.hold_after (2 s) of refusals, says so
 // before that, or heftd's log does not warn about it with the likely causes.
 TEST(Heftd, AGateThatRefusesEveryMeasurementHoldsAndSaysSo) {
-  ConfigBuilder config = Shipped("sim/dumbbell-curl.yaml");
-  const std::string cfg =
-      config.SetYaml("simulation.deviations", "{preset: ideal, seed: 1, torque_offset: 2.0}")
-          .Write("offsets.yaml");
-  const std::string csv = config.dir() + "/offsets.csv";
-  const Result r = RunHeftSim({"--config", cfg, "--duration", "6", "--telemetry", csv});
+  const HoldRun run = RunDumbbellCurlWith(
+      "simulation.deviations", "{preset: ideal, seed: 1, torque_offset: 2.0}", "offsets", "6");
+  const Result& r = run.run;
   ASSERT_EQ(r.code, 0) << r.output;
-  const heft::host::TelemetryTable t = ReadCsv(csv);
-  const Hold hold = FirstHoldAfter(t, 1.0);  // not the start-up hold (history)
+  const Hold& hold = run.hold;
   EXPECT_EQ(hold.reason, "gated") << r.output;
   EXPECT_GE(hold.from, 2.0) << "2 s of gated ticks at the least";
   EXPECT_THAT(r.output, HasSubstr("[warning] estimator: estimating → holding"));

@@ -267,6 +267,9 @@ class InertialFilter {
   int StageRows(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                 const Eigen::Ref<const Eigen::VectorXd>& z, double& nis, double scale = 1.0,
                 bool consider = true) noexcept;
+  // Whether the last staging (either path's) was from these H_π and z at the current state.
+  bool StagedFrom(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
+                  const Eigen::Ref<const Eigen::VectorXd>& z) const noexcept;
   // Stage's rows (unscaled, StageRows) for Nis and Evaluate: with `reuse`, the last ones where
   // they were staged from the same H_π and z at the same state (Evaluate's reuse_nis).
   int Stage(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
@@ -288,12 +291,10 @@ class InertialFilter {
   // with X Xᵀ on the Schmidt path): S's factor L in S_, w_ = L⁻¹ s ỹ.
   bool WhitenedNis(int m, double scale, double& nis) noexcept;
   // The Schmidt path (set_consider_gain; inertial_filter_schmidt.cpp): every row staged with
-  // H P, X, H P Hᵀ + X Xᵀ (HPHt_'s lower triangle) and S Kᵀ = H P + X Dᵀ (V_); whether the
-  // staged rows are H_π's and z's at this state; the update; its damping.
+  // H P, X, H P Hᵀ + X Xᵀ (HPHt_'s lower triangle) and S Kᵀ = H P + X Dᵀ (V_) (StagedFrom
+  // tells whether they are this H_π's and z's); the update; its damping.
   void StageSchmidt(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                     const Eigen::Ref<const Eigen::VectorXd>& z) noexcept;
-  bool SchmidtStaged(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
-                     const Eigen::Ref<const Eigen::VectorXd>& z) const noexcept;
   bool SchmidtEvaluate(const Eigen::Ref<const Eigen::MatrixXd>& H_pi,
                        const Eigen::Ref<const Eigen::VectorXd>& z, Candidate& out,
                        bool reuse) noexcept;
