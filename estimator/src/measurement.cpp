@@ -61,6 +61,21 @@ void ReadFriction(const dynamics::Model& model, const EstimatorConfig& config,
   }
 }
 
+// Per friction entry: 1 when its joint lies on the path from the root to one of `bodies` (its row
+// carries that body's weight and motion).
+std::vector<unsigned char> JointsSupporting(const dynamics::Model& model,
+                                            const std::vector<int>& friction_v,
+                                            const std::vector<int>& bodies) {
+  std::vector<unsigned char> on_path(static_cast<std::size_t>(model.nv), 0);
+  for (int b : bodies)
+    for (; b != dynamics::kWorld; b = model.bodies[b].parent)
+      if (model.bodies[b].joint.type != dynamics::JointType::kFree)
+        on_path[static_cast<std::size_t>(model.bodies[b].v_index)] = 1;
+  std::vector<unsigned char> out;
+  for (const int v : friction_v) out.push_back(on_path[static_cast<std::size_t>(v)]);
+  return out;
+}
+
 // The F/T cells' noise (estimator.noise.ft) per contact frame; `ft_noise`: whether any is > 0.
 void ReadFtNoise(const EstimatorConfig& config, std::vector<double>& ft_force_sigma,
                  std::vector<double>& ft_moment_sigma, bool& ft_noise) {
@@ -133,6 +148,12 @@ Measurement::Measurement(const dynamics::Model& model,
   held_width_.assign(friction_v_.size(), 0.0);
   dropped_.assign(friction_v_.size(), 0);
   stiction_band_ = config.stiction_band;
+  sees_estimate_ = JointsSupporting(model_, friction_v_, selection_.bodies());
+  {
+    std::vector<int> feet;
+    for (const int f : contact_frames_) feet.push_back(model_.frames[f].body);
+    carries_contact_ = JointsSupporting(model_, friction_v_, feet);
+  }
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
   ReadFtNoise(config, ft_force_sigma_, ft_moment_sigma_, ft_noise_);
@@ -291,7 +312,14 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate, bool null_space)
     if (!(w > 0.0)) continue;
     const int v = friction_v_[j];
     const double nu = innovation_[v];
-    if (std::abs(nu) <= w) {
+    // A held joint between the base and a foot cell that supports no estimated link: its row
+    // holds the cell's wrench, as the base's rows do, and R correlates the two (the cells' and
+    // the accelerations' noise), so the row tells only their shared noise, and its static
+    // friction, which takes up part of any load's change the foot carries, would be read as that
+    // noise and passed into the base's rows. It is dropped whole while it holds. (In the null
+    // space the legs' rows are the robot's weight: kept.)
+    const bool noise_only = !null_space && carries_contact_[j] && !sees_estimate_[j];
+    if (std::abs(nu) <= w || noise_only) {
       dropped_[j] = 1;
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.

@@ -123,8 +123,11 @@ class Measurement {
   // decouples it from the other rows); outside it, the part beyond the band is what the row says,
   // ν ← ν − w sign(ν). Without it a joint that holds still reads back, within ±F_c, the torque the
   // controller commands from the handed estimate, and the estimate confirms itself
-  // (docs/estimator.md, "Stiction"). null_space: ν's part in the contacts' null space (the
-  // reflectors of this tick built), as the null-space rows see it.
+  // (docs/estimator.md, "Stiction"). A held joint between the base and a foot cell that supports
+  // no estimated link is dropped whatever its ν, with the full wrench (its row tells only the
+  // noise it shares with the base's rows, and its friction would pass as that noise).
+  // null_space: ν's part in the contacts' null space (the reflectors of this tick built), as the
+  // null-space rows see it.
   void StictionBand(const Eigen::VectorXd& estimate, bool null_space) noexcept;
   // rfull_(v, v) += kDroppedVariance for the rows StictionBand dropped this tick.
   void DecoupleDropped() noexcept;
@@ -146,6 +149,8 @@ class Measurement {
   std::vector<int> friction_v_;         // v index of each friction entry
   std::vector<double> stiction_width_;  // this tick's band half-width per friction entry
   std::vector<unsigned char> dropped_;  // per friction entry: its row inside its band this tick
+  std::vector<unsigned char> sees_estimate_;    // per friction entry: supports an estimated link
+  std::vector<unsigned char> carries_contact_;  // per friction entry: supports a contact frame
   bool stiction_band_ = true;
   int dropped_rows_ = 0;
   double friction_epsilon_ = 0.01;
