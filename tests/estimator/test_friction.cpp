@@ -453,8 +453,7 @@ TEST(Friction, WithoutFootCellsTheBandReadsTheNullSpacesInnovation) {
 // dumbbell's change of its torque up to a breakaway friction of 3 N·m (more than the Coulomb
 // level the data identify: a row beyond its band). The forearm's mean mass error over t > 6 s
 // stays within kSigmas of σ_m. Fails if a held leg's row is kept beyond its band (measured: 3.6 σ,
-// against 0.2 σ), or the rule drops a row that sees the forearm (the shoulders, held and told
-// their friction too, carry its mass here).
+// against 0.2 σ). Which rows the rule takes: OnlyAHeldLegsRowIsLeftOutWithTheFootCells.
 TEST(Friction, AHeldLegsFrictionDoesNotReachTheFootCellsRows) {
   test::DataSpec spec = test::ElbowMotion(8.0), unloaded = spec;
   spec.payload = test::ForearmPayload(5.0);
@@ -491,6 +490,35 @@ TEST(Friction, AHeldLegsFrictionDoesNotReachTheFootCellsRows) {
       "told): forearm mass error %.3f kg (%.2f σ, σ_m %.3f kg)\n",
       100 * share, breakaway, coulomb, o.error, o.error / o.sigma, o.sigma);
   EXPECT_LT(o.error, test::kSigmas * o.sigma);
+}
+
+// The held legs' rule by its rows: on a tick of the standing robot whose twelve leg joints and
+// left shoulder's three are told a Coulomb level far below their innovation (10⁻⁶ N·m: no row
+// inside its band), the full wrench keeps every row but the held legs' (dof nv − 12), and the
+// null space keeps all of its nv − 12 rows (the contacts' twelve constraints taken out). Fails if
+// a held leg's row is kept, a held row that sees the forearm (a shoulder's) is dropped, or the
+// rule reaches the null space, where the legs' rows are the robot's weight.
+TEST(Friction, OnlyAHeldLegsRowIsLeftOutWithTheFootCells) {
+  const auto ticks = test::Generate(test::ElbowMotion(0.1));
+  const dynamics::Model model = test::ReferenceHumanoid();
+  EstimatorConfig cfg = test::ArmConfig();
+  for (const std::string& joint : model.joint_names())
+    if (joint.find("hip") != std::string::npos || joint.find("knee") != std::string::npos ||
+        joint.find("ankle") != std::string::npos ||
+        joint.find("left_shoulder") != std::string::npos)
+      cfg.friction.push_back({joint, 1e-6, 0.0});
+  ASSERT_EQ(cfg.friction.size(), 15u);
+  for (const bool feet : {true, false}) {
+    InertialEstimator est(model, cfg);
+    est.SkipCalibration();
+    const unsigned char valid[2] = {feet, feet}, contact[2] = {1, 1};
+    const test::Tick& tk = ticks.back();
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+    const TickResult r = est.Step(in);
+    EXPECT_EQ(r.model,
+              feet ? hal::MeasurementModel::kFullWrench : hal::MeasurementModel::kTorqueNullSpace);
+    EXPECT_EQ(r.dof, model.nv - 12) << (feet ? "full wrench" : "null space");
+  }
 }
 
 // A row dropped inside its band is no degree of freedom of the innovation: the gate's threshold
