@@ -148,11 +148,14 @@ Measurement::Measurement(const dynamics::Model& model,
   held_width_.assign(friction_v_.size(), 0.0);
   dropped_.assign(friction_v_.size(), 0);
   stiction_band_ = config.stiction_band;
-  sees_estimate_ = JointsSupporting(model_, friction_v_, selection_.bodies());
   {
+    // A joint between the base and a foot cell that supports no estimated link (StictionBand).
     std::vector<int> feet;
     for (const int f : contact_frames_) feet.push_back(model_.frames[f].body);
-    carries_contact_ = JointsSupporting(model_, friction_v_, feet);
+    const auto sees_estimate = JointsSupporting(model_, friction_v_, selection_.bodies());
+    const auto carries_contact = JointsSupporting(model_, friction_v_, feet);
+    for (std::size_t j = 0; j < friction_v_.size(); ++j)
+      leg_only_.push_back(carries_contact[j] && !sees_estimate[j]);
   }
   ft_force_sigma_.assign(contact_frames_.size(), 0.0);
   ft_moment_sigma_.assign(contact_frames_.size(), 0.0);
@@ -318,8 +321,7 @@ void Measurement::StictionBand(const Eigen::VectorXd& estimate, bool null_space)
     // friction, which takes up part of any load's change the foot carries, would be read as that
     // noise and passed into the base's rows. It is dropped whole while it holds. (In the null
     // space the legs' rows are the robot's weight: kept.)
-    const bool noise_only = !null_space && carries_contact_[j] && !sees_estimate_[j];
-    if (std::abs(nu) <= w || noise_only) {
+    if (std::abs(nu) <= w || (!null_space && leg_only_[j])) {
       dropped_[j] = 1;
       // Inside the band the row says nothing: no sensitivity, no residual, and (below) a variance
       // that decouples it from the other rows.

@@ -149,8 +149,8 @@ class Measurement {
   std::vector<int> friction_v_;         // v index of each friction entry
   std::vector<double> stiction_width_;  // this tick's band half-width per friction entry
   std::vector<unsigned char> dropped_;  // per friction entry: its row inside its band this tick
-  std::vector<unsigned char> sees_estimate_;    // per friction entry: supports an estimated link
-  std::vector<unsigned char> carries_contact_;  // per friction entry: supports a contact frame
+  // Per friction entry: its joint supports a contact frame and no estimated link (a held leg).
+  std::vector<unsigned char> leg_only_;
   bool stiction_band_ = true;
   int dropped_rows_ = 0;
   double friction_epsilon_ = 0.01;
