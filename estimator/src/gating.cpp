@@ -71,7 +71,12 @@ GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
                            ? thresholds_[dof]
                            : std::numeric_limits<double>::infinity();
   if (open_since_ >= 0.0) {
-    if (time - open_since_ < config_.open_for) return GateDecision::kOpen;
+    if (time - open_since_ < config_.open_for) {
+      if (nis <= open_limit_) return GateDecision::kOpen;
+      ++rejected_;  // larger than the residual the window is for: a new outlier
+      ++refused_in_window_;
+      return GateDecision::kReject;
+    }
     open_since_ = -1.0;  // normal gating again
   }
   if (nis <= gamma) {
@@ -83,6 +88,7 @@ GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
   if (time - rejecting_since_ >= config_.release_after) {
     rejecting_since_ = -1.0;
     open_since_ = time;
+    open_limit_ = nis;
     ++releases_;
     return GateDecision::kRelease;
   }

@@ -82,8 +82,8 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   }
   filter_.Predict(process_noise_, config_.control_period);
   const Screened screened = Screen(in, res);
-  GateAndUpdate(in, screened, res);
-  AfterUpdate(screened, res);
+  const GateDecision decision = GateAndUpdate(in, screened, res);
+  AfterUpdate(screened, decision, res);
   CountGatedTicks(res);
   if (res.status == TickStatus::kRejectedNumeric) ++numeric_rejects_;
   EstimateCovariance();
@@ -148,8 +148,8 @@ InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,
   return s;
 }
 
-void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
-                                      TickResult& res) noexcept {
+GateDecision InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
+                                              TickResult& res) noexcept {
   // With the low-pass, the gate reads the gate copy's NIS for its own noise (HGateNis) and the
   // update learns from the used ticks' rows (HUse: the gate's own while the copies agree).
   const MeasurementLowPass& lpf = lowpass(res.model);
@@ -164,9 +164,10 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
   if (!ok) {
     res.status = TickStatus::kRejectedNumeric;
     filter_.RecoverCovariance();  // an overflowed or indefinite P would fail every later tick
-    return;
+    return GateDecision::kReject;
   }
-  switch (gate_.Decide(cand.nis, cand.dof, in.time)) {
+  const GateDecision decision = gate_.Decide(cand.nis, cand.dof, in.time);
+  switch (decision) {
     case GateDecision::kAccept:
       // The update's copy is often the gate's own, just read by Nis: its staging is reused.
       res.status =
@@ -178,8 +179,10 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
       res.status = TickStatus::kGated;
       break;
     case GateDecision::kOpen:
+      // The window after a release learns from the update's copy, as an accepted tick does: it
+      // holds the window's used ticks, not a spike the window refused (InnovationGate).
       res.status =
-          (!s.lowpass || filter_.Evaluate(lpf.HGate(), lpf.zGate(), cand, true)) && filter_.Apply()
+          (!s.lowpass || filter_.Evaluate(lpf.HUse(), lpf.zUse(), cand, true)) && filter_.Apply()
               ? TickStatus::kReleased
               : TickStatus::kRejectedNumeric;
       break;
@@ -192,6 +195,7 @@ void InertialEstimator::GateAndUpdate(const TickInput& in, const Screened& s,
     filter_.Revert();
     res.status = TickStatus::kRejectedNumeric;
   }
+  return decision;
 }
 
 void InertialEstimator::Release(const TickInput& in, const Screened& s, double nis_gated,
@@ -221,11 +225,13 @@ void InertialEstimator::Release(const TickInput& in, const Screened& s, double n
   }
 }
 
-void InertialEstimator::AfterUpdate(const Screened& s, const TickResult& res) noexcept {
+void InertialEstimator::AfterUpdate(const Screened& s, GateDecision decision,
+                                    const TickResult& res) noexcept {
   const bool used = res.status == TickStatus::kUpdated || res.status == TickStatus::kReleased;
-  if (s.lowpass)
-    lowpass(res.model).After(res.status == TickStatus::kUpdated,
-                             res.status == TickStatus::kReleased);
+  // A release makes the two copies one (the gate's copy is the world); a tick of the open window
+  // that follows is kept as an accepted one is.
+  const bool released = used && decision == GateDecision::kRelease;
+  if (s.lowpass) lowpass(res.model).After(used && !released, released);
   // The prior is renewed with the data: only on ticks whose measurement was used, so a held or
   // gated estimate stays where it is rather than sliding back to nominal.
   if (used && pull_ && ++ticks_since_pull_ >= kPriorPullTicks) {

@@ -405,6 +405,29 @@ TEST(Gating, RejectsOutliersAndReleasesALastingChange) {
   EXPECT_EQ(open.Decide(1e12, 10, 0.0), GateDecision::kAccept);
 }
 
+// The window after a release is for the residual the release confirmed (NIS 100 here): a tick in
+// it at 60 is used, one at 500 (a touchdown on a walking robot) is rejected and the window goes on;
+// after open_for the gate is the plain one again. Fails if the window takes the larger residual,
+// ends at it, or keeps refusing after it closed.
+TEST(Gating, TheOpenWindowRefusesAResidualLargerThanTheReleasedOne) {
+  GatingConfig cfg;
+  cfg.confidence = 0.99;
+  cfg.release_after = 0.1;
+  cfg.open_for = 0.3;
+  InnovationGate gate(cfg, 10);
+  double t = 1.0;
+  while (gate.Decide(100.0, 10, t) == GateDecision::kReject) t += 0.003;
+  ASSERT_TRUE(gate.open());
+  EXPECT_EQ(gate.Decide(60.0, 10, t + 0.003), GateDecision::kOpen);
+  EXPECT_EQ(gate.Decide(500.0, 10, t + 0.006), GateDecision::kReject);
+  EXPECT_EQ(gate.Decide(100.0, 10, t + 0.009), GateDecision::kOpen);  // the release's own level
+  EXPECT_EQ(gate.refused_in_window(), 1u);
+  EXPECT_TRUE(gate.open());
+  EXPECT_EQ(gate.Decide(50.0, 10, t + 0.31), GateDecision::kReject);  // plain gating: 50 > γ
+  EXPECT_FALSE(gate.open());
+  EXPECT_EQ(gate.Decide(5.0, 10, t + 0.313), GateDecision::kAccept);
+}
+
 TEST(RateLimiter, StaysConsistentOnAdversarialTargetsAndRespectsLimits) {
   std::mt19937_64 rng(7);
   const RateLimits limits{3.0, 0.5, 0.2};

@@ -16,6 +16,9 @@
 // reduction must exceed χ²⁻¹(confidence; n). Otherwise it calls RefuseRelease and the gate goes on
 // rejecting, checking again after another `release_after`. The inflation itself is capped
 // (max_covariance_factor × P₀ per state), so even released cycles cannot grow P without bound.
+// The open window is for the residual the release confirmed: a tick inside it whose NIS exceeds
+// the one the gate released on is a new outlier (a walking robot's touchdown), rejected and
+// counted (refused_in_window), and the window goes on; as the filter catches up the NIS falls.
 // A gate that refuses every measurement for `hold_after` holds the estimate as surely as a dead
 // sensor does; the estimator says so (TickResult::gate_holding) until a measurement is used again.
 #pragma once
@@ -37,7 +40,6 @@ struct GatingConfig {
   double release_after = 0.1;            // s of uninterrupted rejections before the gate releases
   double inflation = 10.0;               // covariance factor applied on release
   double open_for = 0.3;                 // s the gate stays open after a release
-  double release_explained = 0.5;        // share of the NIS the bodies must explain to release
   double max_covariance_factor = 100.0;  // inflation never takes a variance above this × P₀
   // s of gated ticks with none used in between after which the estimate counts as held
   // (TickResult::gate_holding; the plugin reports state holding, reason "gated"); 0: never.
@@ -60,6 +62,7 @@ class InnovationGate {
   void Reset() noexcept {
     rejecting_since_ = -1.0;
     open_since_ = -1.0;
+    open_limit_ = 0.0;
   }
   bool open() const { return open_since_ >= 0.0; }
   // The caller refused the release Decide just returned (the residual is not one the estimated
@@ -72,6 +75,8 @@ class InnovationGate {
     ++refused_releases_;
   }
   std::uint64_t refused_releases() const { return refused_releases_; }
+  // Ticks rejected inside an open window, their NIS above the release's.
+  std::uint64_t refused_in_window() const { return refused_in_window_; }
 
   std::uint64_t rejected() const { return rejected_; }
   std::uint64_t releases() const { return releases_; }
@@ -82,7 +87,9 @@ class InnovationGate {
   std::vector<double> thresholds_;
   double rejecting_since_ = -1.0;
   double open_since_ = -1.0;
-  std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0;
+  double open_limit_ = 0.0;  // the NIS the open window's release was decided on
+  std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0,
+                refused_in_window_ = 0;
 };
 
 }  // namespace heft::estimator

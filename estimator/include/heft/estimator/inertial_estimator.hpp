@@ -345,12 +345,13 @@ class InertialEstimator {
   bool BuildMeasurement(const TickInput& in, hal::MeasurementModel model) noexcept;
   // The tick's own rows screened, then blended into the low-pass: what the gate judges.
   Screened Screen(const TickInput& in, TickResult& res) noexcept;
-  // The gate's decision and the update it lets through; the divergence guard after it.
-  void GateAndUpdate(const TickInput& in, const Screened& s, TickResult& res) noexcept;
+  // The gate's decision and the update it lets through; the divergence guard after it. Returns
+  // the decision.
+  GateDecision GateAndUpdate(const TickInput& in, const Screened& s, TickResult& res) noexcept;
   // A lasting rejection run: the inflated update, kept only if the bodies explain the residual.
   void Release(const TickInput& in, const Screened& s, double nis_gated, TickResult& res) noexcept;
-  // The low-pass after the decision, and the prior's renewal on a used tick.
-  void AfterUpdate(const Screened& s, const TickResult& res) noexcept;
+  // The low-pass after the gate's decision, and the prior's renewal on a used tick.
+  void AfterUpdate(const Screened& s, GateDecision decision, const TickResult& res) noexcept;
   // The gated ticks since the last used one, and res.gate_holding from them.
   void CountGatedTicks(TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
