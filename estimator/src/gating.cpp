@@ -1,5 +1,6 @@
 #include "heft/estimator/gating.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -60,6 +61,9 @@ double ChiSquareQuantile(double p, int dof) {
 
 InnovationGate::InnovationGate(const GatingConfig& config, int max_dof) : config_(config) {
   thresholds_.assign(max_dof + 1, std::numeric_limits<double>::infinity());
+  // The one-sided normal quantile at the gate's confidence: z² is χ²₁'s quantile at 2p − 1.
+  const double two_sided = 2.0 * config.confidence - 1.0;
+  window_z_ = two_sided > 0.0 && two_sided < 1.0 ? std::sqrt(ChiSquareQuantile(two_sided, 1)) : 0.0;
   if (!config.enabled) return;
   for (int dof = 1; dof <= max_dof; ++dof)
     thresholds_[dof] =
@@ -88,7 +92,10 @@ GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
   if (time - rejecting_since_ >= config_.release_after) {
     rejecting_since_ = -1.0;
     open_since_ = time;
-    open_limit_ = nis;
+    // The released residual's NIS and its own spread: a residual of noncentrality λ on `dof`
+    // rows reads NIS ~ χ'²(dof, λ), mean dof + λ and variance 2 (dof + 2λ), so with λ = nis − dof
+    // the window allows the upper quantile at the gate's confidence of the same residual.
+    open_limit_ = nis + window_z_ * std::sqrt(2.0 * std::max(2.0 * nis - dof, 0.0));
     ++releases_;
     return GateDecision::kRelease;
   }

@@ -405,13 +405,15 @@ TEST(Gating, RejectsOutliersAndReleasesALastingChange) {
   EXPECT_EQ(open.Decide(1e12, 10, 0.0), GateDecision::kAccept);
 }
 
-// The window after a release is for the residual the release confirmed (NIS 100 here): a tick in
-// it at 60 is used, one at 500 (a touchdown on a walking robot) is rejected and the window goes on;
-// after open_for the gate is the plain one again. Fails if the window takes the larger residual,
-// ends at it, or keeps refusing after it closed.
+// The window after a release is for the residual the release confirmed (NIS 100 on 10 rows): that
+// residual's NIS spreads by √(2 (2·100 − 10)) = 19.5, so up to 100 + 3.09 · 19.5 = 160 at the
+// gate's 0.999 is the same residual and used (60, 100, 155), while 500 (a touchdown on a walking
+// robot) is rejected and the window goes on; after open_for the gate is the plain one again. Fails
+// if the window takes the larger residual, refuses the released one's own spread, ends at a
+// refusal, or keeps refusing after it closed.
 TEST(Gating, TheOpenWindowRefusesAResidualLargerThanTheReleasedOne) {
   GatingConfig cfg;
-  cfg.confidence = 0.99;
+  cfg.confidence = 0.999;
   cfg.release_after = 0.1;
   cfg.open_for = 0.3;
   InnovationGate gate(cfg, 10);
@@ -421,7 +423,9 @@ TEST(Gating, TheOpenWindowRefusesAResidualLargerThanTheReleasedOne) {
   EXPECT_EQ(gate.Decide(60.0, 10, t + 0.003), GateDecision::kOpen);
   EXPECT_EQ(gate.Decide(500.0, 10, t + 0.006), GateDecision::kReject);
   EXPECT_EQ(gate.Decide(100.0, 10, t + 0.009), GateDecision::kOpen);  // the release's own level
-  EXPECT_EQ(gate.refused_in_window(), 1u);
+  EXPECT_EQ(gate.Decide(155.0, 10, t + 0.012), GateDecision::kOpen);  // and its spread
+  EXPECT_EQ(gate.Decide(170.0, 10, t + 0.015), GateDecision::kReject);
+  EXPECT_EQ(gate.refused_in_window(), 2u);
   EXPECT_TRUE(gate.open());
   EXPECT_EQ(gate.Decide(50.0, 10, t + 0.31), GateDecision::kReject);  // plain gating: 50 > γ
   EXPECT_FALSE(gate.open());

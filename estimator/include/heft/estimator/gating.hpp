@@ -17,8 +17,9 @@
 // rejecting, checking again after another `release_after`. The inflation itself is capped
 // (max_covariance_factor × P₀ per state), so even released cycles cannot grow P without bound.
 // The open window is for the residual the release confirmed: a tick inside it whose NIS exceeds
-// the one the gate released on is a new outlier (a walking robot's touchdown), rejected and
-// counted (refused_in_window), and the window goes on; as the filter catches up the NIS falls.
+// what that residual reads at the gate's confidence (the release's NIS plus z times its own spread,
+// a noncentral χ²'s) is a new outlier (a walking robot's touchdown), rejected and counted
+// (refused_in_window), and the window goes on; as the filter catches up the NIS falls.
 // A gate that refuses every measurement for `hold_after` holds the estimate as surely as a dead
 // sensor does; the estimator says so (TickResult::gate_holding) until a measurement is used again.
 #pragma once
@@ -87,7 +88,8 @@ class InnovationGate {
   std::vector<double> thresholds_;
   double rejecting_since_ = -1.0;
   double open_since_ = -1.0;
-  double open_limit_ = 0.0;  // the NIS the open window's release was decided on
+  double open_limit_ = 0.0;  // the largest NIS the open window takes (its release's and spread)
+  double window_z_ = 0.0;    // the one-sided normal quantile at the gate's confidence
   std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0,
                 refused_in_window_ = 0;
 };
