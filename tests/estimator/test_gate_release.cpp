@@ -145,8 +145,9 @@ TEST(GateRelease, AGateThatRefusesEveryMeasurementSaysTheEstimateIsHeld) {
 }
 
 // A 1 kg load on the forearm is gated, then released; two ticks inside the window that follows
-// carry a 40 N·m impulse on the elbow's row (NIS about 1 600 on 35 rows, as a walking robot's
-// touchdown reads, against the few hundred the release was decided on). The window rejects them and
+// carry a 40 N·m impulse on the elbow's row (NIS about 1 620 on 35 rows, as a walking robot's
+// touchdown reads; the release was decided at about 170 without the low-pass and 1 030 with it,
+// so the window takes up to about 240 and 1 230). The window rejects them and
 // goes on, and learns from the copy of the ticks it used, so at the window's end the mass is where
 // the run without the impulse has it: within 0.25 σ of the filter's own σ, with and without the 5
 // Hz low-pass (the two ticks the clean run used and this one did not move it about 0.15 σ). Fails

@@ -76,7 +76,7 @@ class InnovationGate {
     ++refused_releases_;
   }
   std::uint64_t refused_releases() const { return refused_releases_; }
-  // Ticks rejected inside an open window, their NIS above the release's.
+  // Ticks rejected inside an open window, their NIS above its limit (the release's and spread).
   std::uint64_t refused_in_window() const { return refused_in_window_; }
 
   std::uint64_t rejected() const { return rejected_; }
