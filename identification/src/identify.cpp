@@ -421,12 +421,26 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   const int base = m.floating_base ? 6 : 0;
   Eigen::VectorXd tau(nv), contact(nv);
   Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
+  Prediction p;
+  double sliding_sq = 0.0, held_sq = 0.0;
   for (const Sample& s : data.samples) {
     PredictSample(problem, m, ws, data.frames, s, x, tau, contact);
     sq += (tau - s.tau).cwiseAbs2();
     sum += s.tau - tau;
+    for (int i = base; i < nv; ++i) {
+      const double e2 = (tau[i] - s.tau[i]) * (tau[i] - s.tau[i]);
+      if (problem.Slides(s.v[i])) {
+        sliding_sq += e2;
+        ++p.sliding_rows;
+      } else {
+        held_sq += e2;
+        ++p.held_rows;
+      }
+    }
   }
-  Prediction p;
+  if (p.sliding_rows > 0)
+    p.sliding_rmse = std::sqrt(sliding_sq / static_cast<double>(p.sliding_rows));
+  if (p.held_rows > 0) p.held_rmse = std::sqrt(held_sq / static_cast<double>(p.held_rows));
   const double ns = static_cast<double>(std::max<std::size_t>(1, data.samples.size()));
   double total = 0.0, bias = 0.0;
   for (int i = base; i < nv; ++i) {

@@ -88,6 +88,18 @@ void AppendPrediction(std::string& s, const IdentificationReport& r) {
     for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
+  // The written result's fit by the joints' speed (the evaluations: the URDF, then each result).
+  const std::size_t written = r.output + 1;
+  if (written < r.evaluations.size() && r.evaluations[written].fit_held_rows > 0) {
+    const Evaluation& e = r.evaluations[written];
+    const double rows = static_cast<double>(e.fit_sliding_rows + e.fit_held_rows);
+    Append(s,
+           "\nFit by the joints' speed (%s): sliding %.4f N·m over %ld rows, held or creeping "
+           "%.4f N·m over %ld rows (%.0f %%; |v| < %g rad/s: a static friction anywhere within "
+           "its band, which no model of the state predicts)\n",
+           e.name.c_str(), e.fit_sliding_rmse, e.fit_sliding_rows, e.fit_held_rmse, e.fit_held_rows,
+           100.0 * static_cast<double>(e.fit_held_rows) / rows, problem.sliding_speed);
+  }
 }
 
 // The SDP's bodies released from the pull toward the URDF, and its projection onto consistency.

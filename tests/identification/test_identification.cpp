@@ -204,6 +204,42 @@ TEST(Identification, AJointThatSlidesAtOneSpeedGetsCoulombAlone) {
   EXPECT_LT(fc, 0.50);
 }
 
+TEST(Identification, APredictionSplitsItsErrorByTheJointsSpeed) {
+  // The held wrist of AHeldJointsStaticFrictionIsNotReadAsViscous (creeping at ±4 mrad/s, below
+  // the sliding speed, its static friction up to 0.5 N·m), predicted with and without that
+  // friction in its measured torque, by one fit. Fails if the split loses or double-counts a row
+  // (the two classes' rows and squared errors must add up to the whole), if a row is classed by
+  // another speed than the fit's friction columns use (Problem::Slides), or if the held joint's
+  // static friction reaches the sliding class, which must read the same with it and without.
+  int wrist = -1;
+  const auto creep = [](double t) { return 0.004 * std::sin(2.0 * std::numbers::pi * 0.5 * t); };
+  const Dataset held = WithJointFriction(
+      "left_wrist_roll", creep, [](double v) { return 0.5 * std::tanh(v / 0.002); }, wrist);
+  const Dataset free = WithJointFriction(
+      "left_wrist_roll", creep, [](double) { return 0.0; }, wrist);
+  const Problem p = MakeProblem(Shared().nominal, {}, true);
+  const LeastSquaresResult ls = SolveLeastSquares(Accumulate(p, held, Method::kFullWls, {}), p);
+  const Prediction with = PredictTorques(p, held, ls.x), without = PredictTorques(p, free, ls.x);
+  const int base = Shared().nominal.floating_base ? 6 : 0, nv = Shared().nominal.nv;
+  long expected_held = 0;
+  for (const Sample& s : held.samples)
+    for (int i = base; i < nv; ++i) expected_held += p.Slides(s.v[i]) ? 0 : 1;
+  const long rows = static_cast<long>(held.samples.size()) * (nv - base);
+  std::printf(
+      "sliding %.4f N·m over %ld rows; held %.4f (without the wrist's friction %.4f) over %ld\n",
+      with.sliding_rmse, with.sliding_rows, with.held_rmse, without.held_rmse, with.held_rows);
+  EXPECT_EQ(with.sliding_rows + with.held_rows, rows);
+  EXPECT_EQ(with.held_rows, expected_held);
+  EXPECT_GE(with.held_rows, static_cast<long>(held.samples.size())) << "every wrist row is held";
+  const double whole = with.rmse * with.rmse * static_cast<double>(rows);
+  const double parts =
+      with.sliding_rmse * with.sliding_rmse * static_cast<double>(with.sliding_rows) +
+      with.held_rmse * with.held_rmse * static_cast<double>(with.held_rows);
+  EXPECT_NEAR(parts, whole, 1e-9 * whole);
+  EXPECT_DOUBLE_EQ(with.sliding_rmse, without.sliding_rmse);
+  EXPECT_GT(with.held_rmse, without.held_rmse);
+}
+
 TEST(Identification, TorqueSensorOffsetsAreIdentifiedAndKeepTheInertialParametersUnbiased) {
   // Every joint torque sensor reads with a constant offset of 0.17–0.5 N·m. Without offset unknowns
   // the fit reads them as gravity of whatever bodies they can be traded against; with them the

@@ -422,6 +422,33 @@ TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
       HasSubstr("2. **Identification** (`heft-identify --friction --offsets --gains`, sdp)"));
 }
 
+// The identification line gives heft-identify's table and, after it, the written result's fit
+// split by the joints' speed, as identify.log says them. Would fail if the split were left out,
+// read from another line, or taken into the table (whose rows are `method fit consistent`).
+TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
+  const std::string dir = testing::TempDir() + "/tools_fit_by_speed";
+  WriteForearmLoadRuns(dir, 0.3);
+  std::ofstream(dir + "/identified.yaml")
+      << "fit:\n  method: sdp\n  physically_consistent: true\nlinks:\n";
+  std::ofstream(dir + "/identify.log")
+      << "== Torque-prediction RMSE [N·m] (joint torques, measured contact wrenches) ==\n"
+         "method              fit   consistent\n"
+         "urdf             1.4712        30/30\n"
+         "sdp              0.1664        30/30\n\n"
+         "Fit by the joints' speed (sdp): sliding 0.1263 N·m over 87158 rows, held or creeping "
+         "0.1988 N·m over 86552 rows (50 %; |v| < 0.03 rad/s: a static friction anywhere within "
+         "its band, which no model of the state predicts)\n\n"
+         "[  22.91 s] done\n";
+  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string md = Slurp(dir + "/results.md");
+  EXPECT_THAT(md, HasSubstr("recording: urdf 1.4712 N·m (30/30 consistent), sdp 0.1664 N·m "
+                            "(30/30 consistent); by the joints' speed (sdp) sliding 0.1263 N·m "
+                            "over 87158 rows, held or creeping 0.1988 N·m over 86552 rows (50 %"))
+      << md;
+  EXPECT_THAT(md, HasSubstr("22.91 s wall")) << md;
+}
+
 // The torso-inertia check on synthetic step-in-place runs: a 30 kg torso, its CoM 0.3 m above the
 // link origin, its rotational inertia about the CoM diag(1.2, 1.1, 0.5) kg·m²; the prior's is 10 %
 // off. Would fail if the check passed an estimate that drifts to 20 %, failed one that settles at

@@ -113,11 +113,17 @@ std::string IdentifiedTerms(const std::string& dir) {
   return flags;
 }
 
-// identify.log: each method's joint-torque prediction RMSE and the wall time.
-void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& wall) {
+// identify.log: each method's joint-torque prediction RMSE, the written result's fit split by the
+// joints' speed (its line's text after the colon, as heft-identify wrote it), and the wall time.
+void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& by_speed,
+                     std::string& wall) {
   std::ifstream log(dir + "/identify.log");
   bool table = false;
+  const std::string speed_line = "Fit by the joints' speed ";
   for (std::string line; std::getline(log, line);) {
+    if (line.rfind(speed_line, 0) == 0 && line.find(": ") != std::string::npos)
+      by_speed = line.substr(speed_line.size(), line.find(": ") - speed_line.size()) + " " +
+                 line.substr(line.find(": ") + 2);
     if (line.find("Torque-prediction RMSE") != std::string::npos)
       table = true;
     else if (table && line.empty())
@@ -137,8 +143,8 @@ void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& wal
 // 2. The identification; appends its target (the identified model consistent).
 std::string IdentificationItem(const std::string& dir, std::vector<Target>& targets) {
   std::map<std::string, std::string> fit = ReadFit(dir);
-  std::string rmse, wall;
-  ReadIdentifyLog(dir, rmse, wall);
+  std::string rmse, by_speed, wall;
+  ReadIdentifyLog(dir, rmse, by_speed, wall);
   const bool identified = !fit.empty();
   const bool consistent = fit["physically_consistent"] == "true";
   std::ostringstream md;
@@ -150,7 +156,8 @@ std::string IdentificationItem(const std::string& dir, std::vector<Target>& targ
        << fit["unknowns"] << " unknowns, condition " << fit["condition"]
        << ", physically consistent: " << (consistent ? "yes" : "**no**")
        << (wall.empty() ? "" : ", " + wall + " wall") << ". Joint-torque prediction RMSE on the "
-       << "recording: " << (rmse.empty() ? "—" : rmse) << ".\n";
+       << "recording: " << (rmse.empty() ? "—" : rmse)
+       << (by_speed.empty() ? "" : "; by the joints' speed " + by_speed) << ".\n";
   if (identified)
     targets.push_back({"the identified model is physically consistent (heft loads it)",
                        consistent ? "yes" : "no", "yes", consistent, true});
