@@ -245,8 +245,7 @@ fi
 printf '  %ss: ' $((SECONDS - t0))
 grep -A4 'Torque-prediction RMSE' "$OUT/identify.log" | tail -3 | tr -s ' ' | paste -sd ';' | sed 's/;/; /g'
 # Its fit on the rows whose joint slides and on the held ones (static friction no model predicts).
-sed -n "s/^Fit by the joints' speed (\([a-z]*\)): sliding \([0-9.]*\) N·m over [0-9]* rows, held or creeping \([0-9.]*\) N·m over [0-9]* rows (\([0-9]*\) %.*/  \1 by the joints' speed: sliding \2 N·m, held or creeping \3 N·m (\4 % of the rows: static friction)/p" \
-  "$OUT/identify.log"
+grep "^Fit by the joints' speed" "$OUT/identify.log" | sed 's/^/  /'
 if ! grep -q '^  physically_consistent: true' "$OUT/identified.yaml"; then
   echo "heft-identify's parameters are not physically consistent: heft would refuse them" \
     "(identify.log says which method and why)" >&2

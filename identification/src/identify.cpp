@@ -419,16 +419,17 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   dynamics::Workspace ws(m);
   const int nv = m.nv;
   const int base = m.floating_base ? 6 : 0;
-  Eigen::VectorXd tau(nv), contact(nv);
+  Eigen::VectorXd tau(nv), contact(nv), error(nv);
   Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
   Prediction p;
   double sliding_sq = 0.0, held_sq = 0.0;
   for (const Sample& s : data.samples) {
     PredictSample(problem, m, ws, data.frames, s, x, tau, contact);
-    sq += (tau - s.tau).cwiseAbs2();
-    sum += s.tau - tau;
+    error = s.tau - tau;
+    sq += error.cwiseAbs2();
+    sum += error;
     for (int i = base; i < nv; ++i) {
-      const double e2 = (tau[i] - s.tau[i]) * (tau[i] - s.tau[i]);
+      const double e2 = error[i] * error[i];
       if (problem.Slides(s.v[i])) {
         sliding_sq += e2;
         ++p.sliding_rows;

@@ -181,12 +181,7 @@ Evaluation Evaluate(const IdentificationReport& r, const std::string& name,
                     const Eigen::VectorXd& x) {
   Evaluation e;
   e.name = name;
-  const Prediction fit = PredictTorques(r.problem, r.train, x);
-  e.fit_rmse = fit.rmse;
-  e.fit_sliding_rmse = fit.sliding_rmse;
-  e.fit_held_rmse = fit.held_rmse;
-  e.fit_sliding_rows = fit.sliding_rows;
-  e.fit_held_rows = fit.held_rows;
+  e.fit = PredictTorques(r.problem, r.train, x);
   for (const auto& [vn, d] : r.validations) {
     const Prediction pr = PredictTorques(r.problem, d, x);
     e.validation_rmse.push_back(pr.rmse);

@@ -84,21 +84,22 @@ void AppendPrediction(std::string& s, const IdentificationReport& r) {
   for (const auto& [name, d] : r.validations) Append(s, " %14s", name.c_str());
   Append(s, " %12s\n", "consistent");
   for (const Evaluation& e : r.evaluations) {
-    Append(s, "%-10s %12.4f", e.name.c_str(), e.fit_rmse);
+    Append(s, "%-10s %12.4f", e.name.c_str(), e.fit.rmse);
     for (const double v : e.validation_rmse) Append(s, " %14.4f", v);
     Append(s, " %9d/%d\n", e.consistent_bodies, problem.selection.size());
   }
   // The written result's fit by the joints' speed (the evaluations: the URDF, then each result).
   const std::size_t written = r.output + 1;
-  if (written < r.evaluations.size() && r.evaluations[written].fit_held_rows > 0) {
+  if (written < r.evaluations.size() && r.evaluations[written].fit.held_rows > 0) {
     const Evaluation& e = r.evaluations[written];
-    const double rows = static_cast<double>(e.fit_sliding_rows + e.fit_held_rows);
+    const Prediction& f = e.fit;
+    const double rows = static_cast<double>(f.sliding_rows + f.held_rows);
     Append(s,
            "\nFit by the joints' speed (%s): sliding %.4f N·m over %ld rows, held or creeping "
            "%.4f N·m over %ld rows (%.0f %%; |v| < %g rad/s: a static friction anywhere within "
            "its band, which no model of the state predicts)\n",
-           e.name.c_str(), e.fit_sliding_rmse, e.fit_sliding_rows, e.fit_held_rmse, e.fit_held_rows,
-           100.0 * static_cast<double>(e.fit_held_rows) / rows, problem.sliding_speed);
+           e.name.c_str(), f.sliding_rmse, f.sliding_rows, f.held_rmse, f.held_rows,
+           100.0 * static_cast<double>(f.held_rows) / rows, problem.sliding_speed);
   }
 }
 

@@ -149,7 +149,7 @@ int Identify(identify::Options o) {
     st.unknowns = problem.size();
     st.condition = out.report.condition;
     const Evaluation& e = r.evaluations[r.output + 1];  // after the URDF's row
-    st.fit_rmse = e.fit_rmse;
+    st.fit_rmse = e.fit.rmse;
     if (!e.validation_rmse.empty()) st.validation_rmse = e.validation_rmse.front();
     st.consistent = r.consistent;
     WriteTextFile(o.out_yaml, ParametersYaml(problem, out.x, out.report, st,

@@ -78,10 +78,7 @@ struct IdentifiabilityRow {
 // A row of the torque-prediction table: the URDF's parameters first, then each result.
 struct Evaluation {
   std::string name;
-  double fit_rmse = 0.0;
-  // fit_rmse split by the joints' speed (Prediction::sliding_rmse, held_rmse, their rows).
-  double fit_sliding_rmse = 0.0, fit_held_rmse = 0.0;
-  long fit_sliding_rows = 0, fit_held_rows = 0;
+  Prediction fit;  // on the identification data: its RMSE, and split by the joints' speed
   std::vector<double> validation_rmse;  // per validation recording
   double validation_bias_rms = 0.0;     // constant residual on the first validation recording
   int consistent_bodies = 0;
