@@ -206,6 +206,19 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
     << "\n  condition: " << Num(stats.condition) << "\n  fit_rmse: " << Num(stats.fit_rmse) << "\n";
   if (stats.validation_rmse >= 0) y << "  validation_rmse: " << Num(stats.validation_rmse) << "\n";
   y << "  physically_consistent: " << (stats.consistent ? "true" : "false") << "\n";
+  if (stats.held_rows > 0)
+    y << "  by_speed: {sliding_speed: " << Num(stats.sliding_speed)
+      << ", sliding_rmse: " << Num(stats.sliding_rmse) << ", sliding_rows: " << stats.sliding_rows
+      << ", held_rmse: " << Num(stats.held_rmse) << ", held_rows: " << stats.held_rows << "}\n";
+  if (!stats.methods.empty()) {
+    y << "  methods:  # each method's joint-torque RMSE on the recording [N·m], bodies "
+         "consistent\n";
+    for (const FitStatistics::Method& m : stats.methods)
+      y << "    " << m.name << ": {fit_rmse: " << Num(m.fit_rmse)
+        << ", consistent_bodies: " << m.consistent_bodies << "}\n";
+    y << "  bodies: " << stats.bodies << "\n";
+  }
+  if (stats.seconds >= 0) y << "  seconds: " << Num(stats.seconds) << "\n";
   y << "links:\n";
   const auto& bodies = problem.selection.bodies();
   auto list = [&](const Eigen::VectorXd& v, int from, int count) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "heft/config/yaml.hpp"
 #include "heft/drivers/memory_bus.hpp"
 #include "heft/identification/filter.hpp"
 #include "heft/identification/identify.hpp"
@@ -265,6 +266,44 @@ TEST(Output, EstimatorReadsTheYamlAsItsNominalModel) {
   refused("links:\n  torsoo: {pi: [1,0,0,0,1,0,0,1,0,1]}\n", "'torsoo' is not a moving link");
   refused("links:\n  torso: {pi: [1,0,0,0]}\n", "links.torso.pi");
   refused("links:\n  torso: {pi: [1,0,0,0,1,0,0,1,0,-1]}\n", "not physically consistent");
+}
+
+// The `fit:` section carries, for a program to read, what heft-identify's log prints: every
+// method's fit on the recording, the written result's fit by the joints' speed and the wall time;
+// the estimator's loader still takes the file. Would fail if an entry were missing, did not read
+// back as YAML with its value, or made the file unloadable as a nominal model.
+TEST(Output, TheFitSectionSaysEveryMethodsFitAndTheSplitByTheJointsSpeed) {
+  const dynamics::Model nominal = Nominal();
+  const Problem p = MakeProblem(nominal, {"torso"}, false);
+  Identifiability rep;
+  rep.identifiable_share = Eigen::VectorXd::Ones(p.size());
+  rep.sigma = Eigen::VectorXd::Zero(p.size());
+  FitStatistics st;
+  st.method = "sdp";
+  st.sliding_speed = 0.03;
+  st.sliding_rmse = 0.1263;
+  st.held_rmse = 0.1988;
+  st.sliding_rows = 87158;
+  st.held_rows = 86552;
+  st.methods = {{"urdf", 1.4712, 0}, {"sdp", 0.1664, 1}};
+  st.bodies = 1;
+  st.seconds = 22.91;
+  const std::string path = TempPath("fit_params.yaml");
+  std::ofstream(path) << ParametersYaml(p, p.selection.Gather(nominal), rep, st);
+  const config::Node fit = config::Document::Load(path).root()["fit"];
+  EXPECT_EQ(fit.Get<std::string>("method"), "sdp");
+  EXPECT_DOUBLE_EQ(fit["by_speed"].Get<double>("sliding_rmse"), 0.1263);
+  EXPECT_DOUBLE_EQ(fit["by_speed"].Get<double>("held_rmse"), 0.1988);
+  EXPECT_EQ(fit["by_speed"].Get<int>("sliding_rows"), 87158);
+  EXPECT_EQ(fit["by_speed"].Get<int>("held_rows"), 86552);
+  EXPECT_DOUBLE_EQ(fit["by_speed"].Get<double>("sliding_speed"), 0.03);
+  EXPECT_EQ(fit["methods"].Keys(), (std::vector<std::string>{"urdf", "sdp"}));
+  EXPECT_DOUBLE_EQ(fit["methods"]["urdf"].Get<double>("fit_rmse"), 1.4712);
+  EXPECT_EQ(fit["methods"]["sdp"].Get<int>("consistent_bodies"), 1);
+  EXPECT_EQ(fit.Get<int>("bodies"), 1);
+  EXPECT_DOUBLE_EQ(fit.Get<double>("seconds"), 22.91);
+  dynamics::Model m = nominal;
+  EXPECT_EQ(plugin::ApplyNominalParameters(path, m), (std::vector<std::string>{"torso"}));
 }
 
 // Version 2 of the recording carries the base IMU's specific force and its point; version 1 files

@@ -423,22 +423,20 @@ TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
 }
 
 // The identification line gives heft-identify's table and, after it, the written result's fit
-// split by the joints' speed, as identify.log says them. Would fail if the split were left out,
-// read from another line, or taken into the table (whose rows are `method fit consistent`).
+// split by the joints' speed and the wall time, as identified.yaml's `fit:` section says them (read
+// as YAML: the keys in any order, flow or block style). Would fail if the split were left out, a
+// method were missed or read from another key, or the wall time were not given.
 TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
   const std::string dir = testing::TempDir() + "/tools_fit_by_speed";
   WriteForearmLoadRuns(dir, 0.3);
   std::ofstream(dir + "/identified.yaml")
-      << "fit:\n  method: sdp\n  physically_consistent: true\nlinks:\n";
-  std::ofstream(dir + "/identify.log")
-      << "== Torque-prediction RMSE [N·m] (joint torques, measured contact wrenches) ==\n"
-         "method              fit   consistent\n"
-         "urdf             1.4712        30/30\n"
-         "sdp              0.1664        30/30\n\n"
-         "Fit by the joints' speed (sdp): sliding 0.1263 N·m over 87158 rows, held or creeping "
-         "0.1988 N·m over 86552 rows (50 %; |v| < 0.03 rad/s: a static friction anywhere within "
-         "its band, which no model of the state predicts)\n\n"
-         "[  22.91 s] done\n";
+      << "format: heft-parameters/1\nfit:\n  method: sdp\n  samples: 6001\n"
+         "  physically_consistent: true\n"
+         "  by_speed:\n    held_rows: 86552\n    held_rmse: 0.1988\n    sliding_speed: 0.03\n"
+         "    sliding_rmse: 0.1263\n    sliding_rows: 87158\n"
+         "  methods:\n    urdf: {fit_rmse: 1.4712, consistent_bodies: 30}\n"
+         "    sdp: {consistent_bodies: 30, fit_rmse: 0.16640001}\n"
+         "  bodies: 30\n  seconds: 22.912\nlinks:\n";
   const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   const std::string md = Slurp(dir + "/results.md");
@@ -446,7 +444,25 @@ TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
                             "(30/30 consistent); by the joints' speed (sdp) sliding 0.1263 N·m "
                             "over 87158 rows, held or creeping 0.1988 N·m over 86552 rows (50 %"))
       << md;
+  EXPECT_THAT(md, HasSubstr("6001 samples at 100 Hz")) << md;
   EXPECT_THAT(md, HasSubstr("22.91 s wall")) << md;
+}
+
+// An identified.yaml that is not what heft-identify writes (its `fit:` section without a method)
+// is said, with the file and the key, and fails the consistency target; the report is still
+// written. Would fail if the report crashed, skipped the identification silently or passed it.
+TEST(Tools, ReportSaysAnUnreadableIdentification) {
+  const std::string dir = testing::TempDir() + "/tools_fit_unreadable";
+  WriteForearmLoadRuns(dir, 0.3);
+  std::ofstream(dir + "/identified.yaml") << "fit:\n  samples: 12\nlinks:\n";
+  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  const std::string md = Slurp(dir + "/results.md");
+  EXPECT_THAT(md, HasSubstr("2. **Identification**: identified.yaml unreadable: ")) << md;
+  EXPECT_THAT(md, HasSubstr("identified.yaml:2:3: fit: missing required key 'method'")) << md;
+  EXPECT_THAT(md, HasSubstr("| the identified model is physically consistent (heft loads it) | "
+                            "unreadable |"))
+      << md;
+  EXPECT_NE(r.code, 2) << r.out << r.err;
 }
 
 // The torso-inertia check on synthetic step-in-place runs: a 30 kg torso, its CoM 0.3 m above the

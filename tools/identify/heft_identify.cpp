@@ -37,6 +37,32 @@ void Log(const Timer& t, const std::string& msg) {
   std::fflush(stdout);
 }
 
+// What identified.yaml's `fit:` section says of the written result and of every method.
+FitStatistics Statistics(const IdentificationReport& r, double seconds) {
+  const Problem& problem = r.problem;
+  const MethodResult& out = r.results[r.output];
+  FitStatistics st;
+  st.method = out.name;
+  st.samples = static_cast<int>(out.samples);
+  st.rank = out.report.rank;
+  st.unknowns = problem.size();
+  st.condition = out.report.condition;
+  const Evaluation& e = r.evaluations[r.output + 1];  // after the URDF's row
+  st.fit_rmse = e.fit.rmse;
+  if (!e.validation_rmse.empty()) st.validation_rmse = e.validation_rmse.front();
+  st.consistent = r.consistent;
+  st.sliding_speed = problem.sliding_speed;
+  st.sliding_rmse = e.fit.sliding_rmse;
+  st.held_rmse = e.fit.held_rmse;
+  st.sliding_rows = e.fit.sliding_rows;
+  st.held_rows = e.fit.held_rows;
+  for (const Evaluation& m : r.evaluations)
+    st.methods.push_back({m.name, m.fit.rmse, m.consistent_bodies});
+  st.bodies = static_cast<int>(problem.selection.size());
+  st.seconds = seconds;
+  return st;
+}
+
 // candump logs + heftd's configuration → a recording, through heft's drivers.
 int Convert(const identify::ConvertOptions& o) {
   const plugin::PluginConfig cfg =
@@ -142,16 +168,7 @@ int Identify(identify::Options o) {
     Log(timer, "wrote " + o.out_urdf + " (" + chosen + ")");
   }
   if (!o.out_yaml.empty()) {
-    FitStatistics st;
-    st.method = chosen;
-    st.samples = static_cast<int>(out.samples);
-    st.rank = out.report.rank;
-    st.unknowns = problem.size();
-    st.condition = out.report.condition;
-    const Evaluation& e = r.evaluations[r.output + 1];  // after the URDF's row
-    st.fit_rmse = e.fit.rmse;
-    if (!e.validation_rmse.empty()) st.validation_rmse = e.validation_rmse.front();
-    st.consistent = r.consistent;
+    const FitStatistics st = Statistics(r, timer.Seconds());
     WriteTextFile(o.out_yaml, ParametersYaml(problem, out.x, out.report, st,
                                              r.posterior ? &*r.posterior : nullptr));
     Log(timer, "wrote " + o.out_yaml + " (" + chosen + ")");

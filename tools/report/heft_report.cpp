@@ -8,7 +8,7 @@
 // step-in-place-nogate.csv (the procedure's stepping without gating), forearm-load-rl*.csv (the
 // hand-off rate limit swept), the robot without foot F/T cells (S-noft-adaptive.csv),
 // dumbbell-curl-realtime.log (a real-time run: wake-up jitter), and the identification:
-// excite-record.*, identified.yaml, identify.log (procedure.cpp). Writes RUN_DIR/report.md and PNG
+// excite-record.*, identified.yaml (procedure.cpp). Writes RUN_DIR/report.md and PNG
 // figures (gnuplot), prints the summary, and with --check exits non-zero when a checked target is
 // missed. Anomalies in the tables are commented in the text (anomalies.cpp); figures are drawn by
 // plot.cpp. On request it also writes the project's figures page and the README's summary block
@@ -49,7 +49,7 @@ Reads heftd's telemetry of the main job's runs in RUN_DIR (tools/main-job.sh wri
 scenario S, S-adaptive.csv and S-nominal.csv, optionally S-kf.csv, S-urdf.csv, S-urdf-cal.csv,
 S-ident.csv, S-noft-adaptive.csv, step-in-place-nogate.csv, forearm-load-rl*.csv,
 dumbbell-curl-realtime.log, each run's configuration S-label.yaml, and the identification's
-excite-record.*, identified.yaml and identify.log), writes RUN_DIR/report.md with PNG figures
+excite-record.* and identified.yaml), writes RUN_DIR/report.md with PNG figures
 (gnuplot) and prints the summary.
 
   --check           exit 1 when a checked target is missed (what CI runs)

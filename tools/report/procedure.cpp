@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "heft/config/yaml.hpp"
 #include "plot.hpp"
 #include "run_figures.hpp"
 #include "targets.hpp"
@@ -13,11 +15,6 @@
 
 namespace heft::report {
 namespace {
-
-std::string Strip(const std::string& s) {
-  const auto a = s.find_first_not_of(' ');
-  return a == std::string::npos ? std::string() : s.substr(a);
-}
 
 // The runs of the main job in `dir`: base names of the configurations written beside telemetry.
 std::vector<std::string> Runs(const std::string& dir) {
@@ -80,18 +77,50 @@ std::string RecordingItem(const std::string& dir) {
   return md.str();
 }
 
-// identified.yaml's `fit:` section, key by key.
-std::map<std::string, std::string> ReadFit(const std::string& dir) {
-  std::map<std::string, std::string> fit;
-  std::ifstream y(dir + "/identified.yaml");
-  bool in_fit = false;
-  for (std::string line; std::getline(y, line);) {
-    if (!line.empty() && line[0] != ' ') in_fit = line.rfind("fit:", 0) == 0;
-    const auto colon = line.find(':');
-    if (in_fit && line.rfind("  ", 0) == 0 && colon != std::string::npos)
-      fit[Strip(line.substr(0, colon))] = Strip(line.substr(colon + 1));
+// identified.yaml's `fit:` section as heft-identify writes it (identification/src/output.cpp),
+// read as YAML: the written method and its size, every method's fit on the recording, the written
+// result's fit by the joints' speed and the wall time. Absent file: nullopt; a file that is not
+// YAML or lacks the section: a ConfigError naming file, line and key.
+struct Fit {
+  std::string method, samples, rank, unknowns, condition;
+  bool consistent = false;
+  std::string methods;  // "urdf 1.4712 N·m (30/30 consistent), sdp …" (empty: not written)
+  std::string by_speed;  // "(sdp) sliding … N·m over … rows, held or creeping …" (empty: none)
+  std::string wall;      // "22.91 s" (empty: not written)
+};
+
+std::optional<Fit> ReadFit(const std::string& dir) {
+  const std::string path = dir + "/identified.yaml";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const config::Node fit = config::Document::Load(path).root()["fit"];
+  Fit f;
+  f.method = fit.Get<std::string>("method");
+  f.samples = fit.Get<std::string>("samples", "—", {});
+  f.rank = fit.Get<std::string>("rank", "—", {});
+  f.unknowns = fit.Get<std::string>("unknowns", "—", {});
+  f.condition = fit.Get<std::string>("condition", "—", {});
+  f.consistent = fit.Get<bool>("physically_consistent");
+  if (const std::optional<config::Node> methods = fit.Optional("methods")) {
+    const std::string bodies = std::to_string(fit.Get<int>("bodies", {0, 1e6}));
+    for (const std::string& name : methods->Keys()) {
+      const config::Node m = (*methods)[name];
+      f.methods += (f.methods.empty() ? "" : ", ") + name + " " +
+                   Fmt("%.4f", m.Get<double>("fit_rmse", {0.0, 1e12})) + " N·m (" +
+                   std::to_string(m.Get<int>("consistent_bodies", {0, 1e6})) + "/" + bodies +
+                   " consistent)";
+    }
   }
-  return fit;
+  if (const std::optional<config::Node> s = fit.Optional("by_speed")) {
+    const double sliding = s->Get<double>("sliding_rows", {0, 1e18});
+    const double held = s->Get<double>("held_rows", {0, 1e18});
+    f.by_speed = "(" + f.method + ") sliding " + Fmt("%.4f", s->Get<double>("sliding_rmse")) +
+                 " N·m over " + Fmt("%.0f", sliding) + " rows, held or creeping " +
+                 Fmt("%.4f", s->Get<double>("held_rmse")) + " N·m over " + Fmt("%.0f", held) +
+                 " rows (" + Fmt("%.0f %%", 100.0 * held / std::max(1.0, sliding + held)) +
+                 "; |v| < " + Fmt("%g rad/s", s->Get<double>("sliding_speed")) + ")";
+  }
+  if (fit.Has("seconds")) f.wall = Fmt("%.2f s", fit.Get<double>("seconds", {0.0, 1e9}));
+  return f;
 }
 
 // The terms heft-identify fitted beside the bodies, as its flags, from what identified.yaml holds:
@@ -113,54 +142,35 @@ std::string IdentifiedTerms(const std::string& dir) {
   return flags;
 }
 
-// identify.log: each method's joint-torque prediction RMSE, the written result's fit split by the
-// joints' speed (its line's text after the colon, as heft-identify wrote it), and the wall time.
-void ReadIdentifyLog(const std::string& dir, std::string& rmse, std::string& by_speed,
-                     std::string& wall) {
-  std::ifstream log(dir + "/identify.log");
-  bool table = false;
-  const std::string speed_line = "Fit by the joints' speed ";
-  for (std::string line; std::getline(log, line);) {
-    if (line.rfind(speed_line, 0) == 0 && line.find(": ") != std::string::npos)
-      by_speed = line.substr(speed_line.size(), line.find(": ") - speed_line.size()) + " " +
-                 line.substr(line.find(": ") + 2);
-    if (line.find("Torque-prediction RMSE") != std::string::npos)
-      table = true;
-    else if (table && line.empty())
-      table = false;
-    else if (table && line.rfind("method", 0) != 0 && line.rfind("[", 0) != 0 &&
-             line.rfind("warning", 0) != 0) {
-      std::istringstream s(line);
-      std::string method, value, consistent;
-      if (!(s >> method >> value >> consistent)) continue;
-      rmse += (rmse.empty() ? "" : ", ") + method + " " + value + " N·m (" + consistent +
-              " consistent)";
-    }
-    if (line.find("] done") != std::string::npos) wall = Strip(line.substr(1, line.find(']') - 1));
-  }
-}
-
 // 2. The identification; appends its target (the identified model consistent).
 std::string IdentificationItem(const std::string& dir, std::vector<Target>& targets) {
-  std::map<std::string, std::string> fit = ReadFit(dir);
-  std::string rmse, by_speed, wall;
-  ReadIdentifyLog(dir, rmse, by_speed, wall);
-  const bool identified = !fit.empty();
-  const bool consistent = fit["physically_consistent"] == "true";
+  std::optional<Fit> fit;
+  std::string unreadable;
+  try {
+    fit = ReadFit(dir);
+  } catch (const config::ConfigError& e) {
+    unreadable = e.what();
+  }
   std::ostringstream md;
-  if (!identified)
-    md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
-  else
-    md << "2. **Identification** (`heft-identify" << IdentifiedTerms(dir) << "`, " << fit["method"]
-       << "): " << fit["samples"] << " samples at 100 Hz, rank " << fit["rank"] << " of "
-       << fit["unknowns"] << " unknowns, condition " << fit["condition"]
-       << ", physically consistent: " << (consistent ? "yes" : "**no**")
-       << (wall.empty() ? "" : ", " + wall + " wall") << ". Joint-torque prediction RMSE on the "
-       << "recording: " << (rmse.empty() ? "—" : rmse)
-       << (by_speed.empty() ? "" : "; by the joints' speed " + by_speed) << ".\n";
-  if (identified)
+  if (!unreadable.empty()) {
+    md << "2. **Identification**: identified.yaml unreadable: " << unreadable << ".\n";
     targets.push_back({"the identified model is physically consistent (heft loads it)",
-                       consistent ? "yes" : "no", "yes", consistent, true});
+                       "unreadable", "yes", false, true});
+    return md.str();
+  }
+  if (!fit) {
+    md << "2. **Identification**: none in this run directory (no identified.yaml).\n";
+    return md.str();
+  }
+  md << "2. **Identification** (`heft-identify" << IdentifiedTerms(dir) << "`, " << fit->method
+     << "): " << fit->samples << " samples at 100 Hz, rank " << fit->rank << " of " << fit->unknowns
+     << " unknowns, condition " << fit->condition
+     << ", physically consistent: " << (fit->consistent ? "yes" : "**no**")
+     << (fit->wall.empty() ? "" : ", " + fit->wall + " wall") << ". Joint-torque prediction RMSE "
+     << "on the recording: " << (fit->methods.empty() ? "—" : fit->methods)
+     << (fit->by_speed.empty() ? "" : "; by the joints' speed " + fit->by_speed) << ".\n";
+  targets.push_back({"the identified model is physically consistent (heft loads it)",
+                     fit->consistent ? "yes" : "no", "yes", fit->consistent, true});
   return md.str();
 }
 

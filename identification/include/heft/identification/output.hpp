@@ -33,6 +33,21 @@ struct FitStatistics {
   double fit_rmse = 0.0;        // N·m, torque prediction on the identification data
   double validation_rmse = -1;  // N·m, on validation data (< 0: none)
   bool consistent = false;      // every body's pseudo-inertia positive definite
+  // The written result's fit split by the joints' speed (Prediction's sliding and held rows; no
+  // `by_speed` entry when held_rows is 0) and the speed that splits them, rad/s.
+  double sliding_speed = 0.0;
+  double sliding_rmse = 0.0, held_rmse = 0.0;
+  long sliding_rows = 0, held_rows = 0;
+  // Every method's fit on the identification data, the URDF's first: what heft-identify's
+  // torque-prediction table says, for a program to read (heft-report) without parsing the log.
+  struct Method {
+    std::string name;
+    double fit_rmse = 0.0;  // N·m
+    int consistent_bodies = 0;
+  };
+  std::vector<Method> methods;
+  int bodies = 0;       // the identified bodies (each method's consistent_bodies is out of it)
+  double seconds = -1;  // the identification's wall time up to writing (< 0: not stated)
 };
 
 // YAML for the estimator's nominal model: per link mass, com, inertia at the CoM, π, its
