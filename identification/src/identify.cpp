@@ -421,6 +421,7 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   const int base = m.floating_base ? 6 : 0;
   Eigen::VectorXd tau(nv), contact(nv), error(nv);
   Eigen::VectorXd sq = Eigen::VectorXd::Zero(nv), sum = Eigen::VectorXd::Zero(nv);
+  Eigen::VectorXd held_sq_j = Eigen::VectorXd::Zero(nv), held_n = Eigen::VectorXd::Zero(nv);
   Prediction p;
   double sliding_sq = 0.0, held_sq = 0.0;
   for (const Sample& s : data.samples) {
@@ -436,6 +437,8 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
       } else {
         held_sq += e2;
         ++p.held_rows;
+        held_sq_j[i] += e2;
+        held_n[i] += 1.0;
       }
     }
   }
@@ -447,6 +450,8 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   for (int i = base; i < nv; ++i) {
     p.joint_rmse.push_back(std::sqrt(sq[i] / ns));
     p.joint_bias.push_back(sum[i] / ns);
+    p.joint_held_share.push_back(held_n[i] / ns);
+    p.joint_held_rmse.push_back(held_n[i] > 0.0 ? std::sqrt(held_sq_j[i] / held_n[i]) : 0.0);
     total += sq[i];
     bias += (sum[i] / ns) * (sum[i] / ns);
   }

@@ -1,4 +1,5 @@
 // FormatReport: the identification report as heft-identify prints it.
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -76,6 +77,24 @@ void AppendPerBody(std::string& s, const IdentificationReport& r) {
            problem.size() - ref.report.rank, problem.size());
 }
 
+// The joints held or creeping on a fifth of the samples or more, most held first: the motion
+// leaves them still, and their static friction is the fit's held error.
+void AppendHeldJoints(std::string& s, const Problem& problem, const Prediction& f) {
+  const std::vector<std::string> names = problem.model->joint_names();
+  std::vector<std::size_t> order;
+  for (std::size_t j = 0; j < f.joint_held_share.size() && j < names.size(); ++j)
+    if (f.joint_held_share[j] >= 0.2) order.push_back(j);
+  if (order.empty()) return;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return f.joint_held_share[a] > f.joint_held_share[b];
+  });
+  Append(s, "Held or creeping on a fifth of the samples or more (the motion leaves them still):\n");
+  Append(s, "  %-28s %8s %12s %12s\n", "joint", "held", "held RMSE", "RMSE");
+  for (const std::size_t j : order)
+    Append(s, "  %-28s %7.0f%% %12.4f %12.4f\n", names[j].c_str(), 100.0 * f.joint_held_share[j],
+           f.joint_held_rmse[j], f.joint_rmse[j]);
+}
+
 // The torque-prediction table: the URDF's parameters, then each result.
 void AppendPrediction(std::string& s, const IdentificationReport& r) {
   const Problem& problem = r.problem;
@@ -100,6 +119,7 @@ void AppendPrediction(std::string& s, const IdentificationReport& r) {
            "its band, which no model of the state predicts)\n",
            e.name.c_str(), f.sliding_rmse, f.sliding_rows, f.held_rmse, f.held_rows,
            100.0 * static_cast<double>(f.held_rows) / rows, problem.sliding_speed);
+    AppendHeldJoints(s, problem, f);
   }
 }
 

@@ -238,6 +238,23 @@ TEST(Identification, APredictionSplitsItsErrorByTheJointsSpeed) {
   EXPECT_NEAR(parts, whole, 1e-9 * whole);
   EXPECT_DOUBLE_EQ(with.sliding_rmse, without.sliding_rmse);
   EXPECT_GT(with.held_rmse, without.held_rmse);
+  // Per joint: the wrist (joint index wrist − base) is held on every sample, and its held error
+  // is its whole error; the joints' held rows add up to the held class's, their errors too.
+  const std::size_t w = static_cast<std::size_t>(wrist - base);
+  ASSERT_EQ(with.joint_held_share.size(), static_cast<std::size_t>(nv - base));
+  ASSERT_EQ(with.joint_held_rmse.size(), static_cast<std::size_t>(nv - base));
+  EXPECT_DOUBLE_EQ(with.joint_held_share[w], 1.0);
+  EXPECT_NEAR(with.joint_held_rmse[w], with.joint_rmse[w], 1e-12);
+  EXPECT_GT(with.joint_held_rmse[w], without.joint_held_rmse[w]);
+  const double n = static_cast<double>(held.samples.size());
+  double held_rows = 0.0, held_sq = 0.0;
+  for (std::size_t j = 0; j < with.joint_held_share.size(); ++j) {
+    held_rows += with.joint_held_share[j] * n;
+    held_sq += with.joint_held_rmse[j] * with.joint_held_rmse[j] * with.joint_held_share[j] * n;
+  }
+  EXPECT_NEAR(held_rows, static_cast<double>(with.held_rows), 1e-6);
+  EXPECT_NEAR(held_sq, with.held_rmse * with.held_rmse * static_cast<double>(with.held_rows),
+              1e-9 * whole);
 }
 
 TEST(Identification, TorqueSensorOffsetsAreIdentifiedAndKeepTheInertialParametersUnbiased) {

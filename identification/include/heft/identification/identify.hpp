@@ -187,6 +187,11 @@ struct Prediction {
   double sliding_rmse = 0.0;
   double held_rmse = 0.0;
   long sliding_rows = 0, held_rows = 0;
+  // Per joint (model joint order): the share of its samples where it is held or creeps, and its
+  // error on those samples (0 where it never is): which joints the motion leaves still, and how
+  // much of the fit's error their static friction takes.
+  std::vector<double> joint_held_share;
+  std::vector<double> joint_held_rmse;
 };
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x);
 
