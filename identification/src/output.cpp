@@ -187,20 +187,11 @@ std::vector<std::optional<Ellipsoid>> BoundingEllipsoids(const Problem& problem,
   return out;
 }
 
-std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
-                           const Identifiability& report, const FitStatistics& stats,
-                           const Posterior* posterior) {
-  const dynamics::Model& model = *problem.model;
-  std::ostringstream y;
-  y << "# heft-identify: identified nominal parameters (π = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, "
-       "Iyz, Izz],\n# inertia about the link origin, link frame). identifiable: share of each "
-       "entry of π in the\n# identified subspace (1: alone, 0: not at all); sigma: its standard "
-       "deviation.\n";
-  if (posterior)
-    y << "# covariance: π's posterior covariance (row-major 10x10, link frame, at the link "
-         "origin;\n# the URDF's stated uncertainty updated by the data, scaled by the fit's "
-         "residual);\n# sigma is the square root of its diagonal.\n";
-  y << "format: heft-parameters/1\n";
+namespace {
+
+// identified.yaml's `fit:` section: the written result's statistics, every method's fit, the
+// split by the joints' speed, the joints held, the wall time.
+void AppendFit(std::ostringstream& y, const FitStatistics& stats) {
   y << "fit:\n  method: " << stats.method << "\n  samples: " << stats.samples
     << "\n  rank: " << stats.rank << "\n  unknowns: " << stats.unknowns
     << "\n  condition: " << Num(stats.condition) << "\n  fit_rmse: " << Num(stats.fit_rmse) << "\n";
@@ -218,7 +209,31 @@ std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
         << ", consistent_bodies: " << m.consistent_bodies << "}\n";
     y << "  bodies: " << stats.bodies << "\n";
   }
+  if (!stats.held_joints.empty()) {
+    y << "  held_joints:  # held or creeping on this share of the samples (>= 0.2)\n";
+    for (const auto& [joint, share] : stats.held_joints)
+      y << "    " << joint << ": " << Num(share) << "\n";
+  }
   if (stats.seconds >= 0) y << "  seconds: " << Num(stats.seconds) << "\n";
+}
+
+}  // namespace
+
+std::string ParametersYaml(const Problem& problem, const Eigen::VectorXd& x,
+                           const Identifiability& report, const FitStatistics& stats,
+                           const Posterior* posterior) {
+  const dynamics::Model& model = *problem.model;
+  std::ostringstream y;
+  y << "# heft-identify: identified nominal parameters (π = [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, "
+       "Iyz, Izz],\n# inertia about the link origin, link frame). identifiable: share of each "
+       "entry of π in the\n# identified subspace (1: alone, 0: not at all); sigma: its standard "
+       "deviation.\n";
+  if (posterior)
+    y << "# covariance: π's posterior covariance (row-major 10x10, link frame, at the link "
+         "origin;\n# the URDF's stated uncertainty updated by the data, scaled by the fit's "
+         "residual);\n# sigma is the square root of its diagonal.\n";
+  y << "format: heft-parameters/1\n";
+  AppendFit(y, stats);
   y << "links:\n";
   const auto& bodies = problem.selection.bodies();
   auto list = [&](const Eigen::VectorXd& v, int from, int count) {

@@ -288,6 +288,7 @@ TEST(Output, TheFitSectionSaysEveryMethodsFitAndTheSplitByTheJointsSpeed) {
   st.methods = {{"urdf", 1.4712, 0}, {"sdp", 0.1664, 1}};
   st.bodies = 1;
   st.seconds = 22.91;
+  st.held_joints = {{"left_wrist_yaw", 1.0}, {"left_elbow", 0.72}};
   const std::string path = TempPath("fit_params.yaml");
   std::ofstream(path) << ParametersYaml(p, p.selection.Gather(nominal), rep, st);
   const config::Node fit = config::Document::Load(path).root()["fit"];
@@ -302,6 +303,8 @@ TEST(Output, TheFitSectionSaysEveryMethodsFitAndTheSplitByTheJointsSpeed) {
   EXPECT_EQ(fit["methods"]["sdp"].Get<int>("consistent_bodies"), 1);
   EXPECT_EQ(fit.Get<int>("bodies"), 1);
   EXPECT_DOUBLE_EQ(fit.Get<double>("seconds"), 22.91);
+  EXPECT_EQ(fit["held_joints"].Keys(), (std::vector<std::string>{"left_wrist_yaw", "left_elbow"}));
+  EXPECT_DOUBLE_EQ(fit["held_joints"].Get<double>("left_elbow"), 0.72);
   dynamics::Model m = nominal;
   EXPECT_EQ(plugin::ApplyNominalParameters(path, m), (std::vector<std::string>{"torso"}));
 }

@@ -423,9 +423,10 @@ TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
 }
 
 // The identification line gives heft-identify's table and, after it, the written result's fit
-// split by the joints' speed and the wall time, as identified.yaml's `fit:` section says them (read
-// as YAML: the keys in any order, flow or block style). Would fail if the split were left out, a
-// method were missed or read from another key, or the wall time were not given.
+// split by the joints' speed, the wall time and the joints held on 90 % of it or more, as
+// identified.yaml's `fit:` section says them (read as YAML: the keys in any order, flow or block
+// style). Would fail if the split were left out, a method were missed or read from another key, the
+// wall time were not given, or a joint held less (the elbow, 72 %) were named.
 TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
   const std::string dir = testing::TempDir() + "/tools_fit_by_speed";
   WriteForearmLoadRuns(dir, 0.3);
@@ -436,7 +437,9 @@ TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
          "    sliding_rmse: 0.1263\n    sliding_rows: 87158\n"
          "  methods:\n    urdf: {fit_rmse: 1.4712, consistent_bodies: 30}\n"
          "    sdp: {consistent_bodies: 30, fit_rmse: 0.16640001}\n"
-         "  bodies: 30\n  seconds: 22.912\nlinks:\n";
+         "  bodies: 30\n  seconds: 22.912\n"
+         "  held_joints:\n    left_wrist_yaw: 1\n    left_elbow: 0.72\n    right_hip_yaw: 0.99\n"
+         "links:\n";
   const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   const std::string md = Slurp(dir + "/results.md");
@@ -446,6 +449,7 @@ TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
       << md;
   EXPECT_THAT(md, HasSubstr("6001 samples at 100 Hz")) << md;
   EXPECT_THAT(md, HasSubstr("22.91 s wall")) << md;
+  EXPECT_THAT(md, HasSubstr("rest on static friction): left_wrist_yaw, right_hip_yaw.")) << md;
 }
 
 // An identified.yaml that is not what heft-identify writes (its `fit:` section without a method)

@@ -87,6 +87,7 @@ struct Fit {
   std::string methods;  // "urdf 1.4712 N·m (30/30 consistent), sdp …" (empty: not written)
   std::string by_speed;  // "(sdp) sliding … N·m over … rows, held or creeping …" (empty: none)
   std::string wall;      // "22.91 s" (empty: not written)
+  std::string still;     // the joints held on 90 % of the samples or more, "a, b" (empty: none)
 };
 
 std::optional<Fit> ReadFit(const std::string& dir) {
@@ -118,6 +119,11 @@ std::optional<Fit> ReadFit(const std::string& dir) {
                  Fmt("%.4f", s->Get<double>("held_rmse")) + " N·m over " + Fmt("%.0f", held) +
                  " rows (" + Fmt("%.0f %%", 100.0 * held / std::max(1.0, sliding + held)) +
                  "; |v| < " + Fmt("%g rad/s", s->Get<double>("sliding_speed")) + ")";
+  }
+  if (const std::optional<config::Node> held = fit.Optional("held_joints")) {
+    for (const std::string& joint : held->Keys())
+      if ((*held)[joint].As<double>({0.0, 1.0}) >= 0.9)
+        f.still += (f.still.empty() ? "" : ", ") + joint;
   }
   if (fit.Has("seconds")) f.wall = Fmt("%.2f s", fit.Get<double>("seconds", {0.0, 1e9}));
   return f;
@@ -168,7 +174,12 @@ std::string IdentificationItem(const std::string& dir, std::vector<Target>& targ
      << ", physically consistent: " << (fit->consistent ? "yes" : "**no**")
      << (fit->wall.empty() ? "" : ", " + fit->wall + " wall") << ". Joint-torque prediction RMSE "
      << "on the recording: " << (fit->methods.empty() ? "—" : fit->methods)
-     << (fit->by_speed.empty() ? "" : "; by the joints' speed " + fit->by_speed) << ".\n";
+     << (fit->by_speed.empty() ? "" : "; by the joints' speed " + fit->by_speed) << "."
+     << (fit->still.empty() ? ""
+                            : " Held on 90 % of the recording or more (their friction, offsets "
+                              "and gains rest on static friction): " +
+                                  fit->still + ".")
+     << "\n";
   targets.push_back({"the identified model is physically consistent (heft loads it)",
                      fit->consistent ? "yes" : "no", "yes", fit->consistent, true});
   return md.str();

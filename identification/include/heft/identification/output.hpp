@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heft/identification/posterior.hpp"
@@ -46,6 +47,9 @@ struct FitStatistics {
     int consistent_bodies = 0;
   };
   std::vector<Method> methods;
+  // The joints held or creeping on a fifth of the samples or more, with that share (model joint
+  // order): what the motion leaves still (Prediction::joint_held_share).
+  std::vector<std::pair<std::string, double>> held_joints;
   int bodies = 0;       // the identified bodies (each method's consistent_bodies is out of it)
   double seconds = -1;  // the identification's wall time up to writing (< 0: not stated)
 };
