@@ -302,7 +302,8 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
 // until `calibrated` s, the true mass leaving its start at 0.6 s, and its configuration beside it;
 // the handed π's NEES on every tick, whole and of the mass and first moment (honest by default).
 void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees = 10.0,
-                          double mh_nees = 4.0, const std::string& late_hold = "") {
+                          double mh_nees = 4.0, const std::string& late_hold = "",
+                          double sd_mass = -1.0) {  // < 0: no σ column
   std::filesystem::create_directories(dir);
   for (const char* label : {"adaptive", "nominal"}) {
     std::ofstream f(dir + "/forearm-load-" + label + ".csv");
@@ -311,6 +312,7 @@ void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees
       for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
         f << ",left_forearm" << kind << q;
     f << ",left_forearm_nees,left_forearm_mh_nees";
+    if (sd_mass >= 0.0) f << ",left_forearm_sd_m";
     f << "\n";
     for (int i = 0; i < 400; ++i) {
       const double t = 0.003 * (i + 1), m = t < 0.6 ? 1.5 : 4.5;
@@ -323,6 +325,7 @@ void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees
         << (std::string(label) == "adaptive" ? 0.01 : 0.1);
       for (int k = 0; k < 3; ++k) f << "," << m << "," << m * 0.05 << ",0,0,0.1,0,0,0.1,0,0.1";
       f << "," << nees << "," << mh_nees;
+      if (sd_mass >= 0.0) f << "," << sd_mass;
       f << "\n";
     }
     std::ofstream(dir + "/forearm-load-" + label + ".yaml")
@@ -467,6 +470,25 @@ TEST(Tools, ReportSaysAnUnreadableIdentification) {
                             "unreadable |"))
       << md;
   EXPECT_NE(r.code, 2) << r.out << r.err;
+}
+
+// A handed σ of the mass above the handed mass itself over the last quarter is named among what
+// stands out, with the Schmidt gain as the remedy; below it, nothing is said. Would fail if the
+// rule read another column, another part of the run, or fired on an honest, known mass.
+TEST(Tools, ReportSaysWhenTheHandedMassIsUnseen) {
+  for (const double sd : {6.0, 2.0}) {  // against the handed 4.5 kg: 1.33× and 0.44×
+    const std::string dir = testing::TempDir() + "/tools_unseen_mass_" + std::to_string(sd > 3.0);
+    WriteForearmLoadRuns(dir, 0.3, 10.0, 4.0, "", sd);
+    const Outcome r = Exec(HEFT_REPORT, {dir});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    const std::string md = Slurp(dir + "/report.md");
+    const auto line = HasSubstr(
+        "**forearm-load**: the handed σ of the left_forearm's mass was 1.3× the handed mass");
+    if (sd > 3.0)
+      EXPECT_THAT(md, line) << md;
+    else
+      EXPECT_THAT(md, Not(HasSubstr("the handed σ of the left_forearm's mass"))) << md;
+  }
 }
 
 // The torso-inertia check on synthetic step-in-place runs: a 30 kg torso, its CoM 0.3 m above the

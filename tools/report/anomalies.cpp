@@ -120,6 +120,13 @@ void AddRunAnomalies(const ScenarioFigures& s, const AnomalyRules& r,
   if (s.handed_consistent < 1.0)
     out.push_back("**" + s.name + "**: " + Fmt("%.2f %%", 100 * (1 - s.handed_consistent)) +
                   " of the handed parameter sets were physically inconsistent.");
+  if (s.handed_mass_sd > r.mass_sd_ratio)
+    out.push_back("**" + s.name + "**: the handed σ of the " + s.link + "'s mass was " +
+                  Fmt("%.1f×", s.handed_mass_sd) +
+                  " the handed mass over the run's last quarter (median): the motion leaves the "
+                  "mass unseen and the estimate follows the nominal model's error along it; the "
+                  "Schmidt gain (`estimator.consider_gain: true`, docs/estimator.md) keeps it from "
+                  "learning that error.");
   if (s.tick_p999_us > r.tick_p999_us || s.overruns > 0)
     out.push_back("**" + s.name + "**: control tick 99.9th percentile " +
                   Fmt("%.0f µs", s.tick_p999_us) + ", " + Fmt("%.0f", s.overruns) +
@@ -136,7 +143,8 @@ std::string DescribeRules(const AnomalyRules& r) {
          ", " + Fmt("%.0f mm", 1000 * r.com_floor_m) + " or " +
          Fmt("%.0f %%", 100 * r.inertia_floor) +
          "; a raw EKF estimate or a handed parameter set ever inconsistent; an estimate never "
-         "within 5 % of the true mass; a 99.9th-percentile tick above " +
+         "within 5 % of the true mass; a handed σ of the mass above " +
+         Fmt("%.0f×", r.mass_sd_ratio) + " the handed mass; a 99.9th-percentile tick above " +
          Fmt("%.0f µs", r.tick_p999_us) + " or any overrun of the 3 ms period";
 }
 

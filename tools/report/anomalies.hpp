@@ -2,6 +2,7 @@
 // the rule that flagged it, found from the data (no scenario is special-cased by name).
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct ScenarioFigures {
   double tick_p999_us = 0, overruns = 0;
   double true_mass_span = 0;  // kg: max − min of the true mass over the run (0: constant load)
   double nominal_mass_error = 0;  // relative: the URDF's mass against the truth, at the end
+  double handed_mass_sd = NAN;    // the handed mass's σ ÷ the handed mass, median, last quarter
 };
 
 // The thresholds, stated in the report beside the comments.
@@ -27,6 +29,7 @@ struct AnomalyRules {
   double mass_floor = 0.02;     // …and above 2 %
   double inertia_floor = 0.20;  // …and above 20 %
   double tick_p999_us = 300;    // 10 % of the 3 ms period
+  double mass_sd_ratio = 1.0;   // a handed σ of the mass above the mass itself: not seen
 };
 
 // Markdown bullet lines, one per anomaly, each with the figure, the rule and what it suggests.

@@ -260,12 +260,16 @@ void MeasureSteadyState(const RunColumns& c, const std::string& link, RunFigures
          pce = 0;
   int count = 0;
   const int nees = c.tb.col(link + "_nees"), mh_nees = c.tb.col(link + "_mh_nees");
+  const int sd_mass = c.tb.col(LinkColumn(c.tb, link, "sd_", 0));
+  std::vector<double> sd_ratio;
   // The prior: the filter's estimate before it ran (row 0, the nominal link), and the truth then.
   const auto prior = Parameters(c.tb, 0, c.est), truth0 = Parameters(c.tb, 0, c.tru);
   for (std::size_t i = 0; i < c.n; ++i) {
     if (c.t[i] < 0.75 * c.t.back() || c.state[i] != kEstimating) continue;
     if (nees >= 0) ne += c.at(i, nees);
     if (mh_nees >= 0) mne += c.at(i, mh_nees);
+    if (sd_mass >= 0 && c.at(i, c.hand[0]) > 0.0)
+      sd_ratio.push_back(c.at(i, sd_mass) / c.at(i, c.hand[0]));
     const auto truth = Parameters(c.tb, i, c.tru), raw = Parameters(c.tb, i, c.est);
     me += std::abs(raw[0] - truth[0]) / truth[0];
     ce += ComDistance(raw, truth);
@@ -292,6 +296,10 @@ void MeasureSteadyState(const RunColumns& c, const std::string& link, RunFigures
   }
   if (count && nees >= 0) f.nees = ne / count;
   if (count && mh_nees >= 0) f.mh_nees = mne / count;
+  if (!sd_ratio.empty()) {
+    std::nth_element(sd_ratio.begin(), sd_ratio.begin() + sd_ratio.size() / 2, sd_ratio.end());
+    f.handed_mass_sd = sd_ratio[sd_ratio.size() / 2];
+  }
 }
 
 // Convergence after each jump of the true mass, or after the estimator starts; the true mass's

@@ -71,7 +71,10 @@ struct RunFigures {
   double prior_mass_error = NAN;  // relative
   double prior_com_error = NAN;   // m
   double nees = NAN;  // mean of <link>_nees (χ²(10) when the handed covariance is honest), same
-  double mh_nees = NAN;     // mean of <link>_mh_nees: mass and first moment alone (χ²(4)), same
+  double mh_nees = NAN;  // mean of <link>_mh_nees: mass and first moment alone (χ²(4)), same
+  // median of the handed mass's σ over the handed mass, same ticks (NaN: no σ column): above 1 the
+  // handed covariance says the motion leaves the mass unseen
+  double handed_mass_sd = NAN;
   double converge_s = NAN;  // median time to within 5 % after each jump of the true mass (or
                             // after the estimator starts when the mass never jumps)
   // kg: the handed mass against the truth over the ticks of rmse (what the controller was given,

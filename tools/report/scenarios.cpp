@@ -61,23 +61,23 @@ std::string PerScenarioRow(const std::string& name, const RunFigures& a, const T
 // The figures the anomaly rules (and the summary) read.
 ScenarioFigures FiguresOf(const std::string& name, const ScenarioTask& task, const RunFigures& a,
                           const RunFigures& o) {
-  return {
-      .name = name,
-      .link = task.link,
-      .task = task.task,
-      .unit = task.unit,
-      .rmse_nominal = o.ok ? o.rmse : NAN,
-      .rmse_adaptive = a.rmse,
-      .mass_error = a.mass_error,
-      .com_error = a.com_error,
-      .inertia_error = a.inertia_error,
-      .converge_s = a.converge_s,
-      .raw_consistent = a.raw_consistent,
-      .handed_consistent = 1.0 - a.handed_inconsistent / static_cast<double>(a.rows),
-      .tick_p999_us = a.tick_p999,
-      .overruns = a.overruns,
-      .true_mass_span = a.true_mass_span,
-      .nominal_mass_error = a.nominal_mass_error};  // the nominal mass, handed before estimation
+  return {.name = name,
+          .link = task.link,
+          .task = task.task,
+          .unit = task.unit,
+          .rmse_nominal = o.ok ? o.rmse : NAN,
+          .rmse_adaptive = a.rmse,
+          .mass_error = a.mass_error,
+          .com_error = a.com_error,
+          .inertia_error = a.inertia_error,
+          .converge_s = a.converge_s,
+          .raw_consistent = a.raw_consistent,
+          .handed_consistent = 1.0 - a.handed_inconsistent / static_cast<double>(a.rows),
+          .tick_p999_us = a.tick_p999,
+          .overruns = a.overruns,
+          .true_mass_span = a.true_mass_span,
+          .nominal_mass_error = a.nominal_mass_error,  // the nominal mass, handed before estimation
+          .handed_mass_sd = a.handed_mass_sd};
 }
 
 // Its figures: the link's mass against the truth, the torso's shape errors, the task error with
