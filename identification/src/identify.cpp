@@ -460,4 +460,13 @@ Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eig
   return p;
 }
 
+std::vector<std::pair<std::string, double>> HeldJoints(const Problem& problem, const Prediction& p,
+                                                       double min_share) {
+  const std::vector<std::string> names = problem.model->joint_names();
+  std::vector<std::pair<std::string, double>> held;
+  for (std::size_t j = 0; j < p.joint_held_share.size() && j < names.size(); ++j)
+    if (p.joint_held_share[j] >= min_share) held.emplace_back(names[j], p.joint_held_share[j]);
+  return held;
+}
+
 }  // namespace heft::identification

@@ -77,22 +77,22 @@ void AppendPerBody(std::string& s, const IdentificationReport& r) {
            problem.size() - ref.report.rank, problem.size());
 }
 
-// The joints held or creeping on a fifth of the samples or more, most held first: the motion
-// leaves them still, and their static friction is the fit's held error.
+// The joints held or creeping on a fifth of the samples or more (HeldJoints), most held first: the
+// motion leaves them still, and their static friction is the fit's held error.
 void AppendHeldJoints(std::string& s, const Problem& problem, const Prediction& f) {
+  std::vector<std::pair<std::string, double>> held = HeldJoints(problem, f);
+  if (held.empty()) return;
   const std::vector<std::string> names = problem.model->joint_names();
-  std::vector<std::size_t> order;
-  for (std::size_t j = 0; j < f.joint_held_share.size() && j < names.size(); ++j)
-    if (f.joint_held_share[j] >= 0.2) order.push_back(j);
-  if (order.empty()) return;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return f.joint_held_share[a] > f.joint_held_share[b];
-  });
+  std::stable_sort(held.begin(), held.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   Append(s, "Held or creeping on a fifth of the samples or more (the motion leaves them still):\n");
   Append(s, "  %-28s %8s %12s %12s\n", "joint", "held", "held RMSE", "RMSE");
-  for (const std::size_t j : order)
-    Append(s, "  %-28s %7.0f%% %12.4f %12.4f\n", names[j].c_str(), 100.0 * f.joint_held_share[j],
-           f.joint_held_rmse[j], f.joint_rmse[j]);
+  for (const auto& [joint, share] : held) {
+    const auto j =
+        static_cast<std::size_t>(std::find(names.begin(), names.end(), joint) - names.begin());
+    Append(s, "  %-28s %7.0f%% %12.4f %12.4f\n", joint.c_str(), 100.0 * share, f.joint_held_rmse[j],
+           f.joint_rmse[j]);
+  }
 }
 
 // The torque-prediction table: the URDF's parameters, then each result.

@@ -405,24 +405,36 @@ TEST(Tools, ReportScoresTicksTheGateHeldButNotASensorsHold) {
   }
 }
 
+// The forearm-load runs of WriteForearmLoadRuns in TMPDIR/`name` with `identified_yaml` beside
+// them, through heft-report --results: its outcome and the results page it wrote.
+struct ReportedIdentification {
+  Outcome outcome;
+  std::string md;
+};
+ReportedIdentification ReportWithIdentification(const std::string& name,
+                                                const std::string& identified_yaml) {
+  const std::string dir = testing::TempDir() + "/" + name;
+  WriteForearmLoadRuns(dir, 0.3);
+  std::ofstream(dir + "/identified.yaml") << identified_yaml;
+  Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  return {std::move(r), Slurp(dir + "/results.md")};
+}
+
 // The procedure's identification line names the terms heft-identify fitted, read from what
 // identified.yaml holds (not the main job's flags written into the report). Would fail if the
 // report named a term the file does not hold (here no F/T cells' offsets) or left one out.
 TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
-  const std::string dir = testing::TempDir() + "/tools_identified_terms";
-  WriteForearmLoadRuns(dir, 0.3);
-  std::ofstream(dir + "/identified.yaml")
-      << "fit:\n  method: sdp\n  physically_consistent: true\nlinks:\n"
-         "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n  left_elbow: {fc: 0.5, fv: 0.4}\n"
-         "torque_sensors:  # gains\n  left_elbow: {gain: 0.01, gain_sigma: 0.002}\n"
-         "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
-         "heft):\n"
-         "#   left_elbow: 0.1\n";
-  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  const auto [r, md] = ReportWithIdentification(
+      "tools_identified_terms",
+      "fit:\n  method: sdp\n  physically_consistent: true\nlinks:\n"
+      "friction:  # tau = fc * tanh(v / 0.01) + fv * v\n  left_elbow: {fc: 0.5, fv: 0.4}\n"
+      "torque_sensors:  # gains\n  left_elbow: {gain: 0.01, gain_sigma: 0.002}\n"
+      "# torque-sensor offsets identified alongside (N·m; nuisance unknowns, not used by "
+      "heft):\n"
+      "#   left_elbow: 0.1\n");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(
-      Slurp(dir + "/results.md"),
-      HasSubstr("2. **Identification** (`heft-identify --friction --offsets --gains`, sdp)"));
+      md, HasSubstr("2. **Identification** (`heft-identify --friction --offsets --gains`, sdp)"));
 }
 
 // The identification line gives heft-identify's table and, after it, the written result's fit
@@ -431,21 +443,18 @@ TEST(Tools, ReportNamesTheTermsTheIdentificationFitted) {
 // style). Would fail if the split were left out, a method were missed or read from another key, the
 // wall time were not given, or a joint held less (the elbow, 72 %) were named.
 TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
-  const std::string dir = testing::TempDir() + "/tools_fit_by_speed";
-  WriteForearmLoadRuns(dir, 0.3);
-  std::ofstream(dir + "/identified.yaml")
-      << "format: heft-parameters/1\nfit:\n  method: sdp\n  samples: 6001\n"
-         "  physically_consistent: true\n"
-         "  by_speed:\n    held_rows: 86552\n    held_rmse: 0.1988\n    sliding_speed: 0.03\n"
-         "    sliding_rmse: 0.1263\n    sliding_rows: 87158\n"
-         "  methods:\n    urdf: {fit_rmse: 1.4712, consistent_bodies: 30}\n"
-         "    sdp: {consistent_bodies: 30, fit_rmse: 0.16640001}\n"
-         "  bodies: 30\n  seconds: 22.912\n"
-         "  held_joints:\n    left_wrist_yaw: 1\n    left_elbow: 0.72\n    right_hip_yaw: 0.99\n"
-         "links:\n";
-  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
+  const auto [r, md] = ReportWithIdentification(
+      "tools_fit_by_speed",
+      "format: heft-parameters/1\nfit:\n  method: sdp\n  samples: 6001\n"
+      "  physically_consistent: true\n"
+      "  by_speed:\n    held_rows: 86552\n    held_rmse: 0.1988\n    sliding_speed: 0.03\n"
+      "    sliding_rmse: 0.1263\n    sliding_rows: 87158\n"
+      "  methods:\n    urdf: {fit_rmse: 1.4712, consistent_bodies: 30}\n"
+      "    sdp: {consistent_bodies: 30, fit_rmse: 0.16640001}\n"
+      "  bodies: 30\n  seconds: 22.912\n"
+      "  held_joints:\n    left_wrist_yaw: 1\n    left_elbow: 0.72\n    right_hip_yaw: 0.99\n"
+      "links:\n");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  const std::string md = Slurp(dir + "/results.md");
   EXPECT_THAT(md, HasSubstr("recording: urdf 1.4712 N·m (30/30 consistent), sdp 0.1664 N·m "
                             "(30/30 consistent); by the joints' speed (sdp) sliding 0.1263 N·m "
                             "over 87158 rows, held or creeping 0.1988 N·m over 86552 rows (50 %"))
@@ -459,11 +468,8 @@ TEST(Tools, ReportGivesTheFitByTheJointsSpeed) {
 // is said, with the file and the key, and fails the consistency target; the report is still
 // written. Would fail if the report crashed, skipped the identification silently or passed it.
 TEST(Tools, ReportSaysAnUnreadableIdentification) {
-  const std::string dir = testing::TempDir() + "/tools_fit_unreadable";
-  WriteForearmLoadRuns(dir, 0.3);
-  std::ofstream(dir + "/identified.yaml") << "fit:\n  samples: 12\nlinks:\n";
-  const Outcome r = Exec(HEFT_REPORT, {dir, "--results", dir + "/results.md"});
-  const std::string md = Slurp(dir + "/results.md");
+  const auto [r, md] =
+      ReportWithIdentification("tools_fit_unreadable", "fit:\n  samples: 12\nlinks:\n");
   EXPECT_THAT(md, HasSubstr("2. **Identification**: identified.yaml unreadable: ")) << md;
   EXPECT_THAT(md, HasSubstr("identified.yaml:2:3: fit: missing required key 'method'")) << md;
   EXPECT_THAT(md, HasSubstr("| the identified model is physically consistent (heft loads it) | "

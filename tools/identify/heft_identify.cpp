@@ -59,10 +59,7 @@ FitStatistics Statistics(const IdentificationReport& r, double seconds) {
   for (const Evaluation& m : r.evaluations)
     st.methods.push_back({m.name, m.fit.rmse, m.consistent_bodies});
   st.bodies = static_cast<int>(problem.selection.size());
-  const std::vector<std::string> joints = problem.model->joint_names();
-  for (std::size_t j = 0; j < e.fit.joint_held_share.size() && j < joints.size(); ++j)
-    if (e.fit.joint_held_share[j] >= 0.2)
-      st.held_joints.emplace_back(joints[j], e.fit.joint_held_share[j]);
+  st.held_joints = HeldJoints(problem, e.fit);
   st.seconds = seconds;
   return st;
 }

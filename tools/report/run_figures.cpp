@@ -296,10 +296,7 @@ void MeasureSteadyState(const RunColumns& c, const std::string& link, RunFigures
   }
   if (count && nees >= 0) f.nees = ne / count;
   if (count && mh_nees >= 0) f.mh_nees = mne / count;
-  if (!sd_ratio.empty()) {
-    std::nth_element(sd_ratio.begin(), sd_ratio.begin() + sd_ratio.size() / 2, sd_ratio.end());
-    f.handed_mass_sd = sd_ratio[sd_ratio.size() / 2];
-  }
+  if (!sd_ratio.empty()) f.handed_mass_sd = Quantile(std::move(sd_ratio), 0.5);
 }
 
 // Convergence after each jump of the true mass, or after the estimator starts; the true mass's

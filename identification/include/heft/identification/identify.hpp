@@ -23,6 +23,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heft/dynamics/dynamics.hpp"
@@ -194,6 +195,13 @@ struct Prediction {
   std::vector<double> joint_held_rmse;
 };
 Prediction PredictTorques(const Problem& problem, const Dataset& data, const Eigen::VectorXd& x);
+
+// The joints held or creeping on at least `min_share` of the samples, with that share, in model
+// joint order (Prediction::joint_held_share): what the motion leaves still. heft-identify's text
+// and identified.yaml's `fit.held_joints` both list them from here.
+constexpr double kHeldJointShare = 0.2;
+std::vector<std::pair<std::string, double>> HeldJoints(const Problem& problem, const Prediction& p,
+                                                       double min_share = kHeldJointShare);
 
 // Applies x to a copy of the model (friction is not part of the model).
 dynamics::Model WithParameters(const Problem& problem, const Eigen::VectorXd& x);
