@@ -277,7 +277,8 @@ void BalanceController::AddPostureTasks(double t) noexcept {
       ref_acc = A * (fade_acc * sn + 2.0 * fade_rate * w * cs - fade * w * w * sn);
       errors_[3] = ref - q_[curl_q_];
     }
-    if (wave_of_v_[v] >= 0) {
+    const bool wave_joint = wave_of_v_[v] >= 0;
+    if (wave_joint) {
       const Signal wave = config_.excitation.Wave(static_cast<std::size_t>(wave_of_v_[v]), t);
       ref += wave.x;
       ref_vel += wave.dx;
@@ -288,7 +289,18 @@ void BalanceController::AddPostureTasks(double t) noexcept {
     H_(v, v) += posture_weight_[v];
     g_[v] += posture_weight_[v] * a;
     friction_ff_[v] = FrictionFeedForward(v, ref_vel);
+    if (wave_joint) friction_ff_[v] += ServoTorque(v, ref - q_[joint_q_[i]], ref_vel - v_[v]);
   }
+}
+
+// The recording's joint servo (Excitation::servo_stiffness): K e + D ė beside the acceleration
+// task, K capped at M_vv ω² and D critically damping it on M_vv.
+double BalanceController::ServoTorque(int v, double error, double rate_error) const noexcept {
+  const Excitation& x = config_.excitation;
+  const double inertia = model_.M()(v, v);
+  if (!(x.servo_stiffness > 0.0) || !(inertia > 0.0)) return 0.0;
+  const double k = std::min(x.servo_stiffness, inertia * x.servo_bandwidth * x.servo_bandwidth);
+  return k * error + 2.0 * std::sqrt(k * inertia) * rate_error;
 }
 
 // Centre of mass (x, y) through the sum of the contact forces: m c̈ = Σ f + m g. Returns the

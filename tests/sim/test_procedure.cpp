@@ -88,6 +88,65 @@ TEST(ScenariosExcite, SquatsSwaysAndStepsWithoutFalling) {
   EXPECT_EQ(balance->touchdowns(), 2);
 }
 
+// The recording is where heft-identify learns each joint's friction, and a joint its static
+// friction holds there teaches nothing (identify.log's held joints). With the deviated robot's
+// largest Coulomb friction (1 N·m) on every joint, each wave joint (arms and waist) must slide
+// whenever its wave does: held (|q̇| < 0.03 rad/s, heft-identify's reading) on at most a third of
+// the ticks more than its reference is that slow. Each reversal sticks until the reference has
+// moved F_c / K away (0.025 rad at 40 N·m/rad): 10–22 % more here. Would fail without the
+// recording's joint servo (Excitation::servo_stiffness): the acceleration task gives a wrist about
+// 0.2 N·m/rad, and the wrists and shoulder yaws were then held on every tick, the elbows on 65–88
+// %.
+TEST(ScenariosExcite, EveryWaveJointSlidesThroughAStaticFriction) {
+  ScenarioOptions options;
+  options.duration_scale = 0.2;
+  Scenario s = MakeScenario("excite", options);
+  const auto* balance = dynamic_cast<const BalanceController*>(s.controller.get());
+  ASSERT_NE(balance, nullptr);
+  const Excitation& x = balance->config().excitation;
+  ASSERT_GT(x.servo_stiffness, 0.0);
+  Plant plant(s.urdf_path, s.wrench_links);
+  for (int j = 0; j < plant.num_joints(); ++j) plant.SetJointFriction(j, 1.0, 0.0);
+  plant.Reset(s.initial_joints, true);
+  std::vector<int> wave_joint;
+  for (const JointWave& w : x.waves)
+    wave_joint.push_back(static_cast<int>(
+        std::find(s.joint_names.begin(), s.joint_names.end(), w.joint) - s.joint_names.begin()));
+  hal::RobotStateSample state;
+  std::vector<double> tau(plant.num_joints());
+  std::vector<long> held(wave_joint.size(), 0), slow(wave_joint.size(), 0);
+  long counted = 0;
+  const double from = x.start + x.fade, to = 8.0;  // the waves at full size, before the steps
+  while (plant.time() < to) {
+    plant.Sample(state);
+    ASSERT_TRUE(s.controller->Compute(plant.time(), state, tau)) << plant.time();
+    plant.Step(tau);
+    ASSERT_FALSE(plant.unstable()) << plant.time();
+    if (plant.time() < from) continue;
+    ++counted;
+    for (std::size_t i = 0; i < wave_joint.size(); ++i)
+      held[i] += std::abs(state.joints[wave_joint[i]].velocity) < 0.03;
+    for (std::size_t i = 0; i < wave_joint.size(); ++i)
+      slow[i] += std::abs(x.Wave(i, plant.time()).dx) < 0.03;
+  }
+  ASSERT_GT(counted, 1000);
+  double worst = -1.0;
+  std::size_t worst_i = 0;
+  const auto n = static_cast<double>(counted);
+  for (std::size_t i = 0; i < wave_joint.size(); ++i) {
+    const double excess = static_cast<double>(held[i] - slow[i]) / n;
+    if (excess > worst) worst = excess, worst_i = i;
+    EXPECT_LT(excess, 1.0 / 3.0) << x.waves[i].joint << " held "
+                                 << static_cast<double>(held[i]) / n;
+  }
+  std::printf(
+      "excite, 1 N·m of Coulomb friction on every joint: of %zu wave joints %s is held the "
+      "most beyond its reference's slow ticks, on %.0f %% of %ld ticks against %.0f %%\n",
+      wave_joint.size(), x.waves[worst_i].joint.c_str(),
+      100.0 * static_cast<double>(held[worst_i]) / n, counted,
+      100.0 * static_cast<double>(slow[worst_i]) / n);
+}
+
 // load_after: the arm holds its home pose, unloaded, until the load arrives; then the scenario runs
 // as it does from t = 0. Would fail if the payload or the curl started at t = 0 (the elbow would
 // move and the truth differ from the URDF before the load) or the schedule were not shifted.

@@ -287,6 +287,7 @@ class BalanceController final : public Controller {
   void ReadState() noexcept;
   void AddPelvisTasks(double t) noexcept;
   void AddPostureTasks(double t) noexcept;
+  [[nodiscard]] double ServoTorque(int v, double error, double rate_error) const noexcept;
   Eigen::Vector2d AddCenterOfMassTask(double t, double mass) noexcept;
   void UpdateFeet() noexcept;
   void AddSwingFootTask() noexcept;
@@ -303,7 +304,7 @@ class BalanceController final : public Controller {
   Eigen::VectorXd posture_weight_;
   int curl_v_ = -1, curl_q_ = -1;  // model v / q index of the curl joint (-1: none)
   std::vector<int> wave_of_v_;     // model v index → excitation wave (-1: none)
-  Eigen::VectorXd friction_ff_;    // the friction model's feed-forward (joints with a reference)
+  Eigen::VectorXd friction_ff_;    // outside the QP: friction feed-forward, recording servo
   // Gait state.
   Phase phase_ = Phase::kStand;
   int swing_ = 1;  // 0 left, 1 right

@@ -43,6 +43,15 @@ struct Excitation {
   /// Waves on joints outside the legs, from `start` (faded in) to `waves_end` (faded out).
   std::vector<JointWave> waves;
   double waves_end = std::numeric_limits<double>::infinity();
+  /// The joint servo a robot's drives run a recording with: a wave's joint gets, besides the
+  /// controller's acceleration task, τ = K (q_ref − q) + D (q̇_ref − q̇) with K in N·m/rad and D
+  /// critically damping K on the joint's own inertia (M_vv), so that every joint's static
+  /// friction (up to K × a few hundredths of a radian) breaks and the joint slides. The
+  /// acceleration task alone gives a wrist about M_vv·kp ≈ 0.2 N·m/rad: held by its friction
+  /// throughout. K is at most M_vv·ω² with ω = `servo_bandwidth`, which keeps the servo's loop
+  /// (closed once per control tick) well damped on the lightest joint. 0: no servo.
+  double servo_stiffness = 0.0;    ///< [N·m/rad]
+  double servo_bandwidth = 150.0;  ///< [rad/s]
 
   /// How far the pelvis is lowered at time t.
   [[nodiscard]] Signal Squat(double t) const noexcept;
@@ -56,7 +65,8 @@ struct Excitation {
 /// 0.25 Hz from `start` to `end`; from `start` to `waves_end`, every joint of `joints` (the
 /// state's, in its order) that is in `arm_joints` or `waist_joints` (the role map's chains,
 /// RobotRoles) moves by a sum of three sines (arms 0.35 rad, waist 0.12 rad in all; frequencies
-/// 0.2–0.8 Hz and phases drawn from `seed`, joint by joint in the order of `joints`).
+/// 0.2–0.8 Hz and phases drawn from `seed`, joint by joint in the order of `joints`), on a
+/// 40 N·m/rad joint servo (`servo_stiffness`).
 Excitation TrainingMotion(const std::vector<std::string>& joints,
                           const std::vector<std::string>& arm_joints,
                           const std::vector<std::string>& waist_joints, std::uint64_t seed,
