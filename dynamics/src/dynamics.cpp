@@ -18,7 +18,7 @@ Workspace::Workspace(const Model& model) {
   v.assign(n, Vector6::Zero());
   a.assign(n, Vector6::Zero());
   f.assign(n, Vector6::Zero());
-  Ic.assign(n, Matrix6::Zero());
+  Ic.assign(n, Vector10::Zero());
 }
 
 namespace detail {
@@ -133,13 +133,12 @@ void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
   HEFT_ASSERT(M.rows() == model.nv && M.cols() == model.nv, "M is nv × nv");
   detail::RelativePoses(model, ws, q);
   const int nb = model.num_bodies();
-  for (int i = 0; i < nb; ++i) ws.Ic[i] = SpatialInertia(model.bodies[i].parameters);
+  // The composite inertias as π, moved into each parent's frame by π's own (linear) map: a tenth
+  // of the products of the 6×6 congruence Xᵀ I X.
+  for (int i = 0; i < nb; ++i) ws.Ic[i] = model.bodies[i].parameters;
   for (int i = nb - 1; i >= 0; --i) {
     const int parent = model.bodies[i].parent;
-    if (parent != kWorld) {
-      const Matrix6 X = MotionTransform(ws.R[i], ws.p[i]);
-      ws.Ic[parent].noalias() += X.transpose() * ws.Ic[i] * X;
-    }
+    if (parent != kWorld) ws.Ic[parent] += ParametersToParent(ws.R[i], ws.p[i], ws.Ic[i]);
   }
   M.setZero();
   for (int i = 0; i < nb; ++i) {
@@ -149,10 +148,10 @@ void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
       Matrix6 S = Matrix6::Zero();
       S.topLeftCorner<3, 3>() = ws.R[i].transpose();
       S.bottomRightCorner<3, 3>().setIdentity();
-      M.topLeftCorner<6, 6>() = S.transpose() * ws.Ic[i] * S;
+      M.topLeftCorner<6, 6>() = S.transpose() * SpatialInertia(ws.Ic[i]) * S;
       continue;
     }
-    Vector6 F = ws.Ic[i] * MotionSubspace(b);
+    Vector6 F = SpatialInertia(ws.Ic[i]) * MotionSubspace(b);
     M(b.v_index, b.v_index) = MotionSubspace(b).dot(F);
     int j = i;
     while (model.bodies[j].parent != kWorld) {

@@ -30,7 +30,7 @@ struct Workspace {
   std::vector<Eigen::Vector3d> op;
   // Body-frame spatial velocity V_WB_B, acceleration (gravity included) and force, expressed in B.
   std::vector<Vector6> v, a, f;
-  std::vector<Matrix6> Ic;  // composite inertias (CRBA)
+  std::vector<Vector10> Ic;  // composite inertias as π (CRBA)
 };
 
 // Body poses in the world (Workspace::oR, op) and relative poses.
