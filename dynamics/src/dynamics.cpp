@@ -133,12 +133,11 @@ void Crba(const Model& model, Workspace& ws, const Eigen::Ref<const Eigen::Vecto
   HEFT_ASSERT(M.rows() == model.nv && M.cols() == model.nv, "M is nv × nv");
   detail::RelativePoses(model, ws, q);
   const int nb = model.num_bodies();
-  // The composite inertias as π, moved into each parent's frame by π's own (linear) map: a tenth
-  // of the products of the 6×6 congruence Xᵀ I X.
+  // The composite inertias as π, moved into each parent's frame by π's own linear map.
   for (int i = 0; i < nb; ++i) ws.Ic[i] = model.bodies[i].parameters;
   for (int i = nb - 1; i >= 0; --i) {
     const int parent = model.bodies[i].parent;
-    if (parent != kWorld) ws.Ic[parent] += ParametersToParent(ws.R[i], ws.p[i], ws.Ic[i]);
+    if (parent != kWorld) ws.Ic[parent] += TransformParameters(ws.Ic[i], ws.R[i], ws.p[i]);
   }
   M.setZero();
   for (int i = 0; i < nb; ++i) {

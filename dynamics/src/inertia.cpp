@@ -49,17 +49,19 @@ RigidBodyInertia InertiaFromParameters10(const Vector10& pi) noexcept {
 
 Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
                              const Eigen::Vector3d& p) noexcept {
-  // Through the centre-of-mass form: rotate the central inertia, move the centre of mass.
-  RigidBodyInertia body = InertiaFromParameters10(pi_b);
-  if (body.mass == 0.0) {
-    // A massless body can still carry a (degenerate) rotational inertia; rotate it about p.
-    Vector10 out = Vector10::Zero();
-    PutInertia(R * InertiaFromParameters(pi_b) * R.transpose(), out);
-    return out;
-  }
-  body.com = R * body.com + p;
-  body.inertia_com = R * body.inertia_com * R.transpose();
-  return ParametersFromInertia(body);
+  // Linear in π (no division by the mass): h_A = R h + m p and, about each frame's origin (parallel
+  // axes), I_A = R I Rᵀ + (2 (R h)·p + m |p|²) 1 − ((R h) pᵀ + p (R h)ᵀ + m p pᵀ).
+  const double m = pi_b[0];
+  const Eigen::Vector3d h = R * pi_b.segment<3>(1);
+  const Eigen::Vector3d mp = m * p;
+  Eigen::Matrix3d I = R * InertiaFromParameters(pi_b) * R.transpose();
+  I.diagonal().array() += 2.0 * h.dot(p) + mp.dot(p);
+  I.noalias() -= h * p.transpose() + p * h.transpose() + mp * p.transpose();
+  Vector10 out;
+  out[0] = m;
+  out.segment<3>(1) = h + mp;
+  PutInertia(I, out);
+  return out;
 }
 
 Eigen::Matrix<double, 10, 10> TranslationMatrix(const Eigen::Vector3d& p) noexcept {

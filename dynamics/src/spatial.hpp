@@ -70,22 +70,6 @@ inline Vector6 MotionSubspace(const Body& b) {
 }
 
 // The 6×6 spatial inertia at the body origin: [[m 1, −[h]ₓ], [[h]ₓ, I_o]].
-// π of a body B expressed in its parent P (x_P = R x_B + p): linear in π, so it applies to a
-// composite's sum as to one body's. h_P = R h + m p; I_P = R I Rᵀ + (2 (R h)·p + m |p|²) 1 −
-// ((R h) pᵀ + p (R h)ᵀ + m p pᵀ), the inertias about each frame's origin (parallel axes).
-inline Vector10 ParametersToParent(const Eigen::Matrix3d& R, const Eigen::Vector3d& p,
-                                   const Vector10& pi) {
-  const double m = pi[0];
-  const Eigen::Vector3d h = R * pi.segment<3>(1);
-  Eigen::Matrix3d I = R * InertiaFromParameters(pi) * R.transpose();
-  const Eigen::Vector3d mp = m * p;
-  I.diagonal().array() += 2.0 * h.dot(p) + mp.dot(p);
-  I.noalias() -= h * p.transpose() + p * h.transpose() + mp * p.transpose();
-  Vector10 out;
-  out << m, h + mp, I(0, 0), I(0, 1), I(0, 2), I(1, 1), I(1, 2), I(2, 2);
-  return out;
-}
-
 inline Matrix6 SpatialInertia(const Vector10& pi) {
   Matrix6 I;
   const Eigen::Matrix3d sh = Skew(pi.segment<3>(1));

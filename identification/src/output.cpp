@@ -210,7 +210,8 @@ void AppendFit(std::ostringstream& y, const FitStatistics& stats) {
     y << "  bodies: " << stats.bodies << "\n";
   }
   if (!stats.held_joints.empty()) {
-    y << "  held_joints:  # held or creeping on this share of the samples (>= 0.2)\n";
+    y << "  held_joints:  # held or creeping on this share of the samples (>= "
+      << Num(kHeldJointShare) << ")\n";
     for (const auto& [joint, share] : stats.held_joints)
       y << "    " << joint << ": " << Num(share) << "\n";
   }

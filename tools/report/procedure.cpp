@@ -81,13 +81,17 @@ std::string RecordingItem(const std::string& dir) {
 // read as YAML: the written method and its size, every method's fit on the recording, the written
 // result's fit by the joints' speed and the wall time. Absent file: nullopt; a file that is not
 // YAML or lacks the section: a ConfigError naming file, line and key.
+// A joint held on this share of the recording or more is named: its friction, offset and gain
+// rest on static friction.
+constexpr double kStillShare = 0.9;
+
 struct Fit {
   std::string method, samples, rank, unknowns, condition;
   bool consistent = false;
   std::string methods;  // "urdf 1.4712 N·m (30/30 consistent), sdp …" (empty: not written)
   std::string by_speed;  // "(sdp) sliding … N·m over … rows, held or creeping …" (empty: none)
   std::string wall;      // "22.91 s" (empty: not written)
-  std::string still;     // the joints held on 90 % of the samples or more, "a, b" (empty: none)
+  std::string still;     // the joints held on kStillShare or more, "a, b" (empty: none)
 };
 
 std::optional<Fit> ReadFit(const std::string& dir) {
@@ -122,7 +126,7 @@ std::optional<Fit> ReadFit(const std::string& dir) {
   }
   if (const std::optional<config::Node> held = fit.Optional("held_joints")) {
     for (const std::string& joint : held->Keys())
-      if ((*held)[joint].As<double>({0.0, 1.0}) >= 0.9)
+      if ((*held)[joint].As<double>({0.0, 1.0}) >= kStillShare)
         f.still += (f.still.empty() ? "" : ", ") + joint;
   }
   if (fit.Has("seconds")) f.wall = Fmt("%.2f s", fit.Get<double>("seconds", {0.0, 1e9}));
@@ -176,8 +180,9 @@ std::string IdentificationItem(const std::string& dir, std::vector<Target>& targ
      << "on the recording: " << (fit->methods.empty() ? "—" : fit->methods)
      << (fit->by_speed.empty() ? "" : "; by the joints' speed " + fit->by_speed) << "."
      << (fit->still.empty() ? ""
-                            : " Held on 90 % of the recording or more (their friction, offsets "
-                              "and gains rest on static friction): " +
+                            : " Held on " + Fmt("%.0f %%", 100.0 * kStillShare) +
+                                  " of the recording or more (their friction, offsets and gains "
+                                  "rest on static friction): " +
                                   fit->still + ".")
      << "\n";
   targets.push_back({"the identified model is physically consistent (heft loads it)",

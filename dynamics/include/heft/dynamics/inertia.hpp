@@ -30,7 +30,8 @@ Vector10 ParametersFromInertia(const RigidBodyInertia& body) noexcept;
 RigidBodyInertia InertiaFromParameters10(const Vector10& pi) noexcept;
 
 // Expresses π_B, given in a frame B, in a frame A where B's pose in A is R = R_AB, p = p_AB
-// (x_A = R_AB x_B + p_AB): returns π_A.
+// (x_A = R_AB x_B + p_AB): returns π_A. Linear in π, so it applies to a sum of bodies' π (a
+// composite: Crba, the fixed links' merge) as to one body's.
 Vector10 TransformParameters(const Vector10& pi_b, const Eigen::Matrix3d& R,
                              const Eigen::Vector3d& p) noexcept;
 
