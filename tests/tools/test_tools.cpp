@@ -303,10 +303,11 @@ TEST(Tools, IdentifyDefaultsWorkOnAFixedBaseRecordingAndWritesAreChecked) {
 // the handed π's NEES on every tick, whole and of the mass and first moment (honest by default).
 void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees = 10.0,
                           double mh_nees = 4.0, const std::string& late_hold = "",
-                          double sd_mass = -1.0) {  // < 0: no σ column
+                          double sd_mass = -1.0,  // < 0: no σ column
+                          const std::string& scenario = "forearm-load") {
   std::filesystem::create_directories(dir);
   for (const char* label : {"adaptive", "nominal"}) {
-    std::ofstream f(dir + "/forearm-load-" + label + ".csv");
+    std::ofstream f(dir + "/" + scenario + "-" + label + ".csv");
     f << "t,state,hold_reason,tick_status,rate_limited,consistent,compute_us,left_elbow_error";
     for (const char* kind : {"_est_", "_true_", "_"})
       for (const char* q : {"m", "hx", "hy", "hz", "ixx", "ixy", "ixz", "iyy", "iyz", "izz"})
@@ -328,8 +329,9 @@ void WriteForearmLoadRuns(const std::string& dir, double calibrated, double nees
       if (sd_mass >= 0.0) f << "," << sd_mass;
       f << "\n";
     }
-    std::ofstream(dir + "/forearm-load-" + label + ".yaml")
-        << "simulation:\n  scenario: forearm-load\n  load_after: 0.6\nestimator:\n"
+    std::ofstream(dir + "/" + scenario + "-" + label + ".yaml")
+        << "simulation:\n  scenario: " << scenario
+        << "\n  load_after: 0.6\nestimator:\n"
            "  calibration: {enabled: true, window: 0.2}\nrobot:\n  parameters: identified.yaml\n";
   }
 }
@@ -494,6 +496,27 @@ TEST(Tools, ReportSaysWhenTheHandedMassIsUnseen) {
       EXPECT_THAT(md, line) << md;
     else
       EXPECT_THAT(md, Not(HasSubstr("the handed σ of the left_forearm's mass"))) << md;
+  }
+}
+
+// The dumbbell's mass figure carries the handed mass's σ as a share of the handed mass (a
+// fixed arm's curl can leave the mass to a short lever arm: the σ says so beside the error).
+// Fails if the figure drops the σ, or invents one for a run without a σ column.
+TEST(Tools, ReportGivesTheDumbbellsMassWithItsHandedSigma) {
+  for (const double sd : {0.9, -1.0}) {  // against the handed 4.5 kg: 20.0 %, and no σ column
+    const std::string dir = testing::TempDir() + "/tools_dumbbell_sd_" + std::to_string(sd > 0.0);
+    WriteForearmLoadRuns(dir, 0.3, 10.0, 4.0, "", sd, "dumbbell-curl");
+    const Outcome r = Exec(HEFT_REPORT, {dir});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    const std::string md = Slurp(dir + "/report.md");
+    const auto row = HasSubstr(
+        "| dumbbell: forearm + dumbbell mass at steady state | 0.00 % (the "
+        "nominal model's own: ");
+    EXPECT_THAT(md, row) << md;
+    if (sd > 0.0)
+      EXPECT_THAT(md, HasSubstr("; handed σ 20.0 %) |")) << md;
+    else
+      EXPECT_THAT(md, Not(HasSubstr("; handed σ"))) << md;
   }
 }
 
