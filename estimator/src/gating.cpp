@@ -70,6 +70,15 @@ InnovationGate::InnovationGate(const GatingConfig& config, int max_dof) : config
         config.gamma > 0.0 ? config.gamma : ChiSquareQuantile(config.confidence, dof);
 }
 
+double InnovationGate::ReleaseAfter(double nis) const noexcept {
+  const double quick = config_.quick_release_after;
+  const bool no_contact_struck = last_contact_event_ < rejecting_since_ - config_.release_after;
+  return quick > 0.0 && quick < config_.release_after && !refused_in_run_ &&
+                 nis >= run_first_nis_ && no_contact_struck
+             ? quick
+             : config_.release_after;
+}
+
 GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
   const double gamma = dof >= 0 && dof < static_cast<int>(thresholds_.size())
                            ? thresholds_[dof]
@@ -85,12 +94,19 @@ GateDecision InnovationGate::Decide(double nis, int dof, double time) noexcept {
   }
   if (nis <= gamma) {
     rejecting_since_ = -1.0;
+    refused_in_run_ = false;
     ++accepted_;
     return GateDecision::kAccept;
   }
-  if (rejecting_since_ < 0.0) rejecting_since_ = time;
-  if (time - rejecting_since_ >= config_.release_after) {
+  if (rejecting_since_ < 0.0) {
+    rejecting_since_ = time;
+    run_first_nis_ = nis;
+  }
+  const double wait = ReleaseAfter(nis);
+  if (time - rejecting_since_ >= wait) {
+    released_quick_ = wait < config_.release_after;
     rejecting_since_ = -1.0;
+    refused_in_run_ = false;
     open_since_ = time;
     // The released residual's NIS and its own spread: a residual of noncentrality λ on `dof`
     // rows reads NIS ~ χ'²(dof, λ), mean dof + λ and variance 2 (dof + 2λ), so with λ = nis − dof

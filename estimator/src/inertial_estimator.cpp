@@ -69,6 +69,7 @@ TickResult InertialEstimator::Step(const TickInput& in) noexcept {
   // calibrate → measure → screen → gate → update → hand on.
   TickResult res;
   if (!ValidInput(in) || !ChooseModel(in, res.model)) return res;
+  NoteContacts(in);
   if (calibrating_) RestartLowPass();  // the low-pass restarts after
   if (calibrating_) {
     Calibrate(in, res);
@@ -122,6 +123,22 @@ bool InertialEstimator::ChooseModel(const TickInput& in,
     return true;
   }
   return !(model == hal::MeasurementModel::kFullWrench && !wrenches_ok);  // forced full, bad
+}
+
+void InertialEstimator::NoteContacts(const TickInput& in) noexcept {
+  // A contact's state is known only with its wrench (SampleMapping reads the cell's normal force;
+  // without a valid cell it reports contact whatever the foot does). No contacts (a fixed base):
+  // only the first tick counts, as the start of what the gate knows.
+  bool event = !contacts_seen_;
+  contacts_seen_ = true;
+  for (std::size_t k = 0; k < contact_state_.size(); ++k) {
+    const bool known = k < in.wrench_valid.size() && in.wrench_valid[k] && k < in.in_contact.size();
+    const unsigned char state =
+        known ? static_cast<unsigned char>(in.in_contact[k] != 0) : kContactUnknown;
+    event = event || state == kContactUnknown || state != contact_state_[k];
+    contact_state_[k] = state;
+  }
+  if (event) gate_.ContactEvent(in.time);
 }
 
 InertialEstimator::Screened InertialEstimator::Screen(const TickInput& in,

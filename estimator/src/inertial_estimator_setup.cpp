@@ -204,6 +204,7 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   load_y_.setZero(n_);
   load_trial_.setZero(n_);
   departed_.assign(selection_.size(), 0);
+  contact_state_.assign(static_cast<std::size_t>(measurement_.num_contacts()), kContactUnknown);
   back_share_.assign(selection_.size(), 0.0);
   calibration_load_ = Eigen::VectorXd::Zero(n_);
   calibration_held_sum_ = Eigen::VectorXd::Zero(measurement_.friction_joints());

@@ -207,6 +207,8 @@ void ParseGating(const config::Node& e, estimator::EstimatorConfig& ec) {
     ec.gating.confidence = g->Get<double>("confidence", ec.gating.confidence, {0.5, 0.999999});
     ec.gating.gamma = g->Get<double>("gamma", ec.gating.gamma, {0.0, 1e9});
     ec.gating.release_after = g->Get<double>("release_after", ec.gating.release_after, {0.0, 60.0});
+    ec.gating.quick_release_after =
+        g->Get<double>("quick_release_after", ec.gating.quick_release_after, {0.0, 60.0});
     ec.gating.inflation = g->Get<double>("inflation", ec.gating.inflation, {1.0, 1e6});
     ec.gating.open_for = g->Get<double>("open_for", ec.gating.open_for, {0.0, 60.0});
     ec.gating.max_covariance_factor =

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "heft/estimator/bias_calibration.hpp"
@@ -403,6 +405,59 @@ TEST(Gating, RejectsOutliersAndReleasesALastingChange) {
   off.enabled = false;
   InnovationGate open(off, 10);
   EXPECT_EQ(open.Decide(1e12, 10, 0.0), GateDecision::kAccept);
+}
+
+// Where no contact struck, a lasting run is checked after quick_release_after (0.015 s) instead
+// of release_after (0.1 s); a contact event within release_after before the run or during it, a
+// run whose NIS decays (a spike's tail in a low-passed copy), a refused check of the run, or
+// quick_release_after 0 each bring back release_after. Fails if any of them releases early, or a
+// run with none of them waits the long way.
+TEST(Gating, ReleasesQuicklyWhereNoContactStruck) {
+  GatingConfig cfg;
+  cfg.confidence = 0.99;
+  cfg.release_after = 0.1;
+  cfg.quick_release_after = 0.015;
+  cfg.open_for = 0.0;  // the gate is plain again at the next tick
+  // Seconds a lasting run takes to be released from `t`, and whether it was quick: NIS 100, or
+  // when `decaying` a tail falling from 1000 by 0.83 a tick (a 5 Hz low-pass's (1 − α)²) to 60.
+  auto run = [](InnovationGate& gate, double t, bool decaying = false) {
+    const double start = t;
+    double nis = decaying ? 1000.0 : 100.0;
+    while (gate.Decide(nis, 10, t) == GateDecision::kReject) {
+      if (decaying) nis = std::max(0.83 * nis, 60.0);
+      t += 0.003;
+    }
+    return std::pair{t - start, gate.released_quick()};
+  };
+  InnovationGate gate(cfg, 10);
+  auto [wait, quick] = run(gate, 1.0);  // no contact event ever
+  EXPECT_NEAR(wait, 0.015, 0.0031);
+  EXPECT_TRUE(quick);
+  gate.ContactEvent(1.95);  // a touchdown 0.05 s before the next run
+  std::tie(wait, quick) = run(gate, 2.0);
+  EXPECT_NEAR(wait, 0.1, 0.0031);
+  EXPECT_FALSE(quick);
+  std::tie(wait, quick) = run(gate, 3.0);  // 1.05 s after it: quick again
+  EXPECT_NEAR(wait, 0.015, 0.0031);
+  std::tie(wait, quick) = run(gate, 4.0, true);
+  EXPECT_NEAR(wait, 0.1, 0.0031) << "a decaying run is a low-pass's tail";
+  EXPECT_EQ(gate.Decide(100.0, 10, 5.0), GateDecision::kReject);
+  gate.ContactEvent(5.006);  // struck during the run
+  std::tie(wait, quick) = run(gate, 5.003);
+  EXPECT_NEAR(wait + 0.003, 0.1, 0.0031);
+  // A refused quick check: the next check of the run waits release_after.
+  EXPECT_EQ(gate.Decide(5.0, 10, 6.0), GateDecision::kAccept);
+  double t = 7.0;
+  while (gate.Decide(100.0, 10, t) == GateDecision::kReject) t += 0.003;
+  gate.RefuseRelease(t);
+  std::tie(wait, quick) = run(gate, t + 0.003);
+  EXPECT_NEAR(wait + 0.003, 0.1, 0.0031);
+  EXPECT_FALSE(quick);
+  cfg.quick_release_after = 0.0;
+  InnovationGate plain(cfg, 10);
+  std::tie(wait, quick) = run(plain, 1.0);
+  EXPECT_NEAR(wait, 0.1, 0.0031);
+  EXPECT_FALSE(quick);
 }
 
 // The window after a release is for the residual the release confirmed (NIS 100 on 10 rows): that

@@ -103,6 +103,48 @@ TEST(GateRelease, LoadStepStillReleasesAndConverges) {
   EXPECT_LT(std::abs(mean - truth), 0.05 * truth);
 }
 
+// A 5 kg payload at 1 s on the standing robot, its feet's contacts known (valid cells) and
+// unchanged: with gating.quick_release_after 0.03 s (opt-in: docs/estimator.md, "The gate's quick
+// release") the gate's first release comes within it (plus a few ticks for the low-pass to carry
+// the step past the gate), with and without the measurement's low-pass. With a foot's contact
+// changing at 0.99 s (a touchdown), or a cell's wrench invalid for that tick (its contact
+// unknown), it waits release_after as before. Fails if a struck or unknown contact lets the gate
+// release early, or a still robot's load waits the long way.
+TEST(GateRelease, ALoadOnAStillRobotIsReleasedWithinTheQuickWait) {
+  test::DataSpec spec = ArmMotion(2.0);
+  spec.payload = test::ForearmPayload(5.0, 1.0);
+  const auto ticks = test::Generate(spec);
+  const dynamics::Model model = test::ReferenceHumanoid();
+  enum class Feet { kStill, kTouchdown, kUnknown };
+  for (const double lowpass : {0.0, 5.0})
+    for (const Feet feet : {Feet::kStill, Feet::kTouchdown, Feet::kUnknown}) {
+      EstimatorConfig cfg = ArmConfig();
+      cfg.measurement_lowpass = lowpass;
+      cfg.gating.quick_release_after = 0.03;
+      InertialEstimator est(model, cfg);
+      est.SkipCalibration();
+      double released = -1.0;
+      for (const test::Tick& tk : ticks) {
+        const bool struck = tk.t >= 0.989 && tk.t < 0.992;
+        unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+        if (feet == Feet::kTouchdown && tk.t < 0.99) contact[0] = 0;  // in contact from 0.99 s
+        if (feet == Feet::kUnknown && struck) valid[0] = 0;
+        const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
+        const TickResult r = est.Step(in);
+        if (released < 0.0 && r.status == TickStatus::kReleased) released = tk.t;
+      }
+      const double after = released - 1.0;
+      std::printf("[ heft ] 5 kg at 1 s, low-pass %.0f Hz, feet %d: first release after %.3f s\n",
+                  lowpass, static_cast<int>(feet), after);
+      ASSERT_GE(released, 1.0);
+      if (feet == Feet::kStill) {
+        EXPECT_LE(after, cfg.gating.quick_release_after + 0.02);
+      } else {
+        EXPECT_GE(after, cfg.gating.release_after - 0.011);
+      }
+    }
+}
+
 // The same unexplained residual from 1 s to 6 s: the estimate is held by the gate, and says so
 // (TickResult::gate_holding) once gating.hold_after (2 s) of gated ticks have passed, not before,
 // and no longer once the residual is gone and a measurement is used again; with hold_after 0 it

@@ -22,9 +22,20 @@
 // (refused_in_window), and the window goes on; as the filter catches up the NIS falls.
 // A gate that refuses every measurement for `hold_after` holds the estimate as surely as a dead
 // sensor does; the estimator says so (TickResult::gate_holding) until a measurement is used again.
+//
+// What `release_after` waits out is a contact's impulse (the paper's touchdown spikes). Where no
+// contact can have struck — every contact's state known and unchanged since `release_after` before
+// the rejection run began (the caller reports each change and each tick it cannot tell:
+// ContactEvent), or a fixed base with no contacts at all — the run's first check comes after
+// `quick_release_after` instead: a load grasped by a still robot reaches the estimate in a few
+// ticks rather than after the arm has fallen for 0.1 s — provided the run's NIS is not decaying
+// (at least its first tick's): a lasting change builds up in a low-passed copy, while a spike's
+// tail there, which outlives the spike, only decays. A refused check waits `release_after` for the
+// next one, as before.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace heft::estimator {
@@ -36,9 +47,12 @@ double ChiSquareCdf(double x, int dof);
 
 struct GatingConfig {
   bool enabled = true;
-  double confidence = 0.999;             // χ² confidence; used when gamma <= 0
-  double gamma = 0.0;                    // raw threshold; > 0 overrides the confidence
-  double release_after = 0.1;            // s of uninterrupted rejections before the gate releases
+  double confidence = 0.999;   // χ² confidence; used when gamma <= 0
+  double gamma = 0.0;          // raw threshold; > 0 overrides the confidence
+  double release_after = 0.1;  // s of uninterrupted rejections before the gate releases
+  // s of them when no contact can have struck (above; opt-in, docs/estimator.md, "The gate's quick
+  // release"); 0, or not below release_after: release_after always
+  double quick_release_after = 0.0;
   double inflation = 10.0;               // covariance factor applied on release
   double open_for = 0.3;                 // s the gate stays open after a release
   double max_covariance_factor = 100.0;  // inflation never takes a variance above this × P₀
@@ -60,17 +74,28 @@ class InnovationGate {
   InnovationGate(const GatingConfig& config, int max_dof);
   double threshold(int dof) const { return thresholds_[dof]; }
   GateDecision Decide(double nis, int dof, double time) noexcept;
+  // The last kRelease came after quick_release_after.
+  bool released_quick() const { return released_quick_; }
+  // The rejection run's wait before its release check, at a tick of NIS `nis`: quick_release_after
+  // when no contact can have struck, no check of the run was refused and the run's NIS is not
+  // decaying (at least its first tick's), release_after otherwise.
+  double ReleaseAfter(double nis) const noexcept;
   void Reset() noexcept {
     rejecting_since_ = -1.0;
     open_since_ = -1.0;
     open_limit_ = 0.0;
+    refused_in_run_ = false;
   }
+  // A contact's state changed at `time`, or could not be told (its wrench invalid): a rejection run
+  // that begins within release_after of it waits release_after.
+  void ContactEvent(double time) noexcept { last_contact_event_ = time; }
   bool open() const { return open_since_ >= 0.0; }
   // The caller refused the release Decide just returned (the residual is not one the estimated
   // bodies explain): the gate stays closed and the rejection run restarts at `time`.
   void RefuseRelease(double time) noexcept {
     open_since_ = -1.0;
     rejecting_since_ = time;
+    refused_in_run_ = true;
     --releases_;
     ++rejected_;
     ++refused_releases_;
@@ -90,6 +115,10 @@ class InnovationGate {
   double open_since_ = -1.0;
   double open_limit_ = 0.0;  // the largest NIS the open window takes (its release's and spread)
   double window_z_ = 0.0;    // the one-sided normal quantile at the gate's confidence
+  double last_contact_event_ = -std::numeric_limits<double>::infinity();
+  bool refused_in_run_ = false;  // a release of this rejection run was refused: release_after
+  double run_first_nis_ = 0.0;   // the NIS of the run's first tick
+  bool released_quick_ = false;
   std::uint64_t rejected_ = 0, releases_ = 0, accepted_ = 0, refused_releases_ = 0,
                 refused_in_window_ = 0;
 };

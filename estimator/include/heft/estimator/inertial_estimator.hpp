@@ -339,6 +339,9 @@ class InertialEstimator {
   // Which measurement runs this tick; false when it must be the full one and a wrench is bad.
   bool ChooseModel(const TickInput& in, hal::MeasurementModel& model) const noexcept;
   void Calibrate(const TickInput& in, TickResult& res) noexcept;
+  // Tells the gate of each contact whose state changed since the last tick or cannot be told this
+  // tick (its wrench invalid): where none struck, a rejection run is released sooner (gating.hpp).
+  void NoteContacts(const TickInput& in) noexcept;
   // A calibration tick's regressor and consider columns into their averages' sums, projected onto
   // the contacts' null space when `project` (the null-space measurement).
   void AccumulateCalibrationRows(bool project) noexcept;
@@ -434,6 +437,11 @@ class InertialEstimator {
   int ticks_since_pull_ = 0;
   // Gated ticks since the last one whose measurement was used (gate_holding).
   std::int64_t gated_ticks_ = 0;
+  // Per contact frame its state at the last tick (NoteContacts): 0 or 1, kContactUnknown when its
+  // wrench was invalid; empty before the first tick.
+  static constexpr unsigned char kContactUnknown = 2;
+  std::vector<unsigned char> contact_state_;
+  bool contacts_seen_ = false;
   // Per state (10 per body, link_priors applied): σ₀, the random walk, the pull's weight per
   // kPriorPullTicks (0: not pulled).
   Eigen::VectorXd initial_sigma_, process_noise_, pull_weight_;
