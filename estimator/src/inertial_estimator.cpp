@@ -128,7 +128,9 @@ bool InertialEstimator::ChooseModel(const TickInput& in,
 void InertialEstimator::NoteContacts(const TickInput& in) noexcept {
   // A contact's state is known only with its wrench (SampleMapping reads the cell's normal force;
   // without a valid cell it reports contact whatever the foot does). No contacts (a fixed base):
-  // only the first tick counts, as the start of what the gate knows.
+  // only the first tick counts, as the start of what the gate knows. The gate reads the events
+  // only for its quick release: without it, nothing to do on the tick.
+  if (!(config_.gating.quick_release_after > 0.0)) return;
   bool event = !contacts_seen_;
   contacts_seen_ = true;
   for (std::size_t k = 0; k < contact_state_.size(); ++k) {

@@ -77,14 +77,14 @@ std::string RecordingItem(const std::string& dir) {
   return md.str();
 }
 
-// identified.yaml's `fit:` section as heft-identify writes it (identification/src/output.cpp),
-// read as YAML: the written method and its size, every method's fit on the recording, the written
-// result's fit by the joints' speed and the wall time. Absent file: nullopt; a file that is not
-// YAML or lacks the section: a ConfigError naming file, line and key.
 // A joint held on this share of the recording or more is named: its friction, offset and gain
 // rest on static friction.
 constexpr double kStillShare = 0.9;
 
+// identified.yaml's `fit:` section as heft-identify writes it (identification/src/output.cpp),
+// read as YAML: the written method and its size, every method's fit on the recording, the written
+// result's fit by the joints' speed and the wall time. Absent file: nullopt; a file that is not
+// YAML or lacks the section: a ConfigError naming file, line and key.
 struct Fit {
   std::string method, samples, rank, unknowns, condition;
   bool consistent = false;
