@@ -52,7 +52,8 @@ class SimulatedFactory final : public host::BackendFactory {
             {body, dynamics::GetBodyParameters(identified, identified.body_index(body))});
     }
     // heft's nominal of the estimated links, the model the hand-off is consistent with: the
-    // controllers apply heft's change of a link to their own model of it.
+    // controllers keep their own model of a link while heft hands this nominal of it, and take
+    // the handed π once heft hands anything else (Controller::SetHandOffReference).
     {
       dynamics::Model nominal = model;
       if (!config.parameters_path.empty())

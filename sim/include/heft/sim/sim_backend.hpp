@@ -144,8 +144,9 @@ struct SimOptions {
   // parameters; empty (the default): the URDF's.
   std::vector<sim::Controller::BodyParameters> controller_parameters;
   // heft's nominal parameters of the estimated links (what the hand-off is consistent with): the
-  // controllers apply heft's change to their own model (Controller::SetHandOffReference). Empty:
-  // the hand-off replaces their model of the link.
+  // controllers keep their own model of a link while heft hands this nominal of it, and take the
+  // handed π once heft hands anything else (Controller::SetHandOffReference). Empty: every
+  // hand-off replaces their model of the link.
   std::vector<sim::Controller::BodyParameters> hand_off_reference;
   // The identity of the model hand_off_reference comes from (hal::ModelIdentity of robot.urdf and
   // robot.parameters; 0: not checked). A hand-off that names another nominal model is not applied:
