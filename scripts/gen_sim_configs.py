@@ -43,7 +43,7 @@ for r in range(6):
 # then holds is caught by the gate's release instead.
 #
 # rate_limits (mass kg/s, first moment kg·m/s, inertia kg·m²/s) and handoff_confidence: one hand-off
-# policy for every scenario and the installed service (docs/estimator.md, "The hand-off policy"). A
+# policy for every scenario and the installed service (docs/handoff.md, "The hand-off policy"). A
 # link's hand-off moves only when the data show a change (significant against the estimate's
 # covariance; the nominal itself while the nominal's own error explains the estimate), so the limit
 # no longer has to hold back the estimate's jitter; it bounds how fast a real change reaches the
@@ -120,7 +120,7 @@ SCENARIOS = {
 # The same humanoid without foot F/T cells (<scenario>-noft.yaml): the estimator takes its feet as
 # contacts (estimator.contact_frames) and uses the null-space measurement (joint torques only). Its
 # start-up calibration is the source scenario's: it averages the residual's part in the contacts'
-# null space (docs/estimator.md, "Without foot F/T cells").
+# null space (docs/handoff.md, "Without foot F/T cells").
 NOFT = ("torso-load", "standing-curl")
 NOFT_CONTACTS = "  contact_frames: [%s, %s]"  # the role map's feet
 
@@ -180,7 +180,7 @@ SHIPPED_ESTIMATOR = [
     "  # the torque sensors' scale uncertainty (1 sigma, relative to the reading; config/README.md).",
     "  noise: {joint_torque: 1.0, joint_torque_scale: 0.01, base_force: 10.0, base_torque: 5.0, " + IMU_NOISE + "}",
     "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
-    "  # The hand-off policy (docs/estimator.md): a change the data show reaches the controller at",
+    "  # The hand-off policy (docs/handoff.md): a change the data show reaches the controller at",
     "  # these rates; the estimate's jitter and what the nominal's own error explains do not.",
     "  rate_limits: {mass: %g, first_moment: %g, inertia: %g}" % LIMITS,
     "  handoff_confidence: 0.999",
@@ -353,7 +353,7 @@ def write_scenario(root, up, name, s):
               % (", " + IMU_NOISE if s["floating"] and SIM_IMU else ""),
               ] + estimator_prior(s) + [
               "  gating: {enabled: true, confidence: 0.999, release_after: 0.1, inflation: 10, open_for: 0.3}",
-              "  # The hand-off policy, the installed service's (config/heft.yaml; docs/estimator.md).",
+              "  # The hand-off policy, the installed service's (config/heft.yaml; docs/handoff.md).",
               "  rate_limits: {mass: %g, first_moment: %g, inertia: %g}" % s["limits"],
               "  handoff_confidence: 0.999",
               "  # The scenarios load the link from t = 0 and the simulated sensors carry no bias: no start-up",

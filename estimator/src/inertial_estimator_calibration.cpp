@@ -125,7 +125,7 @@ bool InertialEstimator::ShowsALoad(const Eigen::MatrixXd& H, const Eigen::Vector
   // generalised likelihood ratio of a change δ left free against δ ~ N(0, Σ_n)). The posterior
   // mean's distance δᵀ Σ_n⁻¹ δ is no test: it shrinks a load by the prior's weight (HΣ_nHᵀ)² and
   // missed a 5.4 kg dumbbell on the simulated fixed arm, whose few rows see a link's change at
-  // HΣ_nHᵀ ≈ 0.01 (docs/estimator.md, "A calibration that never absorbs a load").
+  // HΣ_nHᵀ ≈ 0.01 (docs/handoff.md, "A calibration that never absorbs a load").
   load_g_ = H;
   load_llt_.solveInPlace(load_g_);  // S⁻¹ H
   load_a_.noalias() = H.transpose() * load_g_;

@@ -1,5 +1,5 @@
 // Whitening by a lower triangular factor L (R = L Lᵀ) of columns that are mostly zeros: the
-// measurement's regressor and consider columns before whitening (docs/estimator.md, "The shipped
+// measurement's regressor and consider columns before whitening (docs/performance.md, "The shipped
 // tick's cost"). A column of the regressor or of the other bodies' consider columns is non-zero
 // only on the base's rows and on the joints that support its body, a torque sensor's scale column
 // only on its own joint's row; a triangular solve on such a column fills it in from its first

@@ -219,7 +219,7 @@ void ParseGating(const config::Node& e, estimator::EstimatorConfig& ec) {
 
 // estimator.rate_limits: how fast a change the hand-off policy lets through reaches the
 // controller. The service's default (the library's is the paper's 3 kg/s): 600 kg/s hands a 6 kg
-// step on in 10 ms, h and I at a 0.3 m lever (docs/estimator.md, "The hand-off policy").
+// step on in 10 ms, h and I at a 0.3 m lever (docs/handoff.md, "The hand-off policy").
 void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
   ec.rate_limits = estimator::RateLimits{600.0, 180.0, 50.0};
   if (auto r = e.Optional("rate_limits")) {
@@ -242,7 +242,7 @@ void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
       e.Get<double>("handoff_return_after", ec.handoff_return_after, {0.0, 10.0});
   // The other bodies' nominal error in the handed covariance (the service's default: on).
   ec.consider_nominal = e.Get<bool>("consider_nominal", true, {});
-  // The Schmidt gain (opt-in: docs/estimator.md, "The Schmidt gain").
+  // The Schmidt gain (opt-in: docs/handoff.md, "The Schmidt gain").
   ec.consider_gain = e.Get<bool>("consider_gain", ec.consider_gain, {});
   // A load's unknown shape in the handed covariance (the service's default: on).
   ec.load_shape = e.Get<bool>("load_shape", true, {});

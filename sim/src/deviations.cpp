@@ -70,7 +70,7 @@ DeviationMagnitudes DeviationMagnitudes::Default() {
   // Joints sensed on the motor side: the sensed torque carries the drive's friction. Coulomb up to
   // 1 N·m and viscous up to 0.5 N·m·s/rad (at the dumbbell curl's 1.5 rad/s up to 1.75 N·m on the
   // elbow, ~6× the torque sensor's noise; the estimator's elbow stress test uses 3 N·m +
-  // 2 N·m·s/rad: docs/estimator.md, "Figures").
+  // 2 N·m·s/rad: docs/performance.md, "Figures").
   m.coulomb = 1.0;
   m.viscous = 0.5;
   // A strain-gauge joint torque sensor drifts by ~0.2 % of its ±300 N·m range between tares; its

@@ -91,7 +91,7 @@ void BM_ShippedTick(benchmark::State& st) {
     for (const dynamics::Body& b : model.bodies)
       if (b.joint.type != dynamics::JointType::kFree)
         cfg.friction.push_back({b.joint.name, 0.5, 0.3});
-  // schmidt:1, the opt-in Schmidt gain (estimator.consider_gain: docs/estimator.md).
+  // schmidt:1, the opt-in Schmidt gain (estimator.consider_gain: docs/handoff.md).
   if (st.range(2) > 0) cfg.consider_gain = true;
   cfg.calibration.enabled = false;
   InertialEstimator est(model, cfg);
@@ -104,7 +104,8 @@ void BM_ShippedTick(benchmark::State& st) {
     const TickInput in{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact};
     benchmark::DoNotOptimize(est.Step(in));
   }
-  // The states and the consider columns the tick carries (docs/estimator.md, "The tick's cost").
+  // The states and the consider columns the tick carries (docs/performance.md, "The shipped tick's
+  // cost").
   st.counters["states"] = est.filter().states();
   st.counters["consider"] = est.filter().consider();
 }

@@ -214,7 +214,7 @@ struct CalibratedElbow {
 // kSigmas². Fails if the calibration's static friction is not among the consider parameters
 // (measured: the first moment along x at z² 4.7 and the product of inertia I_xz at 7.3, against
 // 0.5 and 0.8 with them) or is counted on the wrong row. The whole π's mean NEES is 31 (64
-// without): the EKF's linearised sensitivity misses part of the effect (docs/estimator.md).
+// without): the EKF's linearised sensitivity misses part of the effect (docs/handoff.md).
 TEST(Friction, TheStaticFrictionACalibrationHeldIsInTheHandedCovariance) {
   const JointFriction friction{"left_elbow", 2.0, 0.0};
   const CalibratedElbow arm(friction);
@@ -346,7 +346,7 @@ TEST(Friction, TheStaticFrictionAJointHoldsIsInTheHandedCovariance) {
 // held-now column is +w for the positive innovation and −w for the negative one, and a row
 // inside its band is dropped with it. Fails if the column keeps one sign whatever side the row
 // left (measured on the deviated robot's forearm-load, seed 2: the whole π's mean NEES ÷ 10
-// 64.6 with one sign, 14.7 with the innovation's; docs/estimator.md).
+// 64.6 with one sign, 14.7 with the innovation's; docs/handoff.md).
 TEST(Friction, TheStaticFrictionHeldNowTakesTheSideOfTheBandTheRowLeft) {
   const auto ticks = DumbbellCurl();
   const dynamics::Model model = test::ReferenceHumanoid();

@@ -48,7 +48,7 @@ double MeanNees(const Vector10& theta0, const Vector10& sigma,
 // e^d of the rod's small moments makes g steep in θ), and within a factor 2 of 10 at 0.05. The
 // rule along P's Cholesky columns leaves out the curvature across two θ states (products of two
 // of U's entries in J = UᵀU): the measured means are 18, 39 and 490 at 0.05, 0.1 and 0.3
-// (docs/estimator.md, "The handed covariance"). Deterministic: a fixed seed, 20 000 samples.
+// (docs/handoff.md, "The handed covariance"). Deterministic: a fixed seed, 20 000 samples.
 TEST(HandedCovariance, IsCloseToTheSpreadItStandsForOnANearlyDegenerateBody) {
   const Vector10 pi0 = ForearmWithDumbbell();
   Vector10 theta0;

@@ -126,7 +126,7 @@ void AddRunAnomalies(const ScenarioFigures& s, const AnomalyRules& r,
                   " the handed mass over the run's last quarter (median): the motion leaves the "
                   "mass unseen and the estimate follows the nominal model's error along it. The "
                   "Schmidt gain (`estimator.consider_gain: true`) does not learn that error, at "
-                  "costs elsewhere that docs/estimator.md and docs/simulator.md state.");
+                  "costs elsewhere that docs/handoff.md and docs/simulator.md state.");
   if (s.tick_p999_us > r.tick_p999_us || s.overruns > 0)
     out.push_back("**" + s.name + "**: control tick 99.9th percentile " +
                   Fmt("%.0f µs", s.tick_p999_us) + ", " + Fmt("%.0f", s.overruns) +

@@ -75,7 +75,7 @@ void AddTorsoShapeTargets(const std::string& name, const RunFigures& a,
 
 // The handed covariance: the mean NEES over the settled part is 10 when it is honest (4 for the
 // mass and first moment alone), so its factor ÷ 10 (÷ 4) is 1; ≤ 2× counts as honest
-// (docs/estimator.md, "The handed covariance"). Reported for every run. Checked, as issue 37 asks,
+// (docs/handoff.md, "The handed covariance"). Reported for every run. Checked, as issue 37 asks,
 // for forearm-load and torso-load (the whole π and the mass and first moment alone) and for
 // dumbbell-curl's mass and first moment. Measured with d126645's estimator (full jobs on deviated
 // seeds 1, 2, 3, 7, 11, 13, 17 and the ideal robot; short jobs on the deviated and URDF G1 and

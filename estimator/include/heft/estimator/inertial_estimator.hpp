@@ -141,7 +141,7 @@ struct EstimatorConfig {
   // centre of mass (m), and each principal moment of inertia about it (relative). What the data
   // must show before they move the hand-off away from the nominal, and what a calibration residual
   // the estimated links explain is measured against (below). The defaults are stated for a CAD
-  // model of a humanoid's link (docs/estimator.md, "The nominal model's uncertainty").
+  // model of a humanoid's link (docs/handoff.md, "The nominal model's uncertainty").
   struct NominalUncertainty {
     double mass = 0.03;
     double com = 0.01;  // m
@@ -177,7 +177,7 @@ struct EstimatorConfig {
   // way to a load beyond it (a load swinging about the nominal) is inside for a few ticks and has
   // not returned. 0: the first tick back returns it.
   double handoff_return_after = 0.1;
-  // A load's unknown shape in the handed covariance (docs/estimator.md, "A load's shape"): the
+  // A load's unknown shape in the handed covariance (docs/handoff.md, "A load's shape"): the
   // data see a load's mass and first moment at once, but its second moments only along the
   // motions that excite them; elsewhere the filter's covariance collapses while the estimate
   // drifts thin. A link whose estimate carries Δm = m̂ − m_nominal > 0 more than its nominal gets,
@@ -188,7 +188,7 @@ struct EstimatorConfig {
   // half-side). The estimate, its mass and first moment, and the hand-off are not changed. false:
   // the covariance of the estimate alone (the paper's).
   bool load_shape = false;
-  // With load_shape, the shape a mass change leaves behind (docs/estimator.md, "A load that
+  // With load_shape, the shape a mass change leaves behind (docs/handoff.md, "A load that
   // changed"): the EKF's θ holds the shape per unit mass, so after the mass changes the estimate
   // carries the shape of the mass it was informed at, m_s, until the data inform it again. The
   // handed covariance then counts f = (m̂ − m_s) m₀ / m_s kilograms of a point load anywhere in

@@ -1,7 +1,7 @@
 // The nominal model's own error as a covariance (EstimatorConfig::nominal_uncertainty), from the
 // stated model of dynamics/nominal_uncertainty.hpp (heft-identify's prior is the same). The
 // identified covariance robot.parameters may carry (dynamics::Body::covariance) is not used: it is
-// tighter than the SDP result's real error (docs/estimator.md, "The nominal model's uncertainty").
+// tighter than the SDP result's real error (docs/handoff.md, "The nominal model's uncertainty").
 // Set-up only.
 #pragma once
 

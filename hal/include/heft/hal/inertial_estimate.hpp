@@ -51,7 +51,7 @@ struct LinkEstimate {
   std::array<char, kLinkNameLength> name{};  ///< URDF link name, NUL-terminated
   InertialParameters parameters{};           ///< π_L handed on (rate-limited, consistent)
   std::array<double, 100> covariance{};      ///< 10x10 row-major covariance of π_L (how it is
-                                             ///< computed: docs/estimator.md, "The handed
+                                             ///< computed: docs/handoff.md, "The handed
                                              ///< covariance")
 };
 
