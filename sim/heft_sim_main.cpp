@@ -40,8 +40,8 @@ class SimulatedFactory final : public host::BackendFactory {
                                         spdlog::logger& log) override {
     SimulationConfig sim = WithRobotsDir(config_, config.urdf_path);
     // The controllers' friction model is the identified one (robot.parameters), as on a robot; its
-    // bodies too with simulation.controller_model: parameters (the URDF's by default:
-    // docs/imperfect-robot.md, "The controller's model and heft's").
+    // bodies too unless simulation.controller_model is urdf (docs/imperfect-robot.md, "The
+    // controller's model and heft's").
     if (!config.parameters_path.empty())
       sim.options.controller_friction = plugin::ReadNominalFriction(config.parameters_path, model);
     if (config_.controller_model_from_parameters) {

@@ -138,11 +138,14 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   // The operator's procedure: the scenario starts (load, task) this late (scenario.hpp).
   sim.options.load_after = s.Get<double>("load_after", sim.options.load_after, {0.0, 600.0});
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
-  sim.controller_model_from_parameters =
-      s.Enum("controller_model", {"urdf", "parameters"}, "urdf") == 1;
-  if (sim.controller_model_from_parameters &&
-      !(root.Has("robot") && root["robot"].Has("parameters")))
+  // The controllers' model of the bodies: heft's nominal model by default (robot.parameters when
+  // the service has it, else the URDF), so that the hand-off is consistent with it.
+  const bool has_parameters = root.Has("robot") && root["robot"].Has("parameters");
+  const std::size_t controller_model =
+      s.Enum("controller_model", {"nominal", "urdf", "parameters"}, "nominal");
+  if (controller_model == 2 && !has_parameters)
     s["controller_model"].Fail("'parameters' needs robot.parameters (the model it would take)");
+  sim.controller_model_from_parameters = controller_model != 1 && has_parameters;
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {
       std::string name;

@@ -535,15 +535,19 @@ TEST(Deviations, TheDrivesDampingIsOnEveryJointUnderTheDeviationsViscousFriction
   }
 }
 
-// simulation.controller_model: the URDF by default; `parameters` only with robot.parameters (the
-// model it names); anything else refused with the allowed values. Fails if a value is ignored.
-TEST(Deviations, TheControllersModelIsTheUrdfUnlessParametersAreAskedForAndGiven) {
+// simulation.controller_model: heft's nominal model by default (robot.parameters when given, else
+// the URDF); `urdf` keeps the URDF; `parameters` only with robot.parameters (the model it names);
+// anything else refused with the allowed values. Fails if a value is ignored.
+TEST(Deviations, TheControllersModelIsHeftsNominalUnlessTheUrdfIsAskedFor) {
   auto parse = [](const std::string& robot, const std::string& simulation) {
     const std::string text = robot + "simulation:\n  scenario: torso-load\n" + simulation + kRoles;
     return ParseSimulation(config::Document::Parse(text, "sim.yaml").root());
   };
   const std::string with_parameters = "robot:\n  parameters: identified.yaml\n";
-  EXPECT_FALSE(parse(with_parameters, "").controller_model_from_parameters);
+  EXPECT_TRUE(parse(with_parameters, "").controller_model_from_parameters);
+  EXPECT_FALSE(parse("robot:\n  urdf: x.urdf\n", "").controller_model_from_parameters);
+  EXPECT_TRUE(
+      parse(with_parameters, "  controller_model: nominal\n").controller_model_from_parameters);
   EXPECT_FALSE(
       parse(with_parameters, "  controller_model: urdf\n").controller_model_from_parameters);
   EXPECT_TRUE(
@@ -560,7 +564,8 @@ TEST(Deviations, TheControllersModelIsTheUrdfUnlessParametersAreAskedForAndGiven
   const std::string missing = error("robot:\n  urdf: x.urdf\n", "  controller_model: parameters\n");
   EXPECT_THAT(missing, HasSubstr("sim.yaml:5:"));
   EXPECT_THAT(missing, HasSubstr("needs robot.parameters"));
-  EXPECT_THAT(error(with_parameters, "  controller_model: cad\n"), HasSubstr("urdf, parameters"));
+  EXPECT_THAT(error(with_parameters, "  controller_model: cad\n"),
+              HasSubstr("nominal, urdf, parameters"));
 }
 
 // Table I's torso load (± 5 kg on the reference's 30 kg torso) on a robot's own torso: ± 5 kg on a

@@ -140,8 +140,8 @@ struct SimOptions {
   // (heft-identify's, identified on this robot); empty: none (the URDF has none).
   std::vector<estimator::JointFriction> controller_friction;
   // The simulated controllers' rigid-body model of these bodies: heft-sim passes robot.parameters'
-  // (the identified model, the one the estimator starts from) with simulation.controller_model:
-  // parameters; empty (the default): the URDF's.
+  // (the identified model, the one the estimator starts from) unless simulation.controller_model
+  // is urdf; empty: the URDF's.
   std::vector<sim::Controller::BodyParameters> controller_parameters;
   // heft's nominal parameters of the estimated links (what the hand-off is consistent with): the
   // controllers keep their own model of a link while heft hands this nominal of it, and take the

@@ -17,8 +17,9 @@ struct SimulationConfig {
   SimOptions options;
   bool lockstep = true;
   double walking_after = 0.5;  // s of simulated time
-  // simulation.controller_model: parameters — the simulated controllers model the bodies of
-  // robot.parameters (the identified model heft estimates against) instead of the URDF's.
+  // simulation.controller_model: the simulated controllers model the bodies of robot.parameters
+  // (the identified model heft estimates against) when it is set and the key is `nominal` (the
+  // default) or `parameters`; with `urdf`, or without robot.parameters, the URDF's.
   bool controller_model_from_parameters = false;
   std::vector<std::string> fault_names;   // per fault: the joint, F/T frame or bus it hits
   std::vector<config::Node> fault_nodes;  // per fault: where it is written (for errors)
