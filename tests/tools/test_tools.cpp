@@ -501,10 +501,11 @@ TEST(Tools, ReportSaysWhenTheHandedMassIsUnseen) {
 
 // The dumbbell's mass figure carries the handed mass's σ as a share of the handed mass (a
 // fixed arm's curl can leave the mass to a short lever arm: the σ says so beside the error).
-// Fails if the figure drops the σ, or invents one for a run without a σ column.
+// Fails if the figure drops the σ, invents one for a run without a σ column, or checks a mass
+// whose σ says the run left it undetermined.
 TEST(Tools, ReportGivesTheDumbbellsMassWithItsHandedSigma) {
-  for (const double sd : {0.9, -1.0}) {  // against the handed 4.5 kg: 20.0 %, and no σ column
-    const std::string dir = testing::TempDir() + "/tools_dumbbell_sd_" + std::to_string(sd > 0.0);
+  for (const double sd : {0.9, 0.18, -1.0}) {  // of the handed 4.5 kg: 20.0 %, 4.0 %, no σ column
+    const std::string dir = testing::TempDir() + "/tools_dumbbell_sd_" + std::to_string(sd);
     WriteForearmLoadRuns(dir, 0.3, 10.0, 4.0, "", sd, "dumbbell-curl");
     const Outcome r = Exec(HEFT_REPORT, {dir});
     EXPECT_EQ(r.code, 0) << r.out << r.err;
@@ -513,10 +514,19 @@ TEST(Tools, ReportGivesTheDumbbellsMassWithItsHandedSigma) {
         "| dumbbell: forearm + dumbbell mass at steady state | 0.00 % (the "
         "nominal model's own: ");
     EXPECT_THAT(md, row) << md;
-    if (sd > 0.0)
-      EXPECT_THAT(md, HasSubstr("; handed σ 20.0 %) |")) << md;
-    else
-      EXPECT_THAT(md, Not(HasSubstr("; handed σ"))) << md;
+    // Checked unless σ says the run leaves the mass undetermined (the report names it then);
+    // fails if a 20 % σ is checked or a 4 % one is not.
+    if (sd > 0.5) {
+      EXPECT_THAT(md, HasSubstr("; handed σ 20.0 %); not checked: the run leaves the mass "
+                                "undetermined (σ > 6 %) |"))
+          << md;
+    } else {
+      EXPECT_THAT(md, Not(HasSubstr("not checked: the run leaves the mass"))) << md;
+      if (sd > 0.0)
+        EXPECT_THAT(md, HasSubstr("; handed σ 4.0 %) |")) << md;
+      else
+        EXPECT_THAT(md, Not(HasSubstr("; handed σ"))) << md;
+    }
   }
 }
 

@@ -120,13 +120,23 @@ std::string HandedMassSd(const RunFigures& a, const std::string& lead, const std
 // The dumbbell's mass, CoM and convergence. The same reading as the torso's: the forearm's own
 // mass and CoM are shares of the arm's distal composite that no recording splits, so the nominal
 // model's forearm is off by what identification left there (up to the URDF's deviation), and the
-// estimate converges to it plus the dumbbell.
+// estimate converges to it plus the dumbbell. The mass is checked where the run determines it to
+// the target's scale, its handed σ within 3 × the 2 % allowed: on the fixed arm of a deviated robot
+// the motion and the nominal model's uncertainty leave it at σ 7–27 % (docs/main-job.md, "The fixed
+// arm's mass"), where a 2 % error is luck either way; on the URDF robots σ is 2.5–5.6 %.
 void AddDumbbellTargets(const RunFigures& a, std::vector<Target>& targets) {
-  targets.push_back({"dumbbell: forearm + dumbbell mass at steady state",
-                     Fmt("%.2f %%", 100 * a.mass_error) +
-                         Fmt(" (the nominal model's own: %.2f %%", 100 * a.prior_mass_error) +
-                         HandedMassSd(a, "; ", "") + ")",
-                     "≤ 2 % + the nominal's", a.mass_error <= 0.02 + a.prior_mass_error, true});
+  constexpr double kAllowed = 0.02, kDetermined = 3.0;
+  const bool determined =
+      std::isnan(a.handed_mass_sd) || a.handed_mass_sd <= kDetermined * kAllowed;
+  targets.push_back(
+      {"dumbbell: forearm + dumbbell mass at steady state",
+       Fmt("%.2f %%", 100 * a.mass_error) +
+           Fmt(" (the nominal model's own: %.2f %%", 100 * a.prior_mass_error) +
+           HandedMassSd(a, "; ", "") + ")" +
+           (determined ? std::string()
+                       : Fmt("; not checked: the run leaves the mass undetermined (σ > %.0f %%)",
+                             100 * kDetermined * kAllowed)),
+       "≤ 2 % + the nominal's", a.mass_error <= kAllowed + a.prior_mass_error, determined});
   targets.push_back({"dumbbell: centre of mass at steady state",
                      Fmt("%.1f mm", 1000 * a.com_error) +
                          Fmt(" (the nominal model's own: %.1f mm)", 1000 * a.prior_com_error),
