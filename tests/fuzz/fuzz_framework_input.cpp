@@ -49,6 +49,72 @@ bool Finite(const std::array<double, N>& v) {
   return true;
 }
 
+// One operation on the segment (op's bits 0..1): a sample (its stamp made `now` minus its low
+// 24 bits in µs, or as it is), a patch of raw bytes (which makes the counters unclean where it
+// reaches them), or a command through the framework's writer (counted in `sent`).
+void Operate(Bytes& in, std::uint64_t op, heft_input_segment& seg, std::int64_t now, bool& clean,
+             std::uint64_t& sent) {
+  switch (op & 3U) {
+    case 0:
+    case 3: {
+      heft_input_sample s;
+      in.Copy(&s, sizeof s);
+      if ((op & 3U) == 0)
+        s.stamp_ns = now - static_cast<std::int64_t>(s.stamp_ns & 0xFFFFFF) * 1000;
+      heft_input_write(&seg, &s);
+      break;
+    }
+    case 1: {
+      const auto offset = static_cast<std::size_t>(in.Take(2) % sizeof seg);
+      const auto length = std::min<std::size_t>(in.Take(1) % 64, sizeof seg - offset);
+      in.Copy(reinterpret_cast<std::uint8_t*>(&seg) + offset, length);
+      if (offset < offsetof(heft_input_segment, seq) &&
+          offset + length > offsetof(heft_input_segment, commands))
+        clean = false;
+      break;
+    }
+    case 2: {
+      const auto id = static_cast<unsigned>(in.Take(1));
+      heft_input_command(&seg, static_cast<heft_input_command_id>(id % 8));
+      if (id % 8 < kNumCommands) ++sent;
+      break;
+    }
+  }
+}
+
+// The base state: finite always; when accepted, a unit quaternion, within the limits, with a
+// specific force or a velocity, and no older than the timeout.
+void CheckBase(bool ok, const heft::hal::BaseSample& out, const FrameworkInputLimits& limits) {
+  if (ok != out.health.ok()) std::abort();
+  if (!Finite(out.orientation) || !Finite(out.angular_velocity) || !Finite(out.specific_force) ||
+      !Finite(out.linear_velocity))
+    std::abort();
+  if (ok) {
+    if (std::abs(Norm(out.orientation) - 1.0) > 1e-9) std::abort();
+    if (Norm(out.angular_velocity) > limits.max_angular_velocity) std::abort();
+    if (!out.has_specific_force && !out.has_linear_velocity) std::abort();
+    if (out.has_specific_force && Norm(out.specific_force) > limits.max_specific_force)
+      std::abort();
+    if (out.has_linear_velocity && Norm(out.linear_velocity) > limits.max_linear_velocity)
+      std::abort();
+    if (static_cast<std::int64_t>(out.health.age_us) * 1000 > limits.timeout_ns) std::abort();
+  }
+}
+
+// The commands: an edge only for a counter that moved (from `previous` to `c`), never more than
+// the counter shows, the newest among those that arrived. Returns the edges delivered.
+std::uint64_t CheckCommands(const heft_input_commands& c, const heft_input_commands& previous,
+                            const CommandEdges& edges) {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < kNumCommands; ++i) {
+    if (c.count[i] == previous.count[i] && edges.count[i] != 0) std::abort();  // not moved
+    if (edges.count[i] > c.count[i]) std::abort();  // more than the counter shows
+    n += edges.count[i];
+  }
+  if (edges.last >= 0 && edges.count[static_cast<std::size_t>(edges.last)] == 0) std::abort();
+  return n;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -76,67 +142,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   heft::hal::BaseSample out;
   while (in.left() > 0) {
     const auto op = in.Take(1);
-    switch (op & 3U) {
-      case 0:
-      case 3: {
-        heft_input_sample s;
-        in.Copy(&s, sizeof s);
-        if ((op & 3U) == 0)
-          s.stamp_ns = now - static_cast<std::int64_t>(s.stamp_ns & 0xFFFFFF) * 1000;
-        heft_input_write(&seg, &s);
-        break;
-      }
-      case 1: {
-        const auto offset = static_cast<std::size_t>(in.Take(2) % sizeof seg);
-        const auto length = std::min<std::size_t>(in.Take(1) % 64, sizeof seg - offset);
-        in.Copy(reinterpret_cast<std::uint8_t*>(&seg) + offset, length);
-        if (offset < offsetof(heft_input_segment, seq) &&
-            offset + length > offsetof(heft_input_segment, commands))
-          clean = false;
-        break;
-      }
-      case 2: {
-        const auto id = static_cast<unsigned>(in.Take(1));
-        heft_input_command(&seg, static_cast<heft_input_command_id>(id % 8));
-        if (id % 8 < kNumCommands) ++sent;
-        break;
-      }
-    }
+    Operate(in, op, seg, now, clean, sent);
     now += static_cast<std::int64_t>(op >> 2) * 500'000;
 
     CommandEdges edges;
     heft_input_commands c;
     heft_input_read_commands(&seg, &c);
     const bool ok = reader.Read(now, out, edges);
-
-    // The base state.
-    if (ok != out.health.ok()) std::abort();
-    if (!Finite(out.orientation) || !Finite(out.angular_velocity) || !Finite(out.specific_force) ||
-        !Finite(out.linear_velocity))
-      std::abort();
-    if (ok) {
-      if (std::abs(Norm(out.orientation) - 1.0) > 1e-9) std::abort();
-      if (Norm(out.angular_velocity) > limits.max_angular_velocity) std::abort();
-      if (!out.has_specific_force && !out.has_linear_velocity) std::abort();
-      if (out.has_specific_force && Norm(out.specific_force) > limits.max_specific_force)
-        std::abort();
-      if (out.has_linear_velocity && Norm(out.linear_velocity) > limits.max_linear_velocity)
-        std::abort();
-      if (static_cast<std::int64_t>(out.health.age_us) * 1000 > limits.timeout_ns) std::abort();
-    }
+    CheckBase(ok, out, limits);
     const auto counters = reader.counters();
     if (counters.accepted + counters.rejected_total() + counters.empty != counters.reads)
       std::abort();
-
-    // The commands.
-    std::uint64_t n = 0;
-    for (std::size_t i = 0; i < kNumCommands; ++i) {
-      if (c.count[i] == previous.count[i] && edges.count[i] != 0) std::abort();  // not moved
-      if (edges.count[i] > c.count[i]) std::abort();  // more than the counter shows
-      n += edges.count[i];
-    }
-    if (edges.last >= 0 && edges.count[static_cast<std::size_t>(edges.last)] == 0) std::abort();
-    delivered += n;
+    delivered += CheckCommands(c, previous, edges);
     if (clean && delivered != sent) std::abort();  // lost or repeated
     previous = c;
   }

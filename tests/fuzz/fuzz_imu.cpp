@@ -54,49 +54,84 @@ bool UnitAttitude(double qw, const Eigen::Vector3d& v) {
          n2 <= 1.0 + 1.0 / heft::drivers::kImuQuaternionScale + 1e-12;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace heft::drivers;
-  Bytes in(data, size);
+// The configuration: base identifier, gyro and accelerometer LSB (zero keeps the default).
+ImuConfig ReadConfig(Bytes& in) {
   ImuConfig cfg;
   if (const auto v = in.Take(2)) cfg.base_id = static_cast<std::uint32_t>(v % 0x7FE);
   if (const auto v = in.Take(2)) cfg.gyro_lsb = static_cast<double>(v) * 1.5e-5;   // ≤ 0.98
   if (const auto v = in.Take(2)) cfg.accel_lsb = static_cast<double>(v) * 1.5e-4;  // ≤ 9.8
+  return cfg;
+}
 
-  ImuAssembler assembler;
-  bool pending = false;  // the harness's own model: a frame A was accepted and not yet used up
-  CanFrame frame_a, frame_b, frame_c;
-  bool have_b = false, have_c = false;
-  while (in.left() > 0) {
-    const auto which = in.Take(1) % 4;
-    CanFrame f;
-    const auto id = static_cast<std::uint32_t>(in.Take(2));
-    f.id = which < 3 ? cfg.base_id + static_cast<std::uint32_t>(which) : id;
-    f.flags = static_cast<std::uint8_t>(in.Take(1) & 0x3F);
-    f.len = static_cast<std::uint8_t>(in.Take(1) % (CanFrame::kMaxData + 1));
-    for (std::size_t i = 0; i < 8; ++i) f.data[i] = static_cast<std::uint8_t>(in.Take(1));
+// One frame: which identifier (A, B, C, or the one read as it is), flags, length, 8 data bytes.
+CanFrame ReadFrame(Bytes& in, const ImuConfig& cfg) {
+  const auto which = in.Take(1) % 4;
+  CanFrame f;
+  const auto id = static_cast<std::uint32_t>(in.Take(2));
+  f.id = which < 3 ? cfg.base_id + static_cast<std::uint32_t>(which) : id;
+  f.flags = static_cast<std::uint8_t>(in.Take(1) & 0x3F);
+  f.len = static_cast<std::uint8_t>(in.Take(1) % (CanFrame::kMaxData + 1));
+  for (std::size_t i = 0; i < 8; ++i) f.data[i] = static_cast<std::uint8_t>(in.Take(1));
+  return f;
+}
 
-    // The single-frame decoders (the frame's identifier is the caller's business).
+// The single-frame decoders (the frame's identifier is the caller's business): what one accepts
+// re-encodes to the same bytes, finite, the attitude a unit quaternion.
+void CheckDecoders(const CanFrame& f, const ImuConfig& cfg) {
+  using namespace heft::drivers;
+  ImuFrameReading r;
+  if (DecodeImuGyro(f, cfg, r) == Reject::kNone) {
+    if (!SameBytes(EncodeImuGyro(cfg, r.raw, r.status, r.counter), f)) std::abort();
+    if (!r.value.allFinite()) std::abort();
+  }
+  if (DecodeImuAccel(f, cfg, r) == Reject::kNone) {
+    if (!SameBytes(EncodeImuAccel(cfg, r.raw, r.status, r.counter), f)) std::abort();
+    if (!r.value.allFinite()) std::abort();
+  }
+  if (DecodeImuAttitude(f, r) == Reject::kNone) {
+    if (!SameBytes(EncodeImuAttitude(cfg, r.raw, r.status, r.counter), f)) std::abort();
+    if (!UnitAttitude(r.qw, r.value)) std::abort();
+  }
+}
+
+// A completed sample: the three frames are exactly what the device would send for this reading,
+// its values finite, and usable only when all three frames were VALID without a fault bit.
+void CheckComplete(const ImuReading& out, const ImuConfig& cfg, const CanFrame& frame_a,
+                   const CanFrame& frame_b, const CanFrame& frame_c) {
+  using namespace heft::drivers;
+  if (out.counter != frame_a.data[7] || out.counter != frame_b.data[7] ||
+      out.counter != frame_c.data[7])
+    std::abort();
+  const auto& st = out.frame_status;
+  if (!SameBytes(EncodeImuGyro(cfg, Raw(out.angular_velocity, cfg.gyro_lsb), st[0], out.counter),
+                 frame_a) ||
+      !SameBytes(EncodeImuAccel(cfg, Raw(out.specific_force, cfg.accel_lsb), st[1], out.counter),
+                 frame_b) ||
+      !SameBytes(EncodeImuAttitude(cfg, Raw(out.attitude.vec(), 1.0 / kImuQuaternionScale), st[2],
+                                   out.counter),
+                 frame_c))
+    std::abort();
+  if (!out.angular_velocity.allFinite() || !out.specific_force.allFinite() ||
+      !UnitAttitude(out.attitude.w(), out.attitude.vec()))
+    std::abort();
+  const bool usable_each = [&] {
+    for (const std::uint8_t s : st)
+      if (!(s & ImuStatus::kValid) || (s & ImuStatus::kFaultMask)) return false;
+    return true;
+  }();
+  if (out.usable != usable_each) std::abort();
+}
+
+// The assembler against the pairing rule (docs/can-devices.md section 4), modelled here: the
+// frame's own decoder decides whether it is well-formed (a malformed frame or another identifier
+// changes nothing); a frame A starts a sample and drops the pending one; a B or C is used only
+// while the A of its counter is pending and it has not come yet, otherwise it is rejected as
+// unpaired and drops nothing (the pending sample stays pending).
+class PairingModel {
+ public:
+  void Feed(const CanFrame& f, const ImuConfig& cfg) {
+    using namespace heft::drivers;
     ImuFrameReading r;
-    if (DecodeImuGyro(f, cfg, r) == Reject::kNone) {
-      if (!SameBytes(EncodeImuGyro(cfg, r.raw, r.status, r.counter), f)) std::abort();
-      if (!r.value.allFinite()) std::abort();
-    }
-    if (DecodeImuAccel(f, cfg, r) == Reject::kNone) {
-      if (!SameBytes(EncodeImuAccel(cfg, r.raw, r.status, r.counter), f)) std::abort();
-      if (!r.value.allFinite()) std::abort();
-    }
-    if (DecodeImuAttitude(f, r) == Reject::kNone) {
-      if (!SameBytes(EncodeImuAttitude(cfg, r.raw, r.status, r.counter), f)) std::abort();
-      if (!UnitAttitude(r.qw, r.value)) std::abort();
-    }
-
-    // The assembler against the pairing rule (docs/can-devices.md section 4), modelled here: the
-    // frame's own decoder decides whether it is well-formed (a malformed frame or another
-    // identifier changes nothing); a frame A starts a sample and drops the pending one; a B or C
-    // is used only while the A of its counter is pending and it has not come yet, otherwise it is
-    // rejected as unpaired and drops nothing (the pending sample stays pending).
     ImuReading out;
     Reject why = Reject::kNone;
     bool dropped = false;
@@ -105,58 +140,56 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                            : kind == 1 ? DecodeImuAccel(f, cfg, r)
                            : kind == 2 ? DecodeImuAttitude(f, r)
                                        : Reject::kUnknownId;
-    const bool was_pending = pending;
-    const auto result = assembler.Feed(f, cfg, out, why, dropped);
+    const bool was_pending = pending_;
+    const auto result = assembler_.Feed(f, cfg, out, why, dropped);
     if ((result == ImuAssembler::Result::kRejected) != (why != Reject::kNone)) std::abort();
     (void)ToString(why);
     if (refused != Reject::kNone) {
       if (why != refused || dropped) std::abort();
-      continue;
+      return;
     }
     if (kind == 0) {
       if (result != ImuAssembler::Result::kPending || dropped != was_pending) std::abort();
-      if (dropped && assembler.dropped_counter() != frame_a.data[7]) std::abort();
-      pending = true;
-      have_b = have_c = false;
-      frame_a = f;
-      continue;
+      if (dropped && assembler_.dropped_counter() != frame_a_.data[7]) std::abort();
+      pending_ = true;
+      have_b_ = have_c_ = false;
+      frame_a_ = f;
+      return;
     }
-    bool& have = kind == 1 ? have_b : have_c;
+    bool& have = kind == 1 ? have_b_ : have_c_;
     if (dropped) std::abort();  // only a frame A drops a sample
-    if (!pending || f.data[7] != frame_a.data[7] || have) {
+    if (!pending_ || f.data[7] != frame_a_.data[7] || have) {
       if (why != Reject::kUnpaired) std::abort();
-      continue;
+      return;
     }
     have = true;
-    (kind == 1 ? frame_b : frame_c) = f;
-    if (!(have_b && have_c)) {
+    (kind == 1 ? frame_b_ : frame_c_) = f;
+    if (!(have_b_ && have_c_)) {
       if (result != ImuAssembler::Result::kPending) std::abort();
-      continue;
+      return;
     }
     if (result != ImuAssembler::Result::kComplete) std::abort();
-    pending = false;
-    // The three frames are exactly what the device would send for this reading.
-    if (out.counter != frame_a.data[7] || out.counter != frame_b.data[7] ||
-        out.counter != frame_c.data[7])
-      std::abort();
-    const auto& st = out.frame_status;
-    if (!SameBytes(EncodeImuGyro(cfg, Raw(out.angular_velocity, cfg.gyro_lsb), st[0], out.counter),
-                   frame_a) ||
-        !SameBytes(EncodeImuAccel(cfg, Raw(out.specific_force, cfg.accel_lsb), st[1], out.counter),
-                   frame_b) ||
-        !SameBytes(EncodeImuAttitude(cfg, Raw(out.attitude.vec(), 1.0 / kImuQuaternionScale), st[2],
-                                     out.counter),
-                   frame_c))
-      std::abort();
-    if (!out.angular_velocity.allFinite() || !out.specific_force.allFinite() ||
-        !UnitAttitude(out.attitude.w(), out.attitude.vec()))
-      std::abort();
-    const bool usable_each = [&] {
-      for (const std::uint8_t s : st)
-        if (!(s & ImuStatus::kValid) || (s & ImuStatus::kFaultMask)) return false;
-      return true;
-    }();
-    if (out.usable != usable_each) std::abort();
+    pending_ = false;
+    CheckComplete(out, cfg, frame_a_, frame_b_, frame_c_);
+  }
+
+ private:
+  ImuAssembler assembler_;
+  bool pending_ = false;  // the harness's own model: a frame A was accepted and not yet used up
+  CanFrame frame_a_, frame_b_, frame_c_;
+  bool have_b_ = false, have_c_ = false;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Bytes in(data, size);
+  const ImuConfig cfg = ReadConfig(in);
+  PairingModel model;
+  while (in.left() > 0) {
+    const CanFrame f = ReadFrame(in, cfg);
+    CheckDecoders(f, cfg);
+    model.Feed(f, cfg);
   }
   return 0;
 }

@@ -37,14 +37,12 @@
 //   - spans: one byte for the wrench count and one for the wrench_valid and in_contact counts
 //     (each mod 6: the contact frames' count (twice as likely), 0, 1, one more, 8), then one byte
 //     of wrench_valid flags and one of in_contact flags (bit k for frame k).
+// The harness's parts (models, configurations, decoding) are in tick_input_parts.hpp.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <limits>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +52,7 @@
 #include "heft/dynamics/inertia.hpp"
 #include "heft/dynamics/model.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
+#include "tick_input_parts.hpp"
 
 namespace {
 
@@ -61,191 +60,27 @@ using heft::dynamics::Model;
 using heft::dynamics::Vector10;
 using heft::dynamics::Vector6;
 using heft::estimator::EstimatorConfig;
-using heft::estimator::FilterKind;
 using heft::estimator::InertialEstimator;
 using heft::estimator::MeasurementChoice;
 using heft::estimator::TickInput;
 using heft::estimator::TickResult;
 using heft::estimator::TickStatus;
 using heft::fuzz::Bytes;
-
-constexpr int kMaxCalls = 64;        // per input: bounded work (-timeout=10 in run.sh)
-constexpr std::size_t kMaxSpan = 8;  // the longest wrench / flag span a tick passes
-constexpr int kLarge = 300;          // a "large" vector, beyond any model's size
-constexpr double kPeriod = 0.003;    // control_period of every configuration (333 Hz)
-
-// HEFT_FUZZ_TRACE=1: each Step's time, sizes, spans and result on stderr (reproducing an input).
-bool Trace() {
-  static const bool trace = std::getenv("HEFT_FUZZ_TRACE") != nullptr;
-  return trace;
-}
-
-[[noreturn]] void Fail(int call, const char* what) {
-  std::fprintf(stderr, "fuzz_tick_input: call %d: %s\n", call, what);
-  std::abort();
-}
-
-struct Models {
-  Model fixed, floating;
-};
-
-const Models& LoadModels() {
-  static const Models models{heft::dynamics::LoadModelFromUrdfFile(
-                                 HEFT_FUZZ_ROBOTS_DIR "/heft_humanoid_fixed.urdf", {false, false}),
-                             heft::dynamics::LoadModelFromUrdfFile(
-                                 HEFT_FUZZ_ROBOTS_DIR "/heft_humanoid.urdf", {true, false})};
-  return models;
-}
-
-// The configurations the first byte chooses from: each path of Step at least once.
-struct Setup {
-  const Model* model;
-  EstimatorConfig config;
-};
-
-constexpr int kConfigs = 4;
-
-Setup MakeSetup(int which, const Models& models) {
-  EstimatorConfig c;
-  c.control_period = kPeriod;
-  c.calibration = {true, 0.03, 0.5, 0.01, 0.12};  // completes (or times out) within 64 calls
-  c.gating.release_after = 0.01;                  // releases within a few gated ticks
-  c.gating.open_for = 0.01;
-  c.load_shape = true;  // the handed covariance with a carried load's shape (the service's)
-  switch (which) {
-    case 0: {  // fixed base: the forearm, the joint rows only, friction and its stiction band
-      c.bodies = {"left_forearm"};
-      c.friction = {{"left_elbow", 2.0, 0.5}};
-      c.stiction_band = true;
-      c.joint_torque_scale = 0.01;
-      c.acceleration_sigma = Eigen::VectorXd::Constant(models.fixed.nv, 0.17);
-      return {&models.fixed, c};
-    }
-    case 1: {  // floating, the feet's cells: the rigid torso of the simulated configurations
-      c.bodies = {"torso"};
-      c.contact_frames = {"left_foot_ft", "right_foot_ft"};
-      c.ft_noise = {{"left_foot_ft", 2.0, 0.2}, {"right_foot_ft", 2.0, 0.2}};
-      c.acceleration_sigma = Eigen::VectorXd::Constant(models.floating.nv, 0.17);
-      c.acceleration_sigma.head<3>().setConstant(0.02);
-      c.acceleration_sigma.segment<3>(3).setConstant(0.7);
-      c.joint_torque_scale = 0.01;
-      c.measurement_lowpass = 5.0;
-      c.prior_time_constant = 2.0;
-      c.parameter_frame = EstimatorConfig::ParameterFrame::kCom;
-      c.stiction_band = false;
-      return {&models.floating, c};
-    }
-    case 2: {  // floating, four links, the baseline KF, the full-wrench measurement forced
-      c.filter = FilterKind::kKalman;
-      c.bodies = {"torso", "left_forearm", "right_forearm", "left_thigh"};
-      c.contact_frames = {"left_foot_ft", "right_foot_ft"};
-      c.measurement = MeasurementChoice::kFullWrench;
-      c.gating.gamma = 5.0;  // tight: gated and released ticks
-      return {&models.floating, c};
-    }
-    default: {  // floating without cells: the feet assumed in contact, the null-space rows
-      c.bodies = {"left_forearm"};
-      c.contact_frames = {"left_foot", "right_foot"};
-      c.measurement = MeasurementChoice::kTorqueNullSpace;
-      c.calibration.enabled = false;
-      EstimatorConfig::LinkPrior prior;
-      prior.link = "left_forearm";
-      prior.parameter_frame = EstimatorConfig::ParameterFrame::kCom;
-      prior.prior_time_constant = 1.0;
-      c.link_priors = {prior};
-      return {&models.floating, c};
-    }
-  }
-}
-
-// A small deterministic generator (splitmix64) for the tick's values: four input bytes seed it,
-// so that a tick costs a few bytes whatever the model's size.
-class Generator {
- public:
-  explicit Generator(std::uint64_t seed) : s_(seed) {}
-  double Uniform(double half_width) {  // in [−half_width, half_width]
-    std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return half_width * (static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);
-  }
-
- private:
-  std::uint64_t s_;
-};
-
-double Special(Bytes& in) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  static constexpr std::array<double, 10> kSpecial = {std::numeric_limits<double>::quiet_NaN(),
-                                                      kInf,
-                                                      -kInf,
-                                                      1e300,
-                                                      -1e300,
-                                                      std::numeric_limits<double>::max(),
-                                                      std::numeric_limits<double>::denorm_min(),
-                                                      -0.0,
-                                                      1e30,
-                                                      -1e15};
-  const auto pick = in.Take(1) % (kSpecial.size() + 1);
-  return pick < kSpecial.size() ? kSpecial[pick] : in.Double();
-}
-
-// A vector's size from a shape code: the model's size, off by one, empty, large, the other
-// vector's size, nv − 6.
-int SizeFor(std::uint64_t code, int right, int other, int nv) {
-  switch (code % 7) {
-    case 0:
-      return right;
-    case 1:
-      return std::max(right - 1, 0);
-    case 2:
-      return right + 1;
-    case 3:
-      return 0;
-    case 4:
-      return kLarge;
-    case 5:
-      return other;
-    default:
-      return std::max(nv - 6, 0);
-  }
-}
-
-std::size_t SpanFor(std::uint64_t code, std::size_t contacts) {
-  switch (code % 6) {
-    case 0:
-    case 1:
-      return contacts;
-    case 2:
-      return 0;
-    case 3:
-      return 1;
-    case 4:
-      return std::min(contacts + 1, kMaxSpan);
-    default:
-      return kMaxSpan;
-  }
-}
-
-// What Step is told, owned here; TickInput views it.
-struct Tick {
-  double time = 0.0;
-  Eigen::VectorXd q, v, a, tau;
-  std::array<Vector6, kMaxSpan> wrenches{};
-  std::array<unsigned char, kMaxSpan> valid{}, contact{};
-  std::size_t n_wrenches = 0, n_valid = 0, n_contact = 0;
-  TickInput View() const {
-    return TickInput{time,
-                     q,
-                     v,
-                     a,
-                     tau,
-                     std::span<const Vector6>(wrenches.data(), n_wrenches),
-                     std::span<const unsigned char>(valid.data(), n_valid),
-                     std::span<const unsigned char>(contact.data(), n_contact)};
-  }
-};
+using heft::fuzz::Fail;
+using heft::fuzz::Generator;
+using heft::fuzz::kConfigs;
+using heft::fuzz::kMaxCalls;
+using heft::fuzz::kMaxSpan;
+using heft::fuzz::kPeriod;
+using heft::fuzz::LoadModels;
+using heft::fuzz::MakeSetup;
+using heft::fuzz::Models;
+using heft::fuzz::Setup;
+using heft::fuzz::SizeFor;
+using heft::fuzz::SpanFor;
+using heft::fuzz::Special;
+using heft::fuzz::Tick;
+using heft::fuzz::Trace;
 
 class Harness {
  public:
@@ -444,26 +279,8 @@ class Harness {
     Sized(v_, sizes[1], tick_.v);
     Sized(a_, sizes[2], tick_.a);
     Sized(tau_, sizes[3], tick_.tau);
-    const auto counts = in.Take(1), flag_counts = in.Take(1);
-    tick_.n_wrenches = SpanFor(counts, contacts_);
-    tick_.n_valid = SpanFor(flag_counts, contacts_);
-    tick_.n_contact = SpanFor(flag_counts >> 3, contacts_);
-    const auto valid = in.Take(1), contact = in.Take(1);
-    for (std::size_t k = 0; k < kMaxSpan; ++k) {
-      tick_.valid[k] = static_cast<unsigned char>((valid >> k) & 1u);
-      tick_.contact[k] = static_cast<unsigned char>((contact >> k) & 1u);
-    }
-    if (flags & 0x04) {  // one value replaced by a special one
-      const auto where = in.Take(1), index = in.Take(1);
-      const double value = Special(in);
-      Eigen::VectorXd* vectors[4] = {&tick_.q, &tick_.v, &tick_.a, &tick_.tau};
-      if (where % 5 < 4) {
-        Eigen::VectorXd& target = *vectors[where % 5];
-        if (target.size() > 0) target[static_cast<Eigen::Index>(index % target.size())] = value;
-      } else {
-        tick_.wrenches[index % kMaxSpan][static_cast<Eigen::Index>((index >> 3) % 6)] = value;
-      }
-    }
+    Spans(in);
+    if (flags & 0x04) ReplaceOne(in);  // one value replaced by a special one
 
     if (Trace())  // before the call: the last line names the input of a crash inside Step
       std::fprintf(stderr, "call %d: Step t=%g sizes %d %d %d %d spans %zu %zu %zu\n", call_,
@@ -474,7 +291,38 @@ class Harness {
       std::fprintf(stderr, "  status %d model %d nis %g\n", static_cast<int>(r.status),
                    static_cast<int>(r.model), r.nis);
 
-    // What Step must have decided, from the input alone.
+    Decided(before, r);
+  }
+
+  // The spans' lengths (the wrenches, the wrench_valid and in_contact flags) and their flags.
+  void Spans(Bytes& in) {
+    const auto counts = in.Take(1), flag_counts = in.Take(1);
+    tick_.n_wrenches = SpanFor(counts, contacts_);
+    tick_.n_valid = SpanFor(flag_counts, contacts_);
+    tick_.n_contact = SpanFor(flag_counts >> 3, contacts_);
+    const auto valid = in.Take(1), contact = in.Take(1);
+    for (std::size_t k = 0; k < kMaxSpan; ++k) {
+      tick_.valid[k] = static_cast<unsigned char>((valid >> k) & 1u);
+      tick_.contact[k] = static_cast<unsigned char>((contact >> k) & 1u);
+    }
+  }
+
+  // One value of q, v, a or τ, or of a wrench, replaced by a special one.
+  void ReplaceOne(Bytes& in) {
+    const auto where = in.Take(1), index = in.Take(1);
+    const double value = Special(in);
+    Eigen::VectorXd* vectors[4] = {&tick_.q, &tick_.v, &tick_.a, &tick_.tau};
+    if (where % 5 < 4) {
+      Eigen::VectorXd& target = *vectors[where % 5];
+      if (target.size() > 0) target[static_cast<Eigen::Index>(index % target.size())] = value;
+    } else {
+      tick_.wrenches[index % kMaxSpan][static_cast<Eigen::Index>((index >> 3) % 6)] = value;
+    }
+  }
+
+  // What Step must have decided, from the input alone.
+  void Decided(const Snapshot& before, const TickResult& r) const {
+    const int nq = model_.nq, nv = model_.nv;
     const bool well_sized = tick_.q.size() == nq && tick_.v.size() == nv && tick_.a.size() == nv &&
                             tick_.tau.size() == nv;
     const bool finite = well_sized && std::isfinite(tick_.time) && tick_.q.allFinite() &&

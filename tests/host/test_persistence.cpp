@@ -258,32 +258,37 @@ FirstRow ReadFirstRow(const std::string& csv) {
           std::lround(table.number(0, "t_ns") / 3e6)};
 }
 
-// Fails if heft-sim does not persist a settled estimate while it runs (file written atomically,
-// so a SIGKILL leaves a whole one), if after the kill a restart on the same file hands on nominal
-// instead of the persisted estimate, or if a stale, mismatched or malformed file is used or
-// refused without a log line naming why.
-TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
-  // dumbbell-curl persisting into its own temporary directory.
-  ConfigBuilder builder(std::string(HEFT_CONFIG_DIR) + "/sim/dumbbell-curl.yaml");
-  const std::string dir = builder.dir();
-  const std::string state = dir + "/state.yaml";
+// dumbbell-curl persisting into the directory of `builder` (its own temporary one), and what the
+// steps below check against.
+struct PersistenceRun {
+  std::string dir, state, shm, config, csv, log;
+  double nominal = 0.0;   // the forearm's nominal mass
+  double one_tick = 0.0;  // how far the handed mass may move in the first control tick
+};
+PersistenceRun SetUpPersistenceRun(ConfigBuilder& builder) {
+  PersistenceRun s;
+  s.dir = builder.dir();
+  s.state = s.dir + "/state.yaml";
   // The hand-off in shared memory too, read like the controller reads it while heft-sim runs and
   // after the SIGKILL.
-  const std::string shm = "heft_persist_kill_" + std::to_string(getpid());
-  const std::string config = builder.Set("host.persistence.file", state)
-                                 .Set("host.persistence.interval", "0.5")
-                                 .Set("host.shm", shm)
-                                 .Write("config.yaml");
-  const std::string csv = dir + "/telemetry.csv";
+  s.shm = "heft_persist_kill_" + std::to_string(getpid());
+  s.config = builder.Set("host.persistence.file", s.state)
+                 .Set("host.persistence.interval", "0.5")
+                 .Set("host.shm", s.shm)
+                 .Write("config.yaml");
+  s.csv = s.dir + "/telemetry.csv";
   // The forearm's nominal mass, and how far the handed mass may move in the first control tick:
   // the configuration's mass rate limit (600 kg/s) over one 3 ms period.
   const dynamics::Model urdf = dynamics::LoadModelFromUrdfFile(
       std::string(HEFT_CONFIG_DIR) + "/robots/heft_humanoid_fixed.urdf", dynamics::ModelOptions{});
-  const double nominal = urdf.bodies[urdf.body_index("left_forearm")].parameters[0];
-  const double one_tick = 600.0 * 0.003;
+  s.nominal = urdf.bodies[urdf.body_index("left_forearm")].parameters[0];
+  s.one_tick = 600.0 * 0.003;
+  s.log = s.dir + "/run.log";
+  return s;
+}
 
-  // Run until the file exists (lockstep, faster than real time), then SIGKILL.
-  const std::string log = dir + "/run.log";
+// heft-sim on `config` for 60 s (lockstep, faster than real time), its output into `log`.
+pid_t StartHeftSim(const std::string& config, const std::string& log) {
   const pid_t pid = fork();
   if (pid == 0) {
     std::FILE* f = std::freopen(log.c_str(), "w", stdout);
@@ -293,12 +298,16 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  heft_handoff_reader reader;
-  heft_handoff_reader_init(&reader, shm.c_str(), HEFT_HANDOFF_DEFAULT_MAX_AGE_NS);
-  int live = 0, bad = 0;
-  std::uint64_t last_sequence = 0;
+  return pid;
+}
+
+// The controller's reader of the hand-off in shared memory, and what it handed on.
+struct HandOffWatch {
+  explicit HandOffWatch(const std::string& shm) {
+    heft_handoff_reader_init(&reader, shm.c_str(), HEFT_HANDOFF_DEFAULT_MAX_AGE_NS);
+  }
   // One poll of the controller's reader: every estimate it hands on is whole, finite and newer.
-  const auto poll = [&] {
+  std::pair<int, std::int64_t> Poll() {
     heft_inertial_estimate e;
     const std::int64_t now = heft_handoff_now_ns();
     const int result = heft_handoff_reader_poll(&reader, now, &e);
@@ -311,25 +320,38 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
       last_sequence = e.sequence;
     }
     return std::make_pair(result, now);
-  };
+  }
+  heft_handoff_reader reader;
+  int live = 0, bad = 0;
+  std::uint64_t last_sequence = 0;
+};
+
+// Polls the hand-off until the file `state` exists (60 s at most), then 0.6 s more (one more
+// write, probably); returns the wall time the file took to appear [s].
+double PollUntilPersisted(HandOffWatch& watch, const std::string& state) {
   const auto t0 = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(state) &&
          std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
-    poll();
+    watch.Poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const double appeared =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto end = t0 + std::chrono::duration<double>(appeared + 0.6);
        std::chrono::steady_clock::now() < end;)  // one more write, probably
-    poll(), std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // SIGKILL mid-run: the reader never hands on the dead writer's estimate later than its age
-  // bound after the kill, and says GONE (a zombie first, then no such process).
+    watch.Poll(), std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return appeared;
+}
+
+// SIGKILL mid-run: the reader never hands on the dead writer's estimate later than its age
+// bound after the kill, and says GONE (a zombie first, then no such process). Then the killed
+// heft-sim reaped, the reader closed and what it handed on checked.
+void KillAndCheckTheHandOff(pid_t pid, HandOffWatch& watch, const std::string& shm) {
   const std::int64_t killed = heft_handoff_now_ns();
   kill(pid, SIGKILL);
   std::int64_t gone_at = 0;
   while (gone_at == 0 && heft_handoff_now_ns() - killed < 1'000'000'000) {
-    const auto [result, now] = poll();
+    const auto [result, now] = watch.Poll();
     if (result == HEFT_HANDOFF_OK)
       EXPECT_LE(now - killed, HEFT_HANDOFF_DEFAULT_MAX_AGE_NS) << "a dead heft-sim handed on";
     else if (result == HEFT_HANDOFF_GONE)
@@ -342,59 +364,88 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
   while (reaped < 0 && errno == EINTR);
   ASSERT_EQ(reaped, pid) << "waitpid: " << std::strerror(errno);
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
-  EXPECT_EQ(poll().first, HEFT_HANDOFF_GONE);
-  heft_handoff_reader_close(&reader);
+  EXPECT_EQ(watch.Poll().first, HEFT_HANDOFF_GONE);
+  heft_handoff_reader_close(&watch.reader);
   shm_unlink(("/" + shm).c_str());
-  EXPECT_GT(live, 100) << "the reader never saw heft-sim live";
-  EXPECT_EQ(bad, 0) << "torn, non-finite or older estimates handed on";
+  EXPECT_GT(watch.live, 100) << "the reader never saw heft-sim live";
+  EXPECT_EQ(watch.bad, 0) << "torn, non-finite or older estimates handed on";
   ASSERT_NE(gone_at, 0) << "the killed heft-sim was never reported gone";
   EXPECT_LE(gone_at - killed, HEFT_HANDOFF_DEFAULT_MAX_AGE_NS + 10'000'000);
-  std::printf("[   info   ] %d live hand-off reads, none bad; gone %.1f ms after SIGKILL\n", live,
-              1e-6 * static_cast<double>(gone_at - killed));
-  ASSERT_TRUE(std::filesystem::exists(state)) << heft::test::Slurp(log);
-  const PersistedEstimate persisted = ReadEstimateFile(state);  // whole, despite the kill
+  std::printf("[   info   ] %d live hand-off reads, none bad; gone %.1f ms after SIGKILL\n",
+              watch.live, 1e-6 * static_cast<double>(gone_at - killed));
+}
+
+// A restart's first row: the filter starts from `kg` exactly (to the file's 9 digits); the
+// hand-off within the ticks' rate limit, at most 10 ticks (the run is 0.03 s in lockstep).
+void ExpectFirst(const PersistenceRun& s, const FirstRow& first, double kg,
+                 const std::string& output) {
+  EXPECT_GE(first.ticks, 1) << output;
+  EXPECT_LE(first.ticks, 10) << output;
+  EXPECT_NEAR(first.estimate, kg, 1e-6 * kg) << output;
+  EXPECT_NEAR(first.handed, kg, static_cast<double>(first.ticks) * s.one_tick) << output;
+}
+
+// Restart on the same file: the first handed estimate is the persisted `mass`.
+void ExpectRestartStartsFrom(const PersistenceRun& s, double mass) {
+  const heft::test::HeftdResult r =
+      heft::test::RunHeftSim({"--config", s.config, "--duration", "0.03", "--telemetry", s.csv});
+  ASSERT_EQ(r.code, 0) << r.output;
+  ExpectFirst(s, ReadFirstRow(s.csv), mass, r.output);
+}
+
+// A restart on the persisted file `good` edited through yaml-cpp by `edit`: refused, the first
+// handed estimate nominal; returns the run's output (the reason is in the log).
+std::string RestartWith(const PersistenceRun& s, const std::string& good,
+                        const std::function<void(ConfigBuilder&)>& edit) {
+  ConfigBuilder file(good);  // the persisted file edited through yaml-cpp
+  edit(file);
+  file.WriteTo(s.state);
+  const heft::test::HeftdResult r =
+      heft::test::RunHeftSim({"--config", s.config, "--duration", "0.03", "--telemetry", s.csv});
+  EXPECT_EQ(r.code, 0) << r.output;
+  ExpectFirst(s, ReadFirstRow(s.csv), s.nominal, r.output);
+  return r.output;
+}
+
+// Fails if heft-sim does not persist a settled estimate while it runs (file written atomically,
+// so a SIGKILL leaves a whole one), if after the kill a restart on the same file hands on nominal
+// instead of the persisted estimate, or if a stale, mismatched or malformed file is used or
+// refused without a log line naming why.
+TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
+  // dumbbell-curl persisting into its own temporary directory.
+  ConfigBuilder builder(std::string(HEFT_CONFIG_DIR) + "/sim/dumbbell-curl.yaml");
+  const PersistenceRun s = SetUpPersistenceRun(builder);
+
+  // Run until the file exists (lockstep, faster than real time), then SIGKILL.
+  const pid_t pid = StartHeftSim(s.config, s.log);
+  HandOffWatch watch(s.shm);
+  const double appeared = PollUntilPersisted(watch, s.state);
+  ASSERT_NO_FATAL_FAILURE(KillAndCheckTheHandOff(pid, watch, s.shm));
+  ASSERT_TRUE(std::filesystem::exists(s.state)) << heft::test::Slurp(s.log);
+  const PersistedEstimate persisted = ReadEstimateFile(s.state);  // whole, despite the kill
   const double mass = persisted.estimate.links[0].parameters[0];
   std::printf(
       "[   info   ] state file after %.2f s of wall time; persisted left_forearm mass %.4f kg "
       "(nominal %.3f kg), written_unix %.3f\n",
-      appeared, mass, nominal, persisted.written_unix);
+      appeared, mass, s.nominal, persisted.written_unix);
   std::fflush(stdout);  // before RunHeftSim forks
-  ASSERT_GT(std::abs(mass - nominal), 2 * one_tick) << "the load was not learnt";
+  ASSERT_GT(std::abs(mass - s.nominal), 2 * s.one_tick) << "the load was not learnt";
   // The killed run's file, kept: every restart below may write its own settled estimate at its
   // clean stop (a 0.03 s run estimates from its sixth millisecond), so the control and the
   // refusals start from this copy, not from what the previous restart left.
-  const std::string good = state + ".good";
-  std::filesystem::copy_file(state, good);
+  const std::string good = s.state + ".good";
+  std::filesystem::copy_file(s.state, good);
 
   // Restart on the same file: the first handed estimate is the persisted one.
-  // The filter starts from it exactly (to the file's 9 digits); the hand-off within the ticks'
-  // rate limit, at most 10 ticks (the run is 0.03 s in lockstep).
-  const auto expect_first = [&](const FirstRow& first, double kg, const std::string& output) {
-    EXPECT_GE(first.ticks, 1) << output;
-    EXPECT_LE(first.ticks, 10) << output;
-    EXPECT_NEAR(first.estimate, kg, 1e-6 * kg) << output;
-    EXPECT_NEAR(first.handed, kg, static_cast<double>(first.ticks) * one_tick) << output;
-  };
-  heft::test::HeftdResult r =
-      heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
-  ASSERT_EQ(r.code, 0) << r.output;
-  expect_first(ReadFirstRow(csv), mass, r.output);
+  ASSERT_NO_FATAL_FAILURE(ExpectRestartStartsFrom(s, mass));
 
   // Refused: the first handed estimate nominal, and the reason in the log (a refused file is not
   // fatal: the line naming why is all the operator gets, so its wording is checked).
   // The control: the file as yaml-cpp writes it back, unedited, is still the persisted estimate.
-  ConfigBuilder(good).WriteTo(state);
-  r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
-  ASSERT_EQ(r.code, 0) << r.output;
-  expect_first(ReadFirstRow(csv), mass, r.output);
-  auto restart_with = [&](const std::function<void(ConfigBuilder&)>& edit) {
-    ConfigBuilder file(good);  // the persisted file edited through yaml-cpp
-    edit(file);
-    file.WriteTo(state);
-    r = heft::test::RunHeftSim({"--config", config, "--duration", "0.03", "--telemetry", csv});
-    EXPECT_EQ(r.code, 0) << r.output;
-    expect_first(ReadFirstRow(csv), nominal, r.output);
-    return r.output;
+  ConfigBuilder(good).WriteTo(s.state);
+  ASSERT_NO_FATAL_FAILURE(ExpectRestartStartsFrom(s, mass));
+  const auto restart_with = [&](const std::function<void(ConfigBuilder&)>& edit) {
+    return RestartWith(s, good, edit);
   };
   EXPECT_THAT(restart_with([](ConfigBuilder& f) { f.Set("written_unix", "1000000000"); }),
               HasSubstr("older than host.persistence.max_age 600 s"));
@@ -406,7 +457,7 @@ TEST(PersistenceOnHeftSim, KilledAndRestartedStartsFromThePersistedEstimate) {
               }),
               HasSubstr("the nominal model changed"));
   EXPECT_THAT(restart_with([](ConfigBuilder& f) { f.Set("links[0].covariance[0]", "x"); }),
-              HasSubstr(state + ":"));  // file:line:column of the bad number
+              HasSubstr(s.state + ":"));  // file:line:column of the bad number
 }
 
 }  // namespace

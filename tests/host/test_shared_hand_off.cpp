@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "heft/hal/shared_hand_off.h"
 #include "heft/host/shared_memory.hpp"
@@ -93,19 +94,13 @@ struct Polled {
   std::int64_t now = 0;
 };
 
-// Fails if a reader returns an estimate of a writer killed with SIGKILL later than the age bound
-// after the kill, returns a torn or non-finite one at any time, calls the killed writer (a zombie,
-// then reaped) anything but gone, or does not follow the next writer of the same name. (Before
-// this layout a reader kept returning the dead writer's last estimate: every check after the kill
-// failed.)
-TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowed) {
-  const std::string name = UniqueName("kill");
-  const pid_t first = StartWriter(name, 1);
-  ASSERT_GT(first, 0);
-  heft_handoff_reader reader;
-  heft_handoff_reader_init(&reader, name.c_str(), kMaxAge);
-  heft_inertial_estimate e;
-  auto poll = [&] {
+// A reader of the hand-off `name` and the last estimate it read; every estimate it returns is
+// checked whole.
+struct Watch {
+  explicit Watch(const std::string& name) {
+    heft_handoff_reader_init(&reader, name.c_str(), kMaxAge);
+  }
+  Polled Poll() {
     Polled p;
     p.now = heft_handoff_now_ns();
     p.result = heft_handoff_reader_poll(&reader, p.now, &e);
@@ -113,16 +108,22 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
       EXPECT_TRUE(Whole(e)) << "torn or non-finite: " << e.sequence;
     }
     return p;
-  };
+  }
+  heft_handoff_reader reader;
+  heft_inertial_estimate e;
+};
 
+// Waits for the writer's first estimate, then reads for 200 ms. Returns the live reads and the
+// torn retries.
+std::pair<int, int> ReadWhileLive(Watch& watch) {
   // The writer's first estimate (it may not have made its segment yet on a loaded machine).
   for (const auto end = heft_handoff_now_ns() + 5'000'000'000;
-       heft_handoff_now_ns() < end && poll().result != HEFT_HANDOFF_OK;)
+       heft_handoff_now_ns() < end && watch.Poll().result != HEFT_HANDOFF_OK;)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // Live: estimates come, each whole.
   int ok = 0, torn = 0;
   for (const auto end = heft_handoff_now_ns() + 200'000'000; heft_handoff_now_ns() < end;) {
-    const Polled p = poll();
+    const Polled p = watch.Poll();
     ok += p.result == HEFT_HANDOFF_OK;
     torn += p.result == HEFT_HANDOFF_TORN;
     // Stale only if this loaded machine kept the writer off the CPU for more than 50 ms.
@@ -131,14 +132,15 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
         << heft_handoff_result_name(p.result);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  EXPECT_GT(ok, 100);
+  return {ok, torn};
+}
 
-  // SIGKILL mid-run: no destructor, the segment stays as the writer left it.
-  const std::int64_t killed = heft_handoff_now_ns();
-  ASSERT_EQ(kill(first, SIGKILL), 0);
+// Polls for 400 ms after a writer was killed at `killed`: never its estimate later than the age
+// bound, and once gone always gone. Returns when the reader first said gone (0: never).
+std::int64_t PollAfterTheKill(Watch& watch, std::int64_t killed) {
   std::int64_t gone_at = 0;
   for (const auto end = killed + 400'000'000; heft_handoff_now_ns() < end;) {
-    const Polled p = poll();
+    const Polled p = watch.Poll();
     if (p.result == HEFT_HANDOFF_OK) {
       // Its heartbeat is at most `killed`: an estimate after killed + max age is the bug.
       EXPECT_LE(p.now - killed, kMaxAge) << "a dead writer's estimate handed on as live";
@@ -153,6 +155,28 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
     }
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
+  return gone_at;
+}
+
+// Fails if a reader returns an estimate of a writer killed with SIGKILL later than the age bound
+// after the kill, returns a torn or non-finite one at any time, calls the killed writer (a zombie,
+// then reaped) anything but gone, or does not follow the next writer of the same name. (Before
+// this layout a reader kept returning the dead writer's last estimate: every check after the kill
+// failed.)
+TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowed) {
+  const std::string name = UniqueName("kill");
+  const pid_t first = StartWriter(name, 1);
+  ASSERT_GT(first, 0);
+  Watch watch(name);
+  const auto poll = [&] { return watch.Poll(); };
+  heft_inertial_estimate& e = watch.e;
+  const auto [ok, torn] = ReadWhileLive(watch);
+  EXPECT_GT(ok, 100);
+
+  // SIGKILL mid-run: no destructor, the segment stays as the writer left it.
+  const std::int64_t killed = heft_handoff_now_ns();
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  const std::int64_t gone_at = PollAfterTheKill(watch, killed);
   ASSERT_NE(gone_at, 0) << "never said gone";
   EXPECT_LE(gone_at - killed, kMaxAge + 10'000'000);  // the bound, plus the polling period
   std::printf("[   info   ] %d live reads (%d torn retries), gone %.1f ms after SIGKILL\n", ok,
@@ -170,8 +194,8 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_EQ(p.result, HEFT_HANDOFF_OK) << heft_handoff_result_name(p.result);
   EXPECT_GE(e.sequence, 1'000'000U);
-  EXPECT_EQ(reader.switches, 1U);
-  EXPECT_EQ(reader.seg->header.writer_pid, static_cast<std::uint32_t>(second));
+  EXPECT_EQ(watch.reader.switches, 1U);
+  EXPECT_EQ(watch.reader.seg->header.writer_pid, static_cast<std::uint32_t>(second));
   EXPECT_LE(p.now - started, 2 * HEFT_HANDOFF_REOPEN_NS);
 
   // A clean stop is gone at once, and removes the name.
@@ -181,7 +205,7 @@ TEST(SharedHandOff, WriterKilledMidRunIsGoneWithinTheBoundAndTheNextOneIsFollowe
   EXPECT_EQ(poll().result, HEFT_HANDOFF_GONE);
   struct stat st {};
   EXPECT_NE(stat(("/dev/shm/" + name).c_str(), &st), 0);
-  heft_handoff_reader_close(&reader);
+  heft_handoff_reader_close(&watch.reader);
 }
 
 // Fails if a writer that lives but does not tick (SIGSTOP: what a hung heftd looks like) is
