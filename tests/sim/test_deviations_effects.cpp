@@ -1,8 +1,8 @@
 // How the simulated robot's deviations (simulation.deviations) show: the sensors' offsets, gains
 // and biases in the decoded frames; friction as the configured torque on a moving joint, the
 // drives' damping under the deviations' viscous friction; the configuration's errors naming
-// file:line; the controllers' model the URDF unless parameters are asked for and given; the torso
-// load following the torso's mass.
+// file:line; the controllers' model heft's nominal unless the URDF is asked for; the torso load
+// following the torso's mass.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
