@@ -140,12 +140,13 @@ SimulationConfig ParseSimulation(const config::Node& root) {
   sim.options.candump = s.Get<std::string>("candump", std::string(), {});
   // The controllers' model of the bodies: heft's nominal model by default (robot.parameters when
   // the service has it, else the URDF), so that the hand-off is consistent with it.
+  enum : std::size_t { kNominal, kUrdf, kParameters };  // in the order of the allowed values
   const bool has_parameters = root.Has("robot") && root["robot"].Has("parameters");
   const std::size_t controller_model =
       s.Enum("controller_model", {"nominal", "urdf", "parameters"}, "nominal");
-  if (controller_model == 2 && !has_parameters)
+  if (controller_model == kParameters && !has_parameters)
     s["controller_model"].Fail("'parameters' needs robot.parameters (the model it would take)");
-  sim.controller_model_from_parameters = controller_model != 1 && has_parameters;
+  sim.controller_model_from_parameters = controller_model != kUrdf && has_parameters;
   if (auto faults = s.Optional("faults")) {
     for (const config::Node& f : faults->Elements()) {
       std::string name;

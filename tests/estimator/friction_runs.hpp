@@ -27,6 +27,29 @@ struct Outcome {
   double sigma = 0.0;  // the filter's σ_m at the end, kg
 };
 
+// Steps `est` through `ticks`, each tick's measured torques changed by perturb(tick, tau), and
+// calls after(tick) once the tick is stepped; no tick after the first may allocate.
+template <class Perturb, class After>
+inline void StepPerturbed(InertialEstimator& est, const dynamics::Model& model,
+                          const std::vector<test::Tick>& ticks, Perturb perturb, After after) {
+  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
+  Eigen::VectorXd tau(model.nv);
+  std::uint64_t allocations = 0;
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const test::Tick& tk = ticks[i];
+    tau = tk.tau;
+    perturb(tk, tau);
+    const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
+    {
+      heft::test::AllocationScope scope;
+      (void)est.Step(in);
+      if (i > 0) allocations += scope.count();
+    }
+    after(tk);
+  }
+  EXPECT_EQ(allocations, 0u);
+}
+
 // `cfg` on `ticks` (calibration skipped), each tick's measured torques changed by
 // perturb(tick, tau); no tick after the first may allocate.
 template <class Perturb>
@@ -34,22 +57,11 @@ inline Outcome RunPerturbed(const dynamics::Model& model, const EstimatorConfig&
                             const std::vector<test::Tick>& ticks, Perturb perturb) {
   InertialEstimator est(model, cfg);
   est.SkipCalibration();
-  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
-  Eigen::VectorXd tau(model.nv);
   double sum = 0.0;
   int n = 0;
-  std::uint64_t allocations = 0;
-  for (std::size_t i = 0; i < ticks.size(); ++i) {
-    const test::Tick& tk = ticks[i];
-    tau = tk.tau;
-    perturb(tk, tau);
-    const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
-    heft::test::AllocationScope scope;
-    (void)est.Step(in);
-    if (i > 0) allocations += scope.count();
+  StepPerturbed(est, model, ticks, perturb, [&](const test::Tick& tk) {
     if (tk.t > 6.0) sum += std::abs(est.estimate()[0] - tk.truth[0]), ++n;
-  }
-  EXPECT_EQ(allocations, 0u);
+  });
   return {sum / n, test::Sigma(est, 0)};
 }
 
@@ -80,28 +92,15 @@ inline Eigen::Matrix<double, 10, 1> HandedMeanZ2(const dynamics::Model& model,
     est.StartCalibration();
   else
     est.SkipCalibration();
-  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
-  Eigen::VectorXd tau(model.nv);
   Eigen::Matrix<double, 10, 1> z2 = Eigen::Matrix<double, 10, 1>::Zero(), e2 = z2;
   int n = 0;
-  std::uint64_t allocations = 0;
-  for (std::size_t i = 0; i < ticks.size(); ++i) {
-    const test::Tick& tk = ticks[i];
-    tau = tk.tau;
-    perturb(tk, tau);
-    const TickInput in{tk.t, tk.q, tk.v, tk.a, tau, tk.wrenches, valid, contact};
-    {
-      heft::test::AllocationScope scope;
-      (void)est.Step(in);
-      if (i > 0) allocations += scope.count();
-    }
-    if (tk.t <= 6.0) continue;
+  StepPerturbed(est, model, ticks, perturb, [&](const test::Tick& tk) {
+    if (tk.t <= 6.0) return;
     const Eigen::Matrix<double, 10, 1> e = est.handed().head<10>() - tk.truth.head<10>();
     z2.array() += e.array().square() / est.parameter_covariance().leftCols<10>().diagonal().array();
     e2.array() += e.array().square();
     ++n;
-  }
-  EXPECT_EQ(allocations, 0u);
+  });
   EXPECT_GT(n, 0);
   if (mean_e2 != nullptr) *mean_e2 = e2 / std::max(n, 1);
   EXPECT_FALSE(est.calibrating());

@@ -122,8 +122,8 @@ std::string HandedMassSd(const RunFigures& a, const std::string& lead, const std
 // model's forearm is off by what identification left there (up to the URDF's deviation), and the
 // estimate converges to it plus the dumbbell. The mass is checked where the run determines it to
 // the target's scale, its handed σ within 3 × the 2 % allowed: on the fixed arm of a deviated robot
-// the motion and the nominal model's uncertainty leave it at σ 7–27 % (docs/main-job.md, "The fixed
-// arm's mass"), where a 2 % error is luck either way; on the URDF robots σ is 2.5–5.6 %.
+// the motion and the nominal model's uncertainty leave it at σ 6.1–28 % (docs/main-job.md, "The
+// fixed arm's mass"), where a 2 % error is luck either way; on the URDF robots σ is 2.5–5.6 %.
 void AddDumbbellTargets(const RunFigures& a, std::vector<Target>& targets) {
   constexpr double kAllowed = 0.02, kDetermined = 3.0;
   const bool determined =
