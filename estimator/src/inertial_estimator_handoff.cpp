@@ -77,15 +77,18 @@ TickResult InertialEstimator::HandOn() noexcept {
   return res;
 }
 
-dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
-                                                   const dynamics::Vector10& estimate) noexcept {
+dynamics::Vector10 InertialEstimator::HandOnTarget(int k, const dynamics::Vector10& estimate,
+                                                   bool released) noexcept {
   if (!(handoff_threshold_ > 0.0)) return estimate;  // the policy is off
   // Whether the data show the link changed: the estimate differs from the nominal by more than
   // both errors explain, the estimate's and the nominal's own (a body's systematic error the
   // filter absorbed is not a load). A link that departed stays so until the estimate is back
   // within the median of that distance on at least half of its recent ticks (their share over
   // handoff_return_after): hysteresis, no flipping at the threshold, and an estimate crossing its
-  // nominal towards a load beyond it, inside for a few ticks, has not returned.
+  // nominal towards a load beyond it, inside for a few ticks, has not returned. Nor is a return
+  // judged on a release's tick or in its window: the release is the data showing a change, and
+  // the gate has just multiplied P (gating.inflation), so an estimate on its way through the
+  // nominal to a load beyond it reads as within the median band until the data bring P back down.
   const dynamics::Vector10 nominal = nominal_.segment<10>(10 * k);
   // The estimate's own covariance here is the filter's P alone: what the consider analysis adds
   // is the nominal's error as the estimate carries it, which Σ_nominal already counts (once).
@@ -94,6 +97,8 @@ dynamics::Vector10 InertialEstimator::HandOnTarget(int k,
   const dynamics::Vector10 d = estimate - nominal;
   if (!departed_[k]) {
     departed_[k] = Significant(S, d, handoff_threshold4_, handoff_threshold_);
+    back_share_[k] = 0.0;
+  } else if (released) {
     back_share_[k] = 0.0;
   } else {
     const double back = Significant(S, d, return_threshold4_, return_threshold_) ? 0.0 : 1.0;
@@ -123,8 +128,9 @@ void InertialEstimator::HandOn(TickResult& res) noexcept {
   // the margin, every set on the segment has it (λ_min − ε λ_max is concave in π).
   // Policy (EstimatorConfig::handoff_confidence): a link moves only when the data show a change.
   const Eigen::VectorXd& estimate = filter_.parameters();
+  const bool released = res.status == TickStatus::kReleased;
   for (int k = 0; k < selection_.size(); ++k) {
-    dynamics::Vector10 t = HandOnTarget(k, estimate.segment<10>(10 * k));
+    dynamics::Vector10 t = HandOnTarget(k, estimate.segment<10>(10 * k), released);
     if (!dynamics::HasConsistencyMargin(t)) {
       if (!dynamics::IsPhysicallyConsistent(t, 0.0)) {
         res.target_consistent = false;

@@ -359,8 +359,10 @@ class InertialEstimator {
   void CountGatedTicks(TickResult& res) noexcept;
   bool Plausible(const Eigen::VectorXd& pi) const noexcept;
   void HandOn(TickResult& res) noexcept;
-  // Where link k's hand-off heads for this tick (HandOn's policy).
-  dynamics::Vector10 HandOnTarget(int k, const dynamics::Vector10& estimate) noexcept;
+  // Where link k's hand-off heads for this tick (HandOn's policy). `released`: the tick is the
+  // gate's release or its window after, where no return is judged.
+  dynamics::Vector10 HandOnTarget(int k, const dynamics::Vector10& estimate,
+                                  bool released = false) noexcept;
   // Whether a difference d of one link's π is significant against its covariance S: beyond the
   // χ² thresholds of its mass and first moment (4 dof) or of the whole π (10 dof).
   bool Significant(const Eigen::Matrix<double, 10, 10>& S, const dynamics::Vector10& d,
