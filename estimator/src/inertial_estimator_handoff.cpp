@@ -22,12 +22,11 @@ double Mahalanobis(const Eigen::Matrix<double, N, N>& S,
 }  // namespace
 
 void InertialEstimator::EstimateCovariance() noexcept {
+  // The filter's P through the Gauss–Hermite rule once a body; the consider part added to it.
   for (int k = 0; k < selection_.size(); ++k) {
-    filter_.BodyCovariance(k, cov_estimate_.middleCols<10>(10 * k));
-    if (measurement_.consider_columns() > 0)
-      filter_.BodyCovariance(k, cov_filter_.middleCols<10>(10 * k), false);
-    else
-      cov_filter_.middleCols<10>(10 * k) = cov_estimate_.middleCols<10>(10 * k);
+    filter_.BodyCovariance(k, cov_filter_.middleCols<10>(10 * k), false);
+    cov_estimate_.middleCols<10>(10 * k) = cov_filter_.middleCols<10>(10 * k);
+    filter_.AddConsiderCovariance(k, cov_estimate_.middleCols<10>(10 * k));
   }
 }
 

@@ -320,14 +320,40 @@ bool InertialFilter::RecoverCovariance() noexcept {
 
 void InertialFilter::BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out,
                                     bool consider) const noexcept {
-  // The error's covariance: the filter's own plus what the consider parameters leave, P + D Dᵀ.
-  dynamics::Matrix10 P = P_.block<10, 10>(10 * body, 10 * body);
-  if (consider && nc_ > 0)
-    P.noalias() += D_.middleRows<10>(10 * body) * D_.middleRows<10>(10 * body).transpose();
+  // The error's covariance: the filter's own plus what the consider parameters leave, D Dᵀ.
+  const dynamics::Matrix10 P = P_.block<10, 10>(10 * body, 10 * body);
   if (kind_ == FilterKind::kKalman) {
     out = P;
+    if (consider) AddConsiderCovariance(body, out);
     return;
   }
+  NoiseCovariance(body, P, out);
+  if (consider) AddConsiderCovariance(body, out);
+}
+
+void InertialFilter::AddConsiderCovariance(
+    int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept {
+  // D is a first-order sensitivity, ∂θ̂/∂c, and the error it stands for in π is G D c to the same
+  // order (ConsiderEkf.SensitivityFollowsTheEstimateThroughALoad checks G D against the EKF's own
+  // finite difference): G D Dᵀ Gᵀ. Through the Gauss–Hermite rule with P, P + D Dᵀ would be read
+  // as θ's own spread, and where D is wide along a direction g bends (e^α, e^d) the rule's nodes
+  // invent an error the sensitivity does not claim: the deviated H1_2's torso, its mass within
+  // 2.6 % of the truth, was handed a mass σ of 13.9 kg on 17.7 kg (the mass and first moment's
+  // NEES ÷ 4 0.06; 1.24 at first order).
+  if (nc_ == 0) return;
+  const dynamics::Matrix10 DDt =
+      D_.middleRows<10>(10 * body) * D_.middleRows<10>(10 * body).transpose();
+  if (kind_ == FilterKind::kKalman) {
+    out += DDt;
+    return;
+  }
+  const auto G = G_.block<10, 10>(0, 10 * body);  // with the body's frame (RefreshParameters)
+  const dynamics::Matrix10 GDDt = G * DDt;
+  out.noalias() += GDDt * G.transpose();
+}
+
+void InertialFilter::NoiseCovariance(int body, const dynamics::Matrix10& P,
+                                     Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept {
   // The second moment of π = g(θ) about the estimate g(x) (the value handed on), θ ~ N(x, P), by
   // the three-point Gauss–Hermite rule along each column Lᵢ of P's Cholesky factor: nodes x and
   // x ± √3 Lᵢ, weights ⅔ and ⅙, exact for the Gaussian's moments to the fifth along each axis

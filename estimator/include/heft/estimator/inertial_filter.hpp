@@ -56,7 +56,8 @@
 // the estimate to c, D = ∂x̂/∂c, follows every step taken, D ← D − s·K (H D − C), and the pull
 // (D ← (1 − A⁻¹W) D), so that the error's covariance is P + D Dᵀ (Bierman's consider
 // covariance): the part of the error that averaging never removes, since c is the same on every
-// tick. The covariances handed out (BodyCovariance, ParameterCovariance) are that sum; P alone
+// tick. The covariances handed out (BodyCovariance, ParameterCovariance) are that sum, D Dᵀ
+// mapped to π at first order (G D Dᵀ Gᵀ: D is a first-order sensitivity); P alone
 // still drives the gain and the NIS. The prior's own error beyond P₀ is such a parameter too,
 // carried by the pull instead of the rows (SetPriorError). With set_consider_gain the gain and the
 // NIS count them too (the Schmidt–Kalman filter, inertial_filter_schmidt.cpp): the innovation's
@@ -247,13 +248,21 @@ class InertialFilter {
   void ParameterCovariance(Eigen::Ref<Eigen::MatrixXd> out) const noexcept;
   // The 10×10 covariance of one body's π (what the hand-off carries): for the EKF the second
   // moment of π about the estimate under θ ~ N(x, P), by a Gauss–Hermite rule along P's Cholesky
-  // columns (the .cpp says why not first order); for the KF its block of P.
+  // columns (the .cpp says why not first order), plus the consider part at first order, G D Dᵀ Gᵀ
+  // (AddConsiderCovariance); for the KF its block of P + D Dᵀ.
   // With `consider` false, of P alone (the noise's part, without D Dᵀ).
   void BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 10, 10>> out,
                       bool consider = true) const noexcept;
+  // out += the consider parameters' part of one body's π covariance: G D Dᵀ Gᵀ (D Dᵀ for the KF).
+  void AddConsiderCovariance(int body,
+                             Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept;
 
  private:
   void RefreshParameters() noexcept;  // pi_ and G_ from x_
+  // out ← the EKF's second moment of one body's π about the estimate under θ ~ N(x, P), P its
+  // 10×10 block (BodyCovariance).
+  void NoiseCovariance(int body, const dynamics::Matrix10& P,
+                       Eigen::Ref<Eigen::Matrix<double, 10, 10>> out) const noexcept;
   // Scales down every state whose variance exceeds cap·P₀ᵢᵢ to it, by the congruence D P D
   // (diagonal D ≤ 1: P stays positive definite). Inflate's bound, and StartFrom's at cap 1.
   void CapVariances(double cap) noexcept;
