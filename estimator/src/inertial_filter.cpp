@@ -338,8 +338,8 @@ void InertialFilter::AddConsiderCovariance(
   // finite difference): G D Dᵀ Gᵀ. Through the Gauss–Hermite rule with P, P + D Dᵀ would be read
   // as θ's own spread, and where D is wide along a direction g bends (e^α, e^d) the rule's nodes
   // invent an error the sensitivity does not claim: the deviated H1_2's torso, its mass within
-  // 2.6 % of the truth, was handed a mass σ of 13.9 kg on 17.7 kg (the mass and first moment's
-  // NEES ÷ 4 0.06; 1.24 at first order).
+  // 2.6 % of the truth, was handed a mass σ of 13.9 kg on 17.7 kg (its full job's mass and first
+  // moment NEES ÷ 4 0.06; 0.98 at first order).
   if (nc_ == 0) return;
   const dynamics::Matrix10 DDt =
       D_.middleRows<10>(10 * body) * D_.middleRows<10>(10 * body).transpose();
