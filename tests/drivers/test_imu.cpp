@@ -17,14 +17,9 @@ namespace heft::drivers {
 namespace {
 
 using test::Bytes;
-using test::ImuRig;
-using test::Index;
 using test::kAccel;
 using test::kAttitude;
 using test::kGyro;
-using test::kMs;
-using test::RotatedImu;
-using test::WithImu;
 
 TEST(ImuCodec, GoldenBytes) {
   // Fails if a field's position, byte order, sign or scale departs from the layout.

@@ -16,7 +16,6 @@
 namespace heft::drivers {
 namespace {
 
-using test::Bytes;
 using test::ImuRig;
 using test::Index;
 using test::kAccel;

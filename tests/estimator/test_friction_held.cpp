@@ -20,7 +20,6 @@ namespace heft::estimator {
 namespace {
 
 using test::DumbbellCurl;
-using test::HandedMeanZ2;
 using test::kShoulders;
 using test::Outcome;
 using test::RunPerturbed;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 #include "fixtures.hpp"
 #include "heft/estimator/inertial_estimator.hpp"
@@ -25,13 +26,17 @@ struct PolicyRun {
 };
 
 // Steps `est` through `ticks` (foot wrenches valid, both feet in contact), calling observe(tick)
-// after each.
+// after each, or observe(tick, its TickResult) where observe takes both.
 template <class Observe>
 void StepThrough(InertialEstimator& est, const std::vector<test::Tick>& ticks, Observe observe) {
   const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
   for (const test::Tick& tk : ticks) {
-    (void)est.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact});
-    observe(tk);
+    const TickResult r =
+        est.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact});
+    if constexpr (std::is_invocable_v<Observe&, const test::Tick&, const TickResult&>)
+      observe(tk, r);
+    else
+      observe(tk);
   }
 }
 
@@ -173,14 +178,11 @@ TEST(HandOffPolicy, AReleaseThroughTheNominalIsNoReturn) {
   est.SkipCalibration();
   bool departed_below = false, released = false;
   int nominal_after = 0;  // ticks handed the nominal after departing below it
-  const unsigned char valid[2] = {1, 1}, contact[2] = {1, 1};
-  for (const test::Tick& tk : test::Generate(spec)) {
-    const TickResult r =
-        est.Step(TickInput{tk.t, tk.q, tk.v, tk.a, tk.tau, tk.wrenches, valid, contact});
+  StepThrough(est, test::Generate(spec), [&](const test::Tick& tk, const TickResult& r) {
     released = released || (tk.t > 2.0 && r.status == TickStatus::kReleased);
     departed_below = departed_below || est.handed()[0] < est.nominal()[0] - 1.0;
     nominal_after += departed_below && est.handed() == est.nominal();
-  }
+  });
   std::printf(
       "[ heft ] torso %.3f kg ± 5 kg, released: nominal handed on %d ticks after departing "
       "below it; handed %.3f kg (estimate %.3f)\n",

@@ -28,7 +28,6 @@
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 using heft::host::test::ExpectRefused;
 using heft::host::test::FirstHoldAfter;

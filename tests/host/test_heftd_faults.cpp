@@ -21,13 +21,8 @@
 
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-
-using heft::host::test::ExpectRefused;
 using heft::host::test::FirstHoldAfter;
 using heft::host::test::Hold;
-using heft::host::test::kConfigDir;
 using heft::host::test::ReadCsv;
 using heft::host::test::Result;
 using heft::host::test::Shipped;

@@ -22,14 +22,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 using heft::host::test::ExpectRefused;
-using heft::host::test::FirstHoldAfter;
 using heft::host::test::kConfigDir;
-using heft::host::test::ReadCsv;
 using heft::host::test::Result;
 using heft::host::test::Shipped;
 using heft::test::ConfigBuilder;
 using heft::test::RunHeftSim;
-using heft::test::Slurp;
 
 // One malformed configuration: what it is, its edit of forearm-load.yaml and heft-sim's message.
 struct MalformedCase {

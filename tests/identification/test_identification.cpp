@@ -26,7 +26,6 @@ namespace {
 
 using test::Data;
 using test::IdentifiedError;
-using test::Nominal;
 using test::Recovery;
 using test::Shared;
 using test::TruthVector;

@@ -27,13 +27,10 @@
 namespace heft::sim {
 namespace {
 
-using test::kConfigDir;
 using test::kRobots;
-using test::kRoles;
 using test::LoadSetup;
 using test::Options;
 using test::Preset;
-using test::SimLoop;
 using test::SimRig;
 
 RobotDeviations DrawFor(const std::string& urdf, const DeviationConfig& c) {

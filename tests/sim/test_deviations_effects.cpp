@@ -27,13 +27,23 @@ namespace heft::sim {
 namespace {
 
 using test::kConfigDir;
-using test::kRobots;
 using test::kRoles;
 using test::LoadSetup;
 using test::Options;
 using test::Preset;
 using test::SimLoop;
 using test::SimRig;
+
+// What `parse` throws as a configuration error, or "no error".
+template <class Parse>
+std::string ConfigErrorOf(Parse parse) {
+  try {
+    parse();
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 // The sensors' offsets, gains and biases in the decoded frames: without noise, every decoded
 // torque is (1 + gain) τ_applied + offset within half an LSB; every F/T component the true wrench
@@ -207,12 +217,7 @@ TEST(Deviations, ConfigurationErrorsNameFileLineAndTheAllowedKeys) {
   EXPECT_EQ(i.options.deviations.magnitudes.torque_gain, 0.01);
   EXPECT_EQ(i.options.deviations.magnitudes.mass, 0.0);
   auto error = [&](const std::string& deviations) {
-    try {
-      parse(deviations);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return ConfigErrorOf([&] { (void)parse(deviations); });
   };
   using ::testing::HasSubstr;
   const std::string unknown = error("  deviations:\n    preset: default\n    masss: 0.1\n");
@@ -241,12 +246,7 @@ TEST(Deviations, TheDrivesDampingIsOnEveryJointUnderTheDeviationsViscousFriction
   EXPECT_EQ(parse("").options.drive_damping, 0.0);
   EXPECT_EQ(parse("  drives: {damping: 1.5}\n").options.drive_damping, 1.5);
   auto error = [&](const std::string& drives) {
-    try {
-      parse(drives);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return ConfigErrorOf([&] { (void)parse(drives); });
   };
   using ::testing::HasSubstr;
   EXPECT_THAT(error("  drives: {dampng: 1}\n"), HasSubstr("simulation.drives.dampng"));
@@ -287,12 +287,7 @@ TEST(Deviations, TheControllersModelIsHeftsNominalUnlessTheUrdfIsAskedFor) {
   EXPECT_TRUE(
       parse(with_parameters, "  controller_model: parameters\n").controller_model_from_parameters);
   auto error = [&](const std::string& robot, const std::string& simulation) {
-    try {
-      parse(robot, simulation);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return ConfigErrorOf([&] { (void)parse(robot, simulation); });
   };
   using ::testing::HasSubstr;
   const std::string missing = error("robot:\n  urdf: x.urdf\n", "  controller_model: parameters\n");

@@ -28,14 +28,12 @@ namespace {
 using test::AttitudeError;
 using test::DecodedImu;
 using test::ImuDecoded;
-using test::kMs;
 using test::LoadSetup;
 using test::MujocoTruth;
 using test::Options;
 using test::Quantum;
 using test::QuantumOf;
 using test::RunWithDrivers;
-using test::SimLoop;
 using test::SimRig;
 
 // The worst decode errors of a run, each over its bound: position, velocity, torque, wrench; the

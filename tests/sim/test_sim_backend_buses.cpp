@@ -23,16 +23,9 @@
 namespace heft::sim {
 namespace {
 
-using test::AttitudeError;
-using test::DecodedImu;
-using test::ImuDecoded;
 using test::kMs;
 using test::LoadSetup;
-using test::MujocoTruth;
 using test::Options;
-using test::Quantum;
-using test::QuantumOf;
-using test::RunWithDrivers;
 using test::SimLoop;
 using test::SimRig;
 

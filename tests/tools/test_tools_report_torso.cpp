@@ -22,7 +22,6 @@
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 using heft::test::Slurp;
 using heft::tools::test::Exec;
