@@ -164,14 +164,13 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
   cov_filter_ = Eigen::MatrixXd::Zero(10, n_);
   nominal_cov_ = Eigen::MatrixXd::Zero(10, n_);
   const EstimatorConfig::NominalUncertainty& u = config.nominal_uncertainty;
-  if (!(u.mass >= 0.0 && u.com >= 0.0 && u.inertia >= 0.0) ||
-      !std::isfinite(u.mass + u.com + u.inertia))
+  if (!(u.mass >= 0.0 && u.com >= 0.0 && u.inertia >= 0.0 && u.turn >= 0.0) ||
+      !std::isfinite(u.mass + u.com + u.inertia + u.turn))
     throw std::invalid_argument(
-        "estimator.nominal_uncertainty: mass, com and inertia >= 0, finite");
+        "estimator.nominal_uncertainty: mass, com, inertia and turn >= 0, finite");
   load_shape_ = Eigen::MatrixXd::Zero(10, n_);
   for (int k = 0; k < selection_.size(); ++k) {
-    nominal_cov_.middleCols<10>(10 * k) =
-        NominalCovariance(nominal_.segment<10>(10 * k), u.mass, u.com, u.inertia);
+    nominal_cov_.middleCols<10>(10 * k) = NominalCovariance(nominal_.segment<10>(10 * k), u);
     load_shape_.middleCols<10>(10 * k) = LoadShapeCovariance(nominal_.segment<10>(10 * k));
   }
   if (!(config.gating.hold_after >= 0.0 && config.gating.hold_after <= 600.0))

@@ -214,10 +214,9 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   for (int b = 0; b < model.num_bodies(); ++b) {
     const dynamics::Vector10 pi = model.bodies[b].parameters;
     if (selection.mask()[b] || !(pi[0] > 0.0)) continue;  // estimated, or massless
-    // The principal moments do not move the mass and first moment: F's first four columns and
-    // rows factor their covariance.
-    const Eigen::Matrix4d factor =
-        NominalFactor(pi, u.mass, u.com, u.inertia).topLeftCorner<4, 4>();
+    // The principal moments and axes do not move the mass and first moment: F's first four
+    // columns and rows factor their covariance.
+    const Eigen::Matrix4d factor = NominalFactor(pi, u).topLeftCorner<4, 4>();
     if (!factor.allFinite() || factor.isZero()) continue;
     consider_bodies_.push_back(b);
     consider_factors_.push_back(factor);
@@ -227,7 +226,7 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // (torque_scale_ is read before: ReadRowScales.)
   nc_gain_ = (torque_scale_.array() > 0.0).any() ? model.nv - (model.floating_base ? 6 : 0) : 0;
   for (const int b : selection.bodies())
-    own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u.mass, u.com, u.inertia));
+    own_factors_.push_back(NominalFactor(model.bodies[b].parameters, u));
   // Static friction: a joint at rest is held anywhere within ±F_c, which the model's
   // F_c tanh(q̇/ε) calls 0. Two columns per friction joint, each non-zero on its own row only: the
   // friction held while a calibration averaged (its bias took it; AccumulateConsider) and the
@@ -243,7 +242,7 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // The prior's own error, ten columns on each link the prior pulls.
   for (const std::string& link : config.bodies)
     nc_prior_ += LinkPriorTimeConstant(config, link) > 0.0 ? 10 : 0;
-  nc_ = nc_others_ + nc_gain_ + 7 * static_cast<int>(own_factors_.size()) +
+  nc_ = nc_others_ + nc_gain_ + 10 * static_cast<int>(own_factors_.size()) +
         2 * static_cast<int>(stiction_entries_.size()) + nc_prior_;
 }
 
@@ -251,7 +250,7 @@ void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noex
   if (nc_ == 0) return;
   sum.leftCols(nc_others_ + nc_gain_) += C_.leftCols(nc_others_ + nc_gain_);
   for (std::size_t k = 0; k < own_factors_.size(); ++k)
-    sum.middleCols<7>(own_column(static_cast<int>(k))).noalias() +=
+    sum.middleCols<10>(own_column(static_cast<int>(k))).noalias() +=
         Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
   // The static friction held at this tick, anywhere within ±w (the band's half-width): the bias
   // takes it with the residual, one standard deviation w of a friction held at either edge (with

@@ -253,6 +253,7 @@ void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
     n.mass = u->Get<double>("mass", n.mass, {0.0, 10.0});
     n.com = u->Get<double>("com", n.com, {0.0, 1.0});
     n.inertia = u->Get<double>("inertia", n.inertia, {0.0, 10.0});
+    n.turn = u->Get<double>("turn", n.turn, {0.0, 1.0});
   }
 }
 

@@ -240,7 +240,7 @@ TEST(Friction, TheStaticFrictionAJointHoldsIsInTheHandedCovariance) {
     EstimatorConfig cfg = test::ArmConfig();
     for (const char* joint : kShoulders) cfg.friction.push_back({joint, coulomb, 0.0});
     cfg.consider_nominal = true;
-    cfg.nominal_uncertainty = {1e-9, 1e-9, 1e-9};
+    cfg.nominal_uncertainty = {1e-9, 1e-9, 1e-9, 1e-9};
     cfg.rate_limits = {1e3, 1e3, 1e3};
     cfg.measurement = choice;
     const auto z2 = HandedMeanZ2(model, cfg, ticks, false,

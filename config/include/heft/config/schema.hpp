@@ -113,7 +113,7 @@ inline constexpr const char* kEstimatorGating[] = {"enabled",
                                                    "max_covariance_factor",
                                                    "hold_after"};
 inline constexpr const char* kEstimatorRateLimits[] = {"mass", "first_moment", "inertia"};
-inline constexpr const char* kEstimatorNominalUncertainty[] = {"mass", "com", "inertia"};
+inline constexpr const char* kEstimatorNominalUncertainty[] = {"mass", "com", "inertia", "turn"};
 inline constexpr const char* kEstimatorCalibration[] = {"enabled", "window", "max_speed",
                                                         "max_motion", "timeout"};
 // host: (config/src/host_config.cpp)

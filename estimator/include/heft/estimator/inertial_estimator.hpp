@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "heft/dynamics/nominal_uncertainty.hpp"
 #include "heft/dynamics/regressor.hpp"
 #include "heft/estimator/bias_calibration.hpp"
 #include "heft/estimator/gating.hpp"
@@ -142,11 +143,7 @@ struct EstimatorConfig {
   // must show before they move the hand-off away from the nominal, and what a calibration residual
   // the estimated links explain is measured against (below). The defaults are stated for a CAD
   // model of a humanoid's link (docs/handoff.md, "The nominal model's uncertainty").
-  struct NominalUncertainty {
-    double mass = 0.03;
-    double com = 0.01;  // m
-    double inertia = 0.1;
-  };
+  using NominalUncertainty = dynamics::NominalSigmas;
   NominalUncertainty nominal_uncertainty;
   // The other bodies' nominal error in the estimate's covariance (a consider analysis; Bierman's
   // "consider covariance"): every body not estimated keeps its nominal mass and first moment, whose

@@ -15,9 +15,9 @@ namespace heft::estimator {
 
 using dynamics::NominalFactor;
 
-inline Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10& pi, double mass,
-                                                       double com, double inertia) {
-  const Eigen::Matrix<double, 10, 7> f = NominalFactor(pi, mass, com, inertia);
+inline Eigen::Matrix<double, 10, 10> NominalCovariance(const dynamics::Vector10& pi,
+                                                       const dynamics::NominalSigmas& sigmas) {
+  const Eigen::Matrix<double, 10, 10> f = NominalFactor(pi, sigmas);
   return f * f.transpose();
 }
 

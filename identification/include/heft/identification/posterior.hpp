@@ -5,13 +5,13 @@
 //
 // with A the whitened normal matrix of the rows fitted (NormalEquations::A), Σ_prior the URDF's
 // stated uncertainty (dynamics::NominalFactor per body: mass 3 %, CoM 10 mm per axis, principal
-// moments 10 % about the CoM, at least m·(10 mm)²; wide priors on the nuisance unknowns), s² the
-// residual's variance factor at the solution (an imperfect fit widens it) and κ the residual's
-// correlation time in samples (the rows are low-passed and the model's error is slow: fewer
-// independent rows than there are rows). Σ_prior has rank 7 per body (the principal axes are taken
-// as known), so the posterior is computed in the prior's factor G (Σ_prior = G Gᵀ) and never
-// inverts it: Σ_post = G (1 + Gᵀ A G / f)⁻¹ Gᵀ. Directions the data do not see keep the prior's
-// variance. The model is linear in every unknown, so the SDP's solution changes only f (its
+// moments 10 % about the CoM, at least m·(10 mm)², principal axes 0.1 rad; wide priors on the
+// nuisance unknowns), s² the residual's variance factor at the solution (an imperfect fit widens
+// it) and κ the residual's correlation time in samples (the rows are low-passed and the model's
+// error is slow: fewer independent rows than there are rows). Σ_prior may be singular (a sphere's
+// axes, a massless body), so the posterior is computed in the prior's factor G (Σ_prior = G Gᵀ)
+// and never inverts it: Σ_post = G (1 + Gᵀ A G / f)⁻¹ Gᵀ. Directions the data do not see keep the
+// prior's variance. The model is linear in every unknown, so the SDP's solution changes only f (its
 // residual); its constraints are not part of the posterior. Set-up only (batch, allocates).
 #pragma once
 
@@ -27,13 +27,14 @@ struct PriorUncertainty {
   double mass = 0.03;                       // relative
   double com = 0.01;                        // m, per axis
   double inertia = 0.10;                    // relative, per principal moment about the CoM
+  double turn = 0.10;                       // rad, the principal axes about each of them
   double friction = 1.0;                    // N·m (Coulomb) and N·m·s/rad (viscous)
   double torque_offset = 1.0;               // N·m
   double torque_gain = 0.05;                // relative
   double ft_force = 10.0, ft_moment = 1.0;  // N, N·m per axis of a cell
 };
 
-// G (n × k): the prior's factor, Σ_prior = G Gᵀ; 7 columns per body, one per nuisance unknown.
+// G (n × k): the prior's factor, Σ_prior = G Gᵀ; 10 columns per body, one per nuisance unknown.
 Eigen::MatrixXd PriorFactor(const Problem& problem, const PriorUncertainty& prior = {});
 
 struct Posterior {
