@@ -322,12 +322,10 @@ void InertialFilter::BodyCovariance(int body, Eigen::Ref<Eigen::Matrix<double, 1
                                     bool consider) const noexcept {
   // The error's covariance: the filter's own plus what the consider parameters leave, D Dᵀ.
   const dynamics::Matrix10 P = P_.block<10, 10>(10 * body, 10 * body);
-  if (kind_ == FilterKind::kKalman) {
+  if (kind_ == FilterKind::kKalman)
     out = P;
-    if (consider) AddConsiderCovariance(body, out);
-    return;
-  }
-  NoiseCovariance(body, P, out);
+  else
+    NoiseCovariance(body, P, out);
   if (consider) AddConsiderCovariance(body, out);
 }
 
