@@ -168,10 +168,13 @@ InertialEstimator::InertialEstimator(const dynamics::Model& nominal, const Estim
       !std::isfinite(u.mass + u.com + u.inertia + u.turn))
     throw std::invalid_argument(
         "estimator.nominal_uncertainty: mass, com, inertia and turn >= 0, finite");
+  if (!(config.load_extent >= 0.0 && config.load_extent <= 2.0))
+    throw std::invalid_argument("estimator.load_extent must be in [0, 2] m");
   load_shape_ = Eigen::MatrixXd::Zero(10, n_);
   for (int k = 0; k < selection_.size(); ++k) {
     nominal_cov_.middleCols<10>(10 * k) = NominalCovariance(nominal_.segment<10>(10 * k), u);
-    load_shape_.middleCols<10>(10 * k) = LoadShapeCovariance(nominal_.segment<10>(10 * k));
+    load_shape_.middleCols<10>(10 * k) =
+        LoadShapeCovariance(nominal_.segment<10>(10 * k), config.load_extent);
   }
   if (!(config.gating.hold_after >= 0.0 && config.gating.hold_after <= 600.0))
     throw std::invalid_argument("estimator.gating.hold_after must be in [0, 600] s (0: never)");

@@ -232,8 +232,8 @@ void ParseRateLimits(const config::Node& e, estimator::EstimatorConfig& ec) {
 }
 
 // estimator.handoff_confidence, handoff_return_after, nominal_uncertainty, consider_nominal,
-// consider_gain and load_shape, shape_memory: when the hand-off moves, and what its covariance
-// owns up to.
+// consider_gain and load_shape, load_extent, shape_memory: when the hand-off moves, and what its
+// covariance owns up to.
 constexpr double kHandOffConfidence = 0.999;
 void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   // The service's default is on (EstimatorConfig's, for a program of its own, off).
@@ -246,6 +246,7 @@ void ParseHandOffPolicy(const config::Node& e, estimator::EstimatorConfig& ec) {
   ec.consider_gain = e.Get<bool>("consider_gain", ec.consider_gain, {});
   // A load's unknown shape in the handed covariance (the service's default: on).
   ec.load_shape = e.Get<bool>("load_shape", true, {});
+  ec.load_extent = e.Get<double>("load_extent", ec.load_extent, {0.0, 2.0});
   ec.shape_memory = e.Get<double>("shape_memory", ec.shape_memory, {0.0, 60.0});
   if (auto u = e.Optional("nominal_uncertainty")) {
     u->AllowOnly(config::schema::kEstimatorNominalUncertainty);

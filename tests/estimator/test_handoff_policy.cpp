@@ -258,7 +258,7 @@ TEST(HandOffPolicy, TheHandedCovarianceCountsALoadsUnknownShape) {
   const Eigen::Matrix<double, 10, 10> without =
       est.estimate_covariance().leftCols<10>() + d * d.transpose();
   const Eigen::Matrix<double, 10, 10> shape =
-      added * added * LoadShapeCovariance(est.nominal().head<10>());
+      added * added * LoadShapeCovariance(est.nominal().head<10>(), cfg.load_extent);
   std::printf("[ heft ] load %.3f kg: σ_Ixx %.4f kg·m² with its shape, %.4f without\n", added,
               std::sqrt(est.parameter_covariance()(4, 4)), std::sqrt(without(4, 4)));
   ASSERT_GT(added, 4.0);
@@ -320,16 +320,22 @@ TEST(HandOffPolicy, TheHandedCovarianceCountsTheShapeALoadLeftBehind) {
   EXPECT_GT(without, 100.0);
 }
 
+// A 1.5 kg link whose second moments about its CoM have λ_max = ½ tr(I) − λ_min(I) = 0.0105 kg·m²
+// (the load-shape tests' link).
+dynamics::Vector10 ShapeTestLink() {
+  dynamics::RigidBodyInertia body;
+  body.mass = 1.5;
+  body.com = Eigen::Vector3d(0.0, 0.01, -0.12);
+  body.inertia_com = Eigen::Vector3d(0.012, 0.011, 0.002).asDiagonal();
+  return dynamics::ParametersFromInertia(body);
+}
+
 // The load-shape covariance is the stated model's: the load's second moments about its CoM Σ_ii
 // uniform in [0, R²] and Σ_ij with half their σ, independent, mapped to I = tr(Σ)·1 − Σ. Against
 // 200 000 samples of that model (a fixed seed): each entry within 3 % of the variance it should
 // have. Fails if an index of π, the shared diagonal terms or the products' scale are wrong.
 TEST(LoadShape, IsTheCovarianceOfTheStatedShapeModel) {
-  dynamics::RigidBodyInertia body;
-  body.mass = 1.5;
-  body.com = Eigen::Vector3d(0.0, 0.01, -0.12);
-  body.inertia_com = Eigen::Vector3d(0.012, 0.011, 0.002).asDiagonal();
-  const dynamics::Vector10 pi = dynamics::ParametersFromInertia(body);
+  const dynamics::Vector10 pi = ShapeTestLink();
   const Eigen::Matrix<double, 10, 10> c = LoadShapeCovariance(pi);
   // λ_max of the second moments about the CoM: ½ tr(I) − λ_min(I) = 0.0105 kg·m².
   const double r2 = 3.0 * 0.0105 / 1.5, sigma = r2 / std::sqrt(12.0);
@@ -355,6 +361,20 @@ TEST(LoadShape, IsTheCovarianceOfTheStatedShapeModel) {
   for (int i = 4; i < 10; ++i)
     for (int j = 4; j < 10; ++j)
       EXPECT_NEAR(sample(i, j), c(i, j), 0.03 * sigma * sigma) << i << ", " << j;
+}
+
+// A stated load extent bounds a load's shape where the link's own box is smaller, and only there:
+// the test body's box half-side is √(3 · 0.0105 / 1.5) = 0.145 m, so 0.3 m scales the covariance
+// by (0.09 / 0.021)² and 0.1 m leaves it as the box gives it. Fails if load_extent is ignored,
+// replaces a larger box, or enters other than squared in R².
+TEST(LoadShape, AStatedExtentWidensASmallLinksBoundOnly) {
+  const dynamics::Vector10 pi = ShapeTestLink();
+  const Eigen::Matrix<double, 10, 10> box = LoadShapeCovariance(pi);
+  const double r2 = 3.0 * 0.0105 / 1.5;
+  EXPECT_TRUE(LoadShapeCovariance(pi, 0.1).isApprox(box, 1e-14));
+  const double scale = (0.09 / r2) * (0.09 / r2);
+  EXPECT_TRUE(LoadShapeCovariance(pi, 0.3).isApprox(scale * box, 1e-12));
+  EXPECT_GT(scale, 18.0);
 }
 
 // The placement covariance is that of a point load of 1 kg uniform over the link's box (centred

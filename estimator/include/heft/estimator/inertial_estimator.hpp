@@ -180,11 +180,16 @@ struct EstimatorConfig {
   // drifts thin. A link whose estimate carries Δm = m̂ − m_nominal > 0 more than its nominal gets,
   // in its handed covariance, the spread of that load's second moments about its own centre of
   // mass: each along the link's axes anywhere in [0, Δm R²] (uniform, σ = Δm R² / √12), each
-  // product of inertia with half that σ, independent; R is the link's half-extent along its
-  // longest axis from its nominal, √(3 λ_max / m) of its second moments about the CoM (a box's
-  // half-side). The estimate, its mass and first moment, and the hand-off are not changed. false:
-  // the covariance of the estimate alone (the paper's).
+  // product of inertia with half that σ, independent; R is the larger of load_extent and the
+  // link's half-extent along its longest axis from its nominal, √(3 λ_max / m) of its second
+  // moments about the CoM (a box's half-side). The estimate, its mass and first moment, and the
+  // hand-off are not changed. false: the covariance of the estimate alone (the paper's).
   bool load_shape = false;
+  // With load_shape, m: the half-extent about its own centre of mass of the largest load a link
+  // is expected to carry, along any axis. A load held in a hand reaches beyond a slim forearm
+  // link's own box (a 25 cm dumbbell on a link of 12 cm); 0.15: an object up to 30 cm across (a
+  // tool, a dumbbell, a small box). A link's own box counts where it is larger.
+  double load_extent = 0.15;
   // With load_shape, the shape a mass change leaves behind (docs/handoff.md, "A load that
   // changed"): the EKF's θ holds the shape per unit mass, so after the mass changes the estimate
   // carries the shape of the mass it was informed at, m_s, until the data inform it again. The

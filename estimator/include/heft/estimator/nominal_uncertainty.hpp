@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 
 #include "heft/dynamics/inertia.hpp"
 #include "heft/dynamics/nominal_uncertainty.hpp"
@@ -32,12 +33,15 @@ inline Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> SecondMomentsAboutCom(
 // The covariance of π that a load of 1 kg and unknown shape adds to a link (EstimatorConfig::
 // load_shape; scale it by Δm²): the load's second moments about its own centre of mass, Σ_ii
 // along the link's axes uniform in [0, R²] (σ = R² / √12) and each product Σ_ij with σ / 2,
-// independent, R² = 3 λ_max / m from the nominal's second moments about its CoM (a box's
+// independent. R is the larger of `load_extent` (EstimatorConfig::load_extent, m) and the link's
+// own half-extent √(3 λ_max / m) from the nominal's second moments about its CoM (a box's
 // half-side). In π the inertia I = tr(Σ)·1 − Σ moves, the mass and first moment do not.
-inline Eigen::Matrix<double, 10, 10> LoadShapeCovariance(const dynamics::Vector10& nominal) {
+inline Eigen::Matrix<double, 10, 10> LoadShapeCovariance(const dynamics::Vector10& nominal,
+                                                         double load_extent = 0.0) {
   const dynamics::RigidBodyInertia body = dynamics::InertiaFromParameters10(nominal);
   const double second_moment_max = SecondMomentsAboutCom(body).eigenvalues().maxCoeff();
-  const double extent2 = body.mass > 0.0 ? 3.0 * second_moment_max / body.mass : 0.0;
+  const double own2 = body.mass > 0.0 ? 3.0 * second_moment_max / body.mass : 0.0;
+  const double extent2 = std::max(own2, load_extent * load_extent);
   const double var = extent2 * extent2 / 12.0;
   Eigen::Matrix<double, 10, 10> c = Eigen::Matrix<double, 10, 10>::Zero();
   // Ixx = Σyy + Σzz, Iyy = Σxx + Σzz, Izz = Σxx + Σyy (π's indices 4, 7, 9): each the sum of two
