@@ -1,9 +1,9 @@
 // heft-report's checks on synthetic forearm-load runs (adaptive and nominal, their configurations
 // beside them): the calibration ending before the payload, the forearm's handed covariance, ticks
-// the gate held against a sensor's hold, the identification line read from identified.yaml (its
-// terms, its fit by the joints' speed, an unreadable file), an unseen handed mass and the
-// dumbbell's mass with its handed σ. Each check is run on data that meets it and on data that
-// misses it.
+// the gate held against a sensor's hold, the dumbbell's whole handed covariance, the identification
+// line read from identified.yaml (its terms, its fit by the joints' speed, an unreadable file), an
+// unseen handed mass and the dumbbell's mass with its handed σ. Each check is run on data that
+// meets it and on data that misses it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -112,6 +112,27 @@ TEST(Tools, ReportChecksTheForearmsHandedCovariance) {
                           "too | " +
                           (c.met ? "yes" : "**no**") + " |"))
         << md;
+  }
+}
+
+// dumbbell-curl's whole handed covariance is checked like forearm-load's: NEES 15 and 6 (1.5× each)
+// meet it, 40 and 6 (the whole π 4×, a load's unknown shape not counted) miss it and fail --check
+// (the synthetic run meets the dumbbell's other targets). Fails if the dumbbell's whole π is only
+// reported.
+TEST(Tools, ReportChecksTheDumbbellsWholeHandedCovariance) {
+  for (const double nees : {15.0, 40.0}) {
+    const bool met = nees < 20.0;
+    const std::string dir =
+        testing::TempDir() + "/tools_dumbbell_nees_" + std::to_string(static_cast<int>(nees));
+    WriteForearmLoadRuns(dir, 0.3, nees, 6.0, "", -1.0, "dumbbell-curl");
+    const Outcome r = Exec(HEFT_REPORT, {dir, "--check"});
+    EXPECT_EQ(r.code, met ? 0 : 1) << r.out << r.err;
+    EXPECT_THAT(Slurp(dir + "/report.md"),
+                HasSubstr("| dumbbell-curl: handed covariance, mean NEES ÷ 10 (1 when honest) | " +
+                          std::string(met ? "1.5" : "4") +
+                          "× (mass and first moment alone, ÷ 4: 1.5×) | ≤ 2×, and the mass and "
+                          "first moment alone too | " +
+                          (met ? "yes" : "**no**") + " |"));
   }
 }
 
