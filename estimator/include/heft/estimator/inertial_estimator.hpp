@@ -187,8 +187,9 @@ struct EstimatorConfig {
   bool load_shape = false;
   // With load_shape, m: the half-extent about its own centre of mass of the largest load a link
   // is expected to carry, along any axis. A load held in a hand reaches beyond a slim forearm
-  // link's own box (a 25 cm dumbbell on a link of 12 cm); 0.15: an object up to 30 cm across (a
-  // tool, a dumbbell, a small box). A link's own box counts where it is larger.
+  // link's own box (a 25 cm dumbbell on the H1_2's elbow link, whose box's half-side is 6 cm);
+  // 0.15: an object up to 30 cm across (a tool, a dumbbell, a small box). A link's own box counts
+  // where it is larger.
   double load_extent = 0.15;
   // With load_shape, the shape a mass change leaves behind (docs/handoff.md, "A load that
   // changed"): the EKF's θ holds the shape per unit mass, so after the mass changes the estimate
