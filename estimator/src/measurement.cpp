@@ -242,7 +242,7 @@ void Measurement::ReadConsiderBodies(const dynamics::Model& model,
   // The prior's own error, ten columns on each link the prior pulls.
   for (const std::string& link : config.bodies)
     nc_prior_ += LinkPriorTimeConstant(config, link) > 0.0 ? 10 : 0;
-  nc_ = nc_others_ + nc_gain_ + 10 * static_cast<int>(own_factors_.size()) +
+  nc_ = nc_others_ + nc_gain_ + dynamics::kNominalColumns * static_cast<int>(own_factors_.size()) +
         2 * static_cast<int>(stiction_entries_.size()) + nc_prior_;
 }
 
@@ -250,7 +250,7 @@ void Measurement::AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noex
   if (nc_ == 0) return;
   sum.leftCols(nc_others_ + nc_gain_) += C_.leftCols(nc_others_ + nc_gain_);
   for (std::size_t k = 0; k < own_factors_.size(); ++k)
-    sum.middleCols<10>(own_column(static_cast<int>(k))).noalias() +=
+    sum.middleCols<dynamics::kNominalColumns>(own_column(static_cast<int>(k))).noalias() +=
         Y_.middleCols<10>(10 * static_cast<Eigen::Index>(k)) * own_factors_[k];
   // The static friction held at this tick, anywhere within ±w (the band's half-width): the bias
   // takes it with the residual, one standard deviation w of a friction held at either edge (with

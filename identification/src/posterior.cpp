@@ -10,10 +10,11 @@ namespace heft::identification {
 
 Eigen::MatrixXd PriorFactor(const Problem& problem, const PriorUncertainty& prior) {
   const int nb = problem.selection.size(), ni = problem.inertial_size(), n = problem.size();
-  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(n, 10 * nb + (n - ni));
+  constexpr int kBody = dynamics::kNominalColumns;
+  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(n, kBody * nb + (n - ni));
   for (int b = 0; b < nb; ++b)
-    G.block<10, 10>(10 * b, 10 * b) = dynamics::NominalFactor(
-        problem.prior.segment<10>(10 * b), {prior.mass, prior.com, prior.inertia, prior.turn});
+    G.block<10, kBody>(10 * b, kBody * b) =
+        dynamics::NominalFactor(problem.prior.segment<10>(10 * b), prior.body);
   Eigen::VectorXd sigma = Eigen::VectorXd::Constant(n - ni, prior.friction);
   const int nj = problem.joints();
   if (problem.offsets)
@@ -25,7 +26,7 @@ Eigen::MatrixXd PriorFactor(const Problem& problem, const PriorUncertainty& prio
   for (std::size_t c = 0; c < 6 * problem.ft_frames.size(); ++c)
     sigma[problem.ft_begin() - ni + static_cast<int>(c)] =
         c % 6 < 3 ? prior.ft_force : prior.ft_moment;
-  for (int i = 0; i < n - ni; ++i) G(ni + i, 10 * nb + i) = sigma[i];
+  for (int i = 0; i < n - ni; ++i) G(ni + i, kBody * nb + i) = sigma[i];
   return G;
 }
 

@@ -22,10 +22,16 @@ struct NominalSigmas {
   double turn = 0.1;     // rad, the principal axes about each of them
 };
 
-// The columns J_j σ_j (10 × 10: π's change for one standard deviation of the mass, the CoM's three
-// coordinates, the three principal moments and the three turns, by central differences): the
-// covariance of π is F Fᵀ, and its first four rows factor the covariance of the mass and first
-// moment (the moments and turns do not move them; its first four columns are that factor).
-Eigen::Matrix<double, 10, 10> NominalFactor(const Vector10& pi, const NominalSigmas& sigmas);
+// NominalFactor's columns: the mass, the CoM's three coordinates, the three principal moments and
+// the three turns.
+inline constexpr int kNominalColumns = 10;
+
+// The columns J_j σ_j (10 × kNominalColumns: π's change for one standard deviation of the mass, the
+// CoM's three coordinates, the three principal moments and the three turns, by central
+// differences): the covariance of π is F Fᵀ, and its first four rows factor the covariance of the
+// mass and first moment (the moments and turns do not move them; its first four columns are that
+// factor).
+Eigen::Matrix<double, 10, kNominalColumns> NominalFactor(const Vector10& pi,
+                                                         const NominalSigmas& sigmas);
 
 }  // namespace heft::dynamics

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "heft/dynamics/dynamics.hpp"
+#include "heft/dynamics/nominal_uncertainty.hpp"
 #include "heft/dynamics/regressor.hpp"
 
 namespace heft::estimator {
@@ -78,14 +79,15 @@ class Measurement {
   // the static friction the bias took with it (stiction_column()).
   void AccumulateConsider(Eigen::Ref<Eigen::MatrixXd> sum) const noexcept;
   // Estimated link k's own nominal error: its first consider column.
-  int own_column(int k) const { return nc_others_ + nc_gain_ + 10 * k; }
+  int own_column(int k) const { return nc_others_ + nc_gain_ + dynamics::kNominalColumns * k; }
   // Static friction on every friction joint, two columns each, after the links' own: the friction
   // a calibration held (zero on every tick, w̄ on the joint's row in the bias: the band's
   // half-width averaged over the calibration, F_c at rest; AccumulateConsider), then the friction
   // held now (w, this tick's half-width, on the joint's row, with the sign of the innovation the
   // stiction band shifted).
   int stiction_column() const {
-    return nc_others_ + nc_gain_ + 10 * static_cast<int>(own_factors_.size());
+    return nc_others_ + nc_gain_ +
+           dynamics::kNominalColumns * static_cast<int>(own_factors_.size());
   }
   int held_column() const { return stiction_column() + stiction_columns(); }
   // The prior's own error beyond P₀ (InertialFilter::SetPriorError), ten columns per estimated link
@@ -163,8 +165,9 @@ class Measurement {
   // Consider columns: the bodies, their (m, h) covariance factors, the columns and their bias.
   std::vector<int> consider_bodies_;
   std::vector<Eigen::Matrix4d> consider_factors_;
-  std::vector<Eigen::Matrix<double, 10, 10>> own_factors_;  // per estimated link
-  std::vector<int> stiction_entries_;                       // friction entries with F_c ≠ 0
+  std::vector<Eigen::Matrix<double, 10, dynamics::kNominalColumns>>
+      own_factors_;                    // per estimated link
+  std::vector<int> stiction_entries_;  // friction entries with F_c ≠ 0
   std::vector<int> held_index_;  // per friction entry: its place in stiction_entries_, or −1
   int nc_ = 0, nc_others_ = 0, nc_gain_ = 0, nc_prior_ = 0;
   Eigen::MatrixXd C_, consider_bias_;

@@ -17,24 +17,23 @@
 
 #include <vector>
 
+#include "heft/dynamics/nominal_uncertainty.hpp"
 #include "heft/identification/dataset.hpp"
 #include "heft/identification/identify.hpp"
 
 namespace heft::identification {
 
-// The prior's standard deviations (the estimator's estimator.nominal_uncertainty by default).
+// The prior's standard deviations.
 struct PriorUncertainty {
-  double mass = 0.03;                       // relative
-  double com = 0.01;                        // m, per axis
-  double inertia = 0.10;                    // relative, per principal moment about the CoM
-  double turn = 0.10;                       // rad, the principal axes about each of them
+  dynamics::NominalSigmas body;             // each body's: the estimator's nominal_uncertainty
   double friction = 1.0;                    // N·m (Coulomb) and N·m·s/rad (viscous)
   double torque_offset = 1.0;               // N·m
   double torque_gain = 0.05;                // relative
   double ft_force = 10.0, ft_moment = 1.0;  // N, N·m per axis of a cell
 };
 
-// G (n × k): the prior's factor, Σ_prior = G Gᵀ; 10 columns per body, one per nuisance unknown.
+// G (n × k): the prior's factor, Σ_prior = G Gᵀ; dynamics::kNominalColumns per body, one per
+// nuisance unknown.
 Eigen::MatrixXd PriorFactor(const Problem& problem, const PriorUncertainty& prior = {});
 
 struct Posterior {
